@@ -1,0 +1,866 @@
+"""The ``asc`` dialect: Ascend operators at tensor level and at tile level.
+
+Tensor level (value semantics on builtin ``tensor<...>``, dtypes f16/f32, masks i1):
+elementwise ``asc.unary``/``asc.binary``/``asc.compare``/``asc.select``/``asc.cast``,
+``asc.constant`` (a splat), ``asc.broadcast`` (NumPy rules, explicit), ``asc.reduce``,
+``asc.reshape`` and ``asc.fusion`` (one region = one kernel).
+
+Tile level (destination-passing style on flat ``memref<N x T, #asc.scope<...>>`` buffers):
+``asc.alloc``, ``asc.copy_in``/``asc.copy_out`` (GM <-> UB strided block copies, element units),
+vector ops ``asc.v*`` in count form, ``asc.block_idx``/``asc.block_num``,
+``asc.tiling_field`` and ``asc.launch`` (host side: run a kernel over ``blockDim`` cores).
+
+UB buffers hold tiles laid out as ``[rows, M, Ls]``: ``Ls`` is the trailing extent rounded up
+to 16 elements so every row starts on a 32-byte DataBlock for both fp16 and fp32 (see
+``docs/DESIGN.md``). Every op may carry a source location in the ``asc.loc`` attribute
+(``"file:line:col"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BoolAttr,
+    DenseArrayBase,
+    FlatSymbolRefAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+UNARY_KINDS = ("neg", "exp", "log", "sqrt", "rsqrt", "abs", "relu", "reciprocal",
+               "sigmoid", "tanh", "erf")
+"""Unary kinds; ``sigmoid``, ``tanh`` and ``erf`` are composites that ``asc-decompose`` expands."""
+COMPOSITE_UNARY_KINDS = ("sigmoid", "tanh", "erf")
+BINARY_KINDS = ("add", "sub", "mul", "div", "max", "min")
+COMPARE_PREDICATES = ("lt", "gt", "eq", "le", "ge", "ne")
+REDUCE_KINDS = ("sum", "max", "min", "mean", "var")
+"""Reduction kinds; ``mean`` and ``var`` are composites that ``asc-decompose`` expands."""
+SCALAR_KINDS = ("adds", "muls", "maxs", "mins")
+ROUND_MODES = ("none", "rint", "floor", "ceil", "round", "trunc", "odd")
+SCOPES = ("gm", "ub", "l1", "l0a", "l0b", "l0c")
+ALLOC_ROLES = ("in", "out", "tmp", "const")
+"""``in``/``out``: copy-in/copy-out queue buffers; ``tmp``: compute scratch; ``const``: loaded
+once per kernel."""
+LOC_ATTR = "asc.loc"
+
+
+def _check_kind(op: IRDLOperation, value: str, allowed: Sequence[str], what: str) -> None:
+    if value not in allowed:
+        raise VerifyException(f"{op.name}: unknown {what} {value!r}; expected one of "
+                              f"{', '.join(allowed)}")
+
+
+def _float_tensor(op: IRDLOperation, t: Attribute, what: str) -> TensorType:
+    if not isinstance(t, TensorType) or not isinstance(t.element_type,
+                                                       Float16Type | Float32Type):
+        raise VerifyException(f"{op.name}: {what} must be a tensor of f16 or f32, got {t}")
+    return t
+
+
+# --------------------------------------------------------------------------- attributes
+
+
+@irdl_attr_definition
+class ScopeAttr(ParametrizedAttribute):
+    """Memory scope of a buffer: ``#asc.scope<gm|ub|l1|l0a|l0b|l0c>``."""
+
+    name = "asc.scope"
+    scope: StringAttr
+
+    def __init__(self, scope: str | StringAttr):
+        super().__init__(StringAttr(scope) if isinstance(scope, str) else scope)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[StringAttr]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_identifier()),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.scope.data}>")
+
+    def verify(self) -> None:
+        if self.scope.data not in SCOPES:
+            raise VerifyException(f"#asc.scope: unknown scope {self.scope.data!r}; expected "
+                                  f"one of {', '.join(SCOPES)}")
+
+
+def scope_of(t: Attribute) -> str | None:
+    """The scope name of a memref type, or ``None`` when it has no ``#asc.scope``."""
+    if isinstance(t, MemRefType) and isinstance(t.memory_space, ScopeAttr):
+        return t.memory_space.scope.data
+    return None
+
+
+def buffer_type(elements: int, dtype: Attribute, scope: str) -> MemRefType:
+    """A flat buffer type ``memref<elements x dtype, #asc.scope<scope>>``."""
+    return MemRefType(dtype, [elements], memory_space=ScopeAttr(scope))
+
+
+# --------------------------------------------------------------------------- tensor level
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A tensor filled with one number: ``%c = asc.constant 1.0 : tensor<4xf32>``."""
+
+    name = "asc.constant"
+    value = prop_def(FloatAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `->` type($result)"
+
+    def __init__(self, value: float, result_type: TensorType):
+        super().__init__(properties={"value": FloatAttr(float(value), 64)},
+                         result_types=[result_type])
+
+    def verify_(self) -> None:
+        _float_tensor(self, self.result.type, "result")
+
+
+@irdl_op_definition
+class UnaryOp(IRDLOperation):
+    """Elementwise unary op of kind ``neg exp log sqrt rsqrt abs relu reciprocal`` or the
+    composites ``sigmoid tanh erf``. Operand and result have the same type."""
+
+    name = "asc.unary"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    kind = prop_def(StringAttr)
+    input = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$kind $input attr-dict `:` type($input)"
+
+    def __init__(self, kind: str, value: SSAValue):
+        super().__init__(operands=[value], properties={"kind": StringAttr(kind)},
+                         result_types=[value.type])
+
+    def verify_(self) -> None:
+        _check_kind(self, self.kind.data, UNARY_KINDS, "unary kind")
+        _float_tensor(self, self.input.type, "operand")
+        if self.result.type != self.input.type:
+            raise VerifyException(f"{self.name}: result type must equal operand type")
+
+
+@irdl_op_definition
+class BinaryOp(IRDLOperation):
+    """Elementwise binary op (``add sub mul div max min``) on operands of one type (broadcasts
+    are explicit ``asc.broadcast`` ops)."""
+
+    name = "asc.binary"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    kind = prop_def(StringAttr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$kind $lhs `,` $rhs attr-dict `:` type($lhs)"
+
+    def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], properties={"kind": StringAttr(kind)},
+                         result_types=[lhs.type])
+
+    def verify_(self) -> None:
+        _check_kind(self, self.kind.data, BINARY_KINDS, "binary kind")
+        _float_tensor(self, self.lhs.type, "lhs")
+        if self.lhs.type != self.rhs.type or self.result.type != self.lhs.type:
+            raise VerifyException(f"{self.name}: operands and result must have one type, got "
+                                  f"{self.lhs.type} and {self.rhs.type}")
+
+
+@irdl_op_definition
+class CompareOp(IRDLOperation):
+    """Elementwise comparison ``lt gt eq le ge ne``; the result is a ``tensor<...xi1>`` mask."""
+
+    name = "asc.compare"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    predicate = prop_def(StringAttr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$predicate $lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)"
+
+    def __init__(self, predicate: str, lhs: SSAValue, rhs: SSAValue):
+        t = lhs.type
+        assert isinstance(t, TensorType)
+        super().__init__(operands=[lhs, rhs], properties={"predicate": StringAttr(predicate)},
+                         result_types=[TensorType(IntegerType(1), t.get_shape())])
+
+    def verify_(self) -> None:
+        _check_kind(self, self.predicate.data, COMPARE_PREDICATES, "predicate")
+        t = _float_tensor(self, self.lhs.type, "lhs")
+        if self.rhs.type != t:
+            raise VerifyException(f"{self.name}: operands must have one type")
+        r = self.result.type
+        if not (isinstance(r, TensorType) and r.element_type == IntegerType(1)
+                and r.get_shape() == t.get_shape()):
+            raise VerifyException(f"{self.name}: result must be an i1 tensor of the operand shape")
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """``where(cond, a, b)``: elementwise pick; ``cond`` is an i1 tensor of the same shape."""
+
+    name = "asc.select"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    cond = operand_def(TensorType)
+    true_value = operand_def(T)
+    false_value = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = ("$cond `,` $true_value `,` $false_value attr-dict `:` type($cond) `,` "
+                       "type($true_value)")
+
+    def __init__(self, cond: SSAValue, a: SSAValue, b: SSAValue):
+        super().__init__(operands=[cond, a, b], result_types=[a.type])
+
+    def verify_(self) -> None:
+        t = _float_tensor(self, self.true_value.type, "true value")
+        c = self.cond.type
+        if self.false_value.type != t or self.result.type != t:
+            raise VerifyException(f"{self.name}: values and result must have one type")
+        if not (isinstance(c, TensorType) and c.element_type == IntegerType(1)
+                and c.get_shape() == t.get_shape()):
+            raise VerifyException(f"{self.name}: condition must be an i1 tensor of shape "
+                                  f"{list(t.get_shape())}")
+
+
+@irdl_op_definition
+class CastOp(IRDLOperation):
+    """Elementwise dtype conversion between f16 and f32 (round to nearest even)."""
+
+    name = "asc.cast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, dtype: Attribute):
+        t = value.type
+        assert isinstance(t, TensorType)
+        super().__init__(operands=[value], result_types=[TensorType(dtype, t.get_shape())])
+
+    def verify_(self) -> None:
+        a = _float_tensor(self, self.input.type, "operand")
+        r = _float_tensor(self, self.result.type, "result")
+        if a.get_shape() != r.get_shape():
+            raise VerifyException(f"{self.name}: shapes must match")
+
+
+def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+    """NumPy broadcast of two shapes, or ``None`` when they are incompatible."""
+    out: list[int] = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(max(x, y) if 1 in (x, y) else x)
+    return tuple(reversed(out))
+
+
+@irdl_op_definition
+class BroadcastOp(IRDLOperation):
+    """Explicit NumPy broadcast of ``input`` to the result shape (same dtype)."""
+
+    name = "asc.broadcast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, shape: Sequence[int]):
+        t = value.type
+        assert isinstance(t, TensorType)
+        super().__init__(operands=[value], result_types=[TensorType(t.element_type, shape)])
+
+    def verify_(self) -> None:
+        a, r = self.input.type, self.result.type
+        assert isinstance(a, TensorType) and isinstance(r, TensorType)
+        if a.element_type != r.element_type:
+            raise VerifyException(f"{self.name}: dtype must not change")
+        if broadcast_shapes(a.get_shape(), r.get_shape()) != tuple(r.get_shape()):
+            raise VerifyException(f"{self.name}: cannot broadcast {list(a.get_shape())} to "
+                                  f"{list(r.get_shape())}")
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """Reduction ``sum max min mean var`` over ``axes`` (sorted, non-negative). ``keepdim``
+    keeps reduced axes as size 1. ``correction`` is the variance's divisor offset
+    (0: population variance, ``unbiased=False``; 1: sample variance)."""
+
+    name = "asc.reduce"
+    irdl_options = (ParsePropInAttrDict(),)
+    kind = prop_def(StringAttr)
+    axes = prop_def(DenseArrayBase)
+    keepdim = prop_def(BoolAttr)
+    correction = opt_prop_def(IntAttr)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$kind $input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, kind: str, value: SSAValue, axes: Sequence[int], keepdim: bool,
+                 correction: int = 0):
+        t = value.type
+        assert isinstance(t, TensorType)
+        shape = list(t.get_shape())
+        out = [1 if i in axes else d for i, d in enumerate(shape)] if keepdim else [
+            d for i, d in enumerate(shape) if i not in axes]
+        props: dict[str, Attribute] = {
+            "kind": StringAttr(kind), "axes": DenseArrayBase.from_list(i64, sorted(axes)),
+            "keepdim": BoolAttr.from_bool(keepdim)}
+        if kind == "var":
+            props["correction"] = IntAttr(correction)
+        super().__init__(operands=[value], properties=props,
+                         result_types=[TensorType(t.element_type, out)])
+
+    @property
+    def axis_list(self) -> tuple[int, ...]:
+        return tuple(int(a) for a in self.axes.get_values())
+
+    @property
+    def keeps_dims(self) -> bool:
+        return bool(self.keepdim.value.data)
+
+    def verify_(self) -> None:
+        _check_kind(self, self.kind.data, REDUCE_KINDS, "reduce kind")
+        t = _float_tensor(self, self.input.type, "operand")
+        axes = self.axis_list
+        rank = t.get_num_dims()
+        if not axes or list(axes) != sorted(set(axes)) or axes[0] < 0 or axes[-1] >= rank:
+            raise VerifyException(f"{self.name}: axes {list(axes)} must be sorted, unique and "
+                                  f"in [0, {rank})")
+        expect = ReduceOp(self.kind.data, self.input, axes, self.keeps_dims).result.type
+        if self.result.type != expect:
+            raise VerifyException(f"{self.name}: result type must be {expect}")
+
+
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """Reshape to a shape with the same number of elements (row-major order)."""
+
+    name = "asc.reshape"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, shape: Sequence[int]):
+        t = value.type
+        assert isinstance(t, TensorType)
+        super().__init__(operands=[value], result_types=[TensorType(t.element_type, shape)])
+
+    def verify_(self) -> None:
+        a, r = self.input.type, self.result.type
+        assert isinstance(a, TensorType) and isinstance(r, TensorType)
+        if a.element_type != r.element_type or a.element_count() != r.element_count():
+            raise VerifyException(f"{self.name}: {a} and {r} differ in dtype or element count")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of ``asc.fusion``: the fused group's results."""
+
+    name = "asc.yield"
+    values = var_operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(FusionOp)))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[list(values)])
+
+
+@irdl_op_definition
+class FusionOp(IRDLOperation):
+    """A fused group of tensor ops that becomes ONE kernel. Block arguments stand for
+    ``inputs`` (read from GM once); ``asc.yield`` gives the results (written to GM once)."""
+
+    name = "asc.fusion"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    assembly_format = ("`(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) "
+                       "$body")
+
+    def verify_(self) -> None:
+        block = self.body.block
+        if [a.type for a in block.args] != [v.type for v in self.inputs]:
+            raise VerifyException(f"{self.name}: block arguments must match the inputs")
+        term = block.last_op
+        if not isinstance(term, YieldOp) or [v.type for v in term.values] != [
+                r.type for r in self.outputs]:
+            raise VerifyException(f"{self.name}: asc.yield must give the results' types")
+
+
+# --------------------------------------------------------------------------- tile level
+
+
+def _ub_buffer(op: IRDLOperation, value: SSAValue, what: str) -> MemRefType:
+    t = value.type
+    if scope_of(t) != "ub" or not isinstance(t, MemRefType) or len(t.get_shape()) != 1:
+        raise VerifyException(f"{op.name}: {what} must be a flat UB buffer "
+                              f"memref<N x T, #asc.scope<ub>>, got {t}")
+    return t
+
+
+def _gm_buffer(op: IRDLOperation, value: SSAValue, what: str) -> MemRefType:
+    t = value.type
+    if scope_of(t) != "gm" or not isinstance(t, MemRefType):
+        raise VerifyException(f"{op.name}: {what} must be a GM buffer, got {t}")
+    return t
+
+
+@irdl_op_definition
+class BlockIdxOp(IRDLOperation):
+    """This core's index in ``[0, blockDim)`` (``GetBlockIdx()``)."""
+
+    name = "asc.block_idx"
+    result = result_def(IndexType)
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
+@irdl_op_definition
+class BlockNumOp(IRDLOperation):
+    """The number of cores the kernel runs on (``GetBlockNum()``)."""
+
+    name = "asc.block_num"
+    result = result_def(IndexType)
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
+@irdl_op_definition
+class TilingFieldOp(IRDLOperation):
+    """Reads a field of the kernel's tiling struct (an int64 the host fills)."""
+
+    name = "asc.tiling_field"
+    field = prop_def(StringAttr)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$field attr-dict"
+
+    def __init__(self, field: str):
+        super().__init__(properties={"field": StringAttr(field)}, result_types=[IndexType()])
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """A UB buffer of the result type. ``role``: in | out | tmp | const. ``buffers``: how many
+    copies rotate (2 = double buffering, set by ``asc-double-buffer``). ``offset``: its byte
+    offset in UB (set by ``asc-buffer-alloc``)."""
+
+    name = "asc.alloc"
+    irdl_options = (ParsePropInAttrDict(),)
+    role = prop_def(StringAttr)
+    buffers = prop_def(IntegerAttr)
+    offset = opt_prop_def(IntegerAttr)
+    result = result_def(MemRefType)
+    assembly_format = "$role attr-dict `:` type($result)"
+
+    def __init__(self, role: str, elements: int, dtype: Attribute):
+        super().__init__(properties={"role": StringAttr(role), "buffers": IntegerAttr(1, 64)},
+                         result_types=[buffer_type(elements, dtype, "ub")])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of one copy of the buffer (masks: i1 are bits)."""
+        t = self.result.type
+        assert isinstance(t, MemRefType)
+        n = t.get_shape()[0]
+        width = element_bits(t.element_type)
+        return (n * width + 7) // 8
+
+    def verify_(self) -> None:
+        _check_kind(self, self.role.data, ALLOC_ROLES, "role")
+        t = _ub_buffer(self, self.result, "result")
+        if self.nbytes % 32:
+            raise VerifyException(f"{self.name}: UB buffer of {self.nbytes} bytes is not a "
+                                  "multiple of the 32-byte DataBlock")
+        if self.buffers.value.data not in (1, 2, 3, 4):
+            raise VerifyException(f"{self.name}: buffers must be 1..4")
+        if self.offset is not None and self.offset.value.data % 32:
+            raise VerifyException(f"{self.name}: UB offset {self.offset.value.data} is not 32-byte "
+                                  "aligned")
+        del t
+
+
+def element_bits(t: Attribute) -> int:
+    """Width in bits of a scalar type (f16 16, f32 32, i1 1, i8 8 ...)."""
+    if isinstance(t, Float16Type):
+        return 16
+    if isinstance(t, Float32Type):
+        return 32
+    if isinstance(t, IntegerType):
+        return t.width.data
+    raise ValueError(f"unsupported element type {t}")
+
+
+class _CopyBase(IRDLOperation):
+    """Copies ``count`` blocks of ``length`` elements. GM block i starts at
+    ``gm_offset + i * (length + gm_gap)``; UB block i at ``ub_offset + i * ub_stride``.
+    All in elements. Lowers to ``DataCopy`` (aligned, contiguous) or ``DataCopyPad``."""
+
+    gm_offset = operand_def(IndexType)
+    ub_offset = operand_def(IndexType)
+    count = operand_def(IndexType)
+    length = operand_def(IndexType)
+    gm_gap = operand_def(IndexType)
+    ub_stride = operand_def(IndexType)
+
+    def _verify_types(self, gm: SSAValue, ub: SSAValue) -> None:
+        g = _gm_buffer(self, gm, "GM operand")
+        u = _ub_buffer(self, ub, "UB operand")
+        if g.element_type != u.element_type:
+            raise VerifyException(f"{self.name}: GM and UB dtypes differ")
+
+
+@irdl_op_definition
+class CopyInOp(_CopyBase):
+    """GM -> UB block copy (MTE2). See ``_CopyBase`` for the addressing."""
+
+    name = "asc.copy_in"
+    source = operand_def(MemRefType)
+    dest = operand_def(MemRefType)
+    assembly_format = ("$source `[` $gm_offset `]` `->` $dest `[` $ub_offset `]` `blocks` "
+                       "$count `x` $length `gap` $gm_gap `stride` $ub_stride attr-dict `:` "
+                       "type($source) `,` type($dest)")
+
+    def __init__(self, src: SSAValue, dst: SSAValue, operands: Sequence[SSAValue]):
+        super().__init__(operands=[*operands, src, dst])
+
+    def verify_(self) -> None:
+        self._verify_types(self.source, self.dest)
+
+
+@irdl_op_definition
+class CopyOutOp(_CopyBase):
+    """UB -> GM block copy (MTE3): writes exactly ``length`` elements per block."""
+
+    name = "asc.copy_out"
+    source = operand_def(MemRefType)
+    dest = operand_def(MemRefType)
+    assembly_format = ("$source `[` $ub_offset `]` `->` $dest `[` $gm_offset `]` `blocks` "
+                       "$count `x` $length `gap` $gm_gap `stride` $ub_stride attr-dict `:` "
+                       "type($source) `,` type($dest)")
+
+    def __init__(self, src: SSAValue, dst: SSAValue, operands: Sequence[SSAValue]):
+        super().__init__(operands=[*operands, src, dst])
+
+    def verify_(self) -> None:
+        self._verify_types(self.dest, self.source)
+
+
+class _VectorBase(IRDLOperation):
+    """A vector-unit op in count form on the first ``count`` elements of UB buffers."""
+
+    count = operand_def(IndexType)
+
+    def _same_dtype(self, *values: SSAValue) -> None:
+        types = [_ub_buffer(self, v, "operand") for v in values]
+        if len({t.element_type for t in types}) != 1:
+            raise VerifyException(f"{self.name}: operands must share one dtype")
+
+
+@irdl_op_definition
+class VUnaryOp(_VectorBase):
+    """``dst[i] = kind(src[i])`` for i < count; kinds: neg exp log sqrt rsqrt abs relu
+    reciprocal."""
+
+    name = "asc.vunary"
+    kind = prop_def(StringAttr)
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    assembly_format = "$kind $dst `,` $src `,` $count attr-dict `:` type($dst) `,` type($src)"
+
+    def __init__(self, kind: str, dst: SSAValue, src: SSAValue, count: SSAValue):
+        super().__init__(operands=[count, dst, src], properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        _check_kind(self, self.kind.data, UNARY_KINDS[:8], "vector unary kind")
+        self._same_dtype(self.dst, self.src)
+
+
+@irdl_op_definition
+class VBinaryOp(_VectorBase):
+    """``dst[i] = lhs[i] kind rhs[i]`` for i < count."""
+
+    name = "asc.vbinary"
+    kind = prop_def(StringAttr)
+    dst = operand_def(MemRefType)
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    assembly_format = ("$kind $dst `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) `,` "
+                       "type($lhs) `,` type($rhs)")
+
+    def __init__(self, kind: str, dst: SSAValue, lhs: SSAValue, rhs: SSAValue,
+                 count: SSAValue):
+        super().__init__(operands=[count, dst, lhs, rhs], properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        _check_kind(self, self.kind.data, BINARY_KINDS, "vector binary kind")
+        self._same_dtype(self.dst, self.lhs, self.rhs)
+
+
+@irdl_op_definition
+class VScalarOp(_VectorBase):
+    """``dst[i] = src[i] (+ | * | max | min) scalar`` (``Adds Muls Maxs Mins``)."""
+
+    name = "asc.vscalar"
+    kind = prop_def(StringAttr)
+    scalar = prop_def(FloatAttr)
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    assembly_format = ("$kind $dst `,` $src `,` $scalar `,` $count attr-dict `:` type($dst) `,` "
+                       "type($src)")
+
+    def __init__(self, kind: str, dst: SSAValue, src: SSAValue, scalar: float,
+                 count: SSAValue):
+        super().__init__(operands=[count, dst, src], properties={
+            "kind": StringAttr(kind), "scalar": FloatAttr(float(scalar), 64)})
+
+    def verify_(self) -> None:
+        _check_kind(self, self.kind.data, SCALAR_KINDS, "scalar kind")
+        self._same_dtype(self.dst, self.src)
+
+
+@irdl_op_definition
+class VDupOp(_VectorBase):
+    """``dst[i] = value`` for i < count (``Duplicate``)."""
+
+    name = "asc.vdup"
+    value = prop_def(FloatAttr)
+    dst = operand_def(MemRefType)
+    assembly_format = "$dst `,` $value `,` $count attr-dict `:` type($dst)"
+
+    def __init__(self, dst: SSAValue, value: float, count: SSAValue):
+        super().__init__(operands=[count, dst], properties={"value": FloatAttr(float(value), 64)})
+
+    def verify_(self) -> None:
+        _ub_buffer(self, self.dst, "destination")
+
+
+@irdl_op_definition
+class VCopyOp(_VectorBase):
+    """UB -> UB copy of ``count`` elements (``DataCopy`` between local tensors)."""
+
+    name = "asc.vcopy"
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    assembly_format = "$dst `,` $src `,` $count attr-dict `:` type($dst) `,` type($src)"
+
+    def __init__(self, dst: SSAValue, src: SSAValue, count: SSAValue):
+        super().__init__(operands=[count, dst, src])
+
+    def verify_(self) -> None:
+        self._same_dtype(self.dst, self.src)
+
+
+@irdl_op_definition
+class VCastOp(_VectorBase):
+    """``dst[i] = convert(src[i])`` with round mode ``none rint floor ceil round trunc odd``."""
+
+    name = "asc.vcast"
+    round = prop_def(StringAttr)
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    assembly_format = ("$round $dst `,` $src `,` $count attr-dict `:` type($dst) `,` "
+                       "type($src)")
+
+    def __init__(self, dst: SSAValue, src: SSAValue, count: SSAValue, round_mode: str = "rint"):
+        super().__init__(operands=[count, dst, src], properties={"round": StringAttr(round_mode)})
+
+    def verify_(self) -> None:
+        _check_kind(self, self.round.data, ROUND_MODES, "round mode")
+        _ub_buffer(self, self.dst, "destination")
+        _ub_buffer(self, self.src, "source")
+
+
+@irdl_op_definition
+class VCompareOp(_VectorBase):
+    """Bit ``i`` of ``mask`` = ``lhs[i] predicate rhs[i]`` (``Compare``); ``mask`` is i1."""
+
+    name = "asc.vcompare"
+    predicate = prop_def(StringAttr)
+    mask = operand_def(MemRefType)
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    assembly_format = ("$predicate $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` "
+                       "type($mask) `,` type($lhs) `,` type($rhs)")
+
+    def __init__(self, predicate: str, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
+                 count: SSAValue):
+        super().__init__(operands=[count, mask, lhs, rhs],
+                         properties={"predicate": StringAttr(predicate)})
+
+    def verify_(self) -> None:
+        _check_kind(self, self.predicate.data, COMPARE_PREDICATES, "predicate")
+        self._same_dtype(self.lhs, self.rhs)
+        if _ub_buffer(self, self.mask, "mask").element_type != IntegerType(1):
+            raise VerifyException(f"{self.name}: mask must be an i1 buffer")
+
+
+@irdl_op_definition
+class VSelectOp(_VectorBase):
+    """``dst[i] = mask bit i ? lhs[i] : rhs[i]`` (``Select``)."""
+
+    name = "asc.vselect"
+    dst = operand_def(MemRefType)
+    mask = operand_def(MemRefType)
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    assembly_format = ("$dst `,` $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) "
+                       "`,` type($mask) `,` type($lhs) `,` type($rhs)")
+
+    def __init__(self, dst: SSAValue, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
+                 count: SSAValue):
+        super().__init__(operands=[count, dst, mask, lhs, rhs])
+
+    def verify_(self) -> None:
+        self._same_dtype(self.dst, self.lhs, self.rhs)
+        if _ub_buffer(self, self.mask, "mask").element_type != IntegerType(1):
+            raise VerifyException(f"{self.name}: mask must be an i1 buffer")
+
+
+@irdl_op_definition
+class VReduceOp(IRDLOperation):
+    """Reduce a ``[rows, m, ls]`` tile (``src``, valid length ``length`` <= ``ls`` per row)
+    with ``kind`` (sum | max | min).
+
+    ``axis = "last"``: ``dst[(r*m + j) * 16] = reduce(src[(r*m + j)*ls : ... + length])``
+    (one ``ReduceSum/Max/Min`` per row; results 16 elements apart, one DataBlock for fp16,
+    two for fp32). ``axis = "mid"``: ``dst[r*ls + k] = reduce_j src[(r*m + j)*ls + k]`` for
+    k < ls (``Add``/``Max``/``Min`` of whole rows). ``work`` is scratch for ``ReduceSum``."""
+
+    name = "asc.vreduce"
+    kind = prop_def(StringAttr)
+    axis = prop_def(StringAttr)
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    work = operand_def(MemRefType)
+    rows = operand_def(IndexType)
+    m = operand_def(IndexType)
+    length = operand_def(IndexType)
+    ls = operand_def(IndexType)
+    assembly_format = ("$kind $axis $dst `,` $src `,` $work `rows` $rows `m` $m `len` $length "
+                       "`ls` $ls attr-dict `:` type($dst) `,` type($src) `,` type($work)")
+
+    def __init__(self, kind: str, axis: str, dst: SSAValue, src: SSAValue, work: SSAValue,
+                 sizes: Sequence[SSAValue]):
+        super().__init__(operands=[dst, src, work, *sizes],
+                         properties={"kind": StringAttr(kind), "axis": StringAttr(axis)})
+
+    def verify_(self) -> None:
+        _check_kind(self, self.kind.data, ("sum", "max", "min"), "reduce kind")
+        _check_kind(self, self.axis.data, ("last", "mid"), "reduce axis")
+        for v in (self.dst, self.src, self.work):
+            if not isinstance(_ub_buffer(self, v, "operand").element_type, AnyFloat):
+                raise VerifyException(f"{self.name}: operands must be float buffers")
+
+
+@irdl_op_definition
+class VBroadcastOp(IRDLOperation):
+    """Expand a tile: ``dst`` is ``[rows, m, ls]``; ``src`` is the same with size-1 dims
+    where ``src_rows``/``src_m``/``src_l`` are false (a missing trailing dim is stored as 16
+    elements, value at index 0). Lowers to UB->UB ``DataCopy`` (rows, m) and ``Duplicate``
+    (lanes)."""
+
+    name = "asc.vbroadcast"
+    irdl_options = (ParsePropInAttrDict(),)
+    src_rows = prop_def(BoolAttr)
+    src_m = prop_def(BoolAttr)
+    src_l = prop_def(BoolAttr)
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    rows = operand_def(IndexType)
+    m = operand_def(IndexType)
+    ls = operand_def(IndexType)
+    assembly_format = ("$dst `,` $src `rows` $rows `m` $m `ls` $ls attr-dict `:` type($dst) `,` "
+                       "type($src)")
+
+    def __init__(self, dst: SSAValue, src: SSAValue, sizes: Sequence[SSAValue],
+                 has: Sequence[bool]):
+        super().__init__(operands=[dst, src, *sizes], properties={
+            "src_rows": BoolAttr.from_bool(has[0]), "src_m": BoolAttr.from_bool(has[1]),
+            "src_l": BoolAttr.from_bool(has[2])})
+
+    @property
+    def src_has(self) -> tuple[bool, bool, bool]:
+        return (bool(self.src_rows.value.data), bool(self.src_m.value.data),
+                bool(self.src_l.value.data))
+
+    def verify_(self) -> None:
+        d = _ub_buffer(self, self.dst, "destination")
+        s = _ub_buffer(self, self.src, "source")
+        if d.element_type != s.element_type:
+            raise VerifyException(f"{self.name}: dtypes differ")
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Host side: runs kernel ``callee`` (a ``func.func`` with the ``asc.kernel`` attribute)
+    on ``block_dim`` cores; inputs are read from GM, results are fresh GM tensors."""
+
+    name = "asc.launch"
+    callee = prop_def(FlatSymbolRefAttr)
+    block_dim = prop_def(IntAttr)
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    assembly_format = ("$callee `<` $block_dim `>` `(` $inputs `)` attr-dict `:` "
+                       "functional-type($inputs, $outputs)")
+
+    def __init__(self, callee: str, block_dim: int, inputs: Sequence[SSAValue],
+                 result_types: Sequence[Attribute]):
+        super().__init__(operands=[list(inputs)], result_types=[list(result_types)],
+                         properties={"callee": FlatSymbolRefAttr(callee),
+                                     "block_dim": IntAttr(block_dim)})
+
+
+Asc = Dialect(
+    "asc",
+    [ConstantOp, UnaryOp, BinaryOp, CompareOp, SelectOp, CastOp, BroadcastOp, ReduceOp,
+     ReshapeOp, FusionOp, YieldOp, BlockIdxOp, BlockNumOp, TilingFieldOp, AllocOp, CopyInOp,
+     CopyOutOp, VUnaryOp, VBinaryOp, VScalarOp, VDupOp, VCopyOp, VCastOp, VCompareOp,
+     VSelectOp, VReduceOp, VBroadcastOp, LaunchOp],
+    [ScopeAttr],
+)

@@ -1,0 +1,71 @@
+"""Tensor descriptions and dtypes of the Python surface."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType
+from xdsl.ir import Attribute
+
+DTYPES: dict[str, np.dtype] = {"float16": np.dtype(np.float16), "float32": np.dtype(np.float32)}
+"""Supported tensor dtypes (names as NumPy spells them)."""
+
+
+def dtype_name(dtype: object) -> str:
+    """Normalise ``"float16"``/``"fp16"``/``np.float16``/``np.dtype`` to ``"float16"`` etc.
+
+    Raises:
+        TypeError: an unsupported dtype; the message lists the supported ones.
+    """
+    aliases = {"fp16": "float16", "half": "float16", "f16": "float16",
+               "fp32": "float32", "float": "float32", "f32": "float32"}
+    if isinstance(dtype, str):
+        name = aliases.get(dtype, dtype)
+    else:
+        try:
+            name = np.dtype(dtype).name  # type: ignore[call-overload]
+        except TypeError as exc:
+            raise TypeError(f"unsupported dtype {dtype!r}; use float16 or float32") from exc
+    if name not in DTYPES:
+        raise TypeError(f"unsupported dtype {dtype!r}; use float16 or float32")
+    return name
+
+
+def ir_type(name: str) -> Attribute:
+    """The xDSL element type of a dtype name (``float16`` -> ``f16``)."""
+    return {"float16": Float16Type(), "float32": Float32Type(), "bool": IntegerType(1)}[name]
+
+
+def np_dtype_of(t: Attribute) -> np.dtype:
+    """The NumPy dtype of an xDSL element type."""
+    if isinstance(t, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(t, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(t, IntegerType) and t.width.data == 1:
+        return np.dtype(np.bool_)
+    raise TypeError(f"no NumPy dtype for {t}")
+
+
+@dataclass(frozen=True)
+class TensorDesc:
+    """A tensor argument or result: ``shape`` (elements per dim; ``None`` = dynamic, reserved
+    for a later release) and ``dtype`` (``"float16"`` or ``"float32"``)."""
+
+    shape: tuple[int | None, ...]
+    dtype: str = "float16"
+
+    def __init__(self, shape: Sequence[int | None], dtype: object = "float16"):
+        object.__setattr__(self, "shape", tuple(None if d is None else int(d) for d in shape))
+        object.__setattr__(self, "dtype", dtype_name(dtype))
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        return DTYPES[self.dtype]
+
+    @staticmethod
+    def of(array: np.ndarray) -> TensorDesc:
+        """The description of a NumPy array."""
+        return TensorDesc(array.shape, array.dtype)
