@@ -567,7 +567,7 @@ class CopyInOp(_CopyBase):
                        "type($source) `,` type($dest)")
 
     def __init__(self, src: SSAValue, dst: SSAValue, operands: Sequence[SSAValue]):
-        super().__init__(operands=[*operands, src, dst])
+        super().__init__(operands=[src, dst, *operands])
 
     def verify_(self) -> None:
         self._verify_types(self.source, self.dest)
@@ -585,7 +585,7 @@ class CopyOutOp(_CopyBase):
                        "type($source) `,` type($dest)")
 
     def __init__(self, src: SSAValue, dst: SSAValue, operands: Sequence[SSAValue]):
-        super().__init__(operands=[*operands, src, dst])
+        super().__init__(operands=[src, dst, *operands])
 
     def verify_(self) -> None:
         self._verify_types(self.dest, self.source)
@@ -614,7 +614,7 @@ class VUnaryOp(_VectorBase):
     assembly_format = "$kind $dst `,` $src `,` $count attr-dict `:` type($dst) `,` type($src)"
 
     def __init__(self, kind: str, dst: SSAValue, src: SSAValue, count: SSAValue):
-        super().__init__(operands=[count, dst, src], properties={"kind": StringAttr(kind)})
+        super().__init__(operands=[dst, src, count], properties={"kind": StringAttr(kind)})
 
     def verify_(self) -> None:
         _check_kind(self, self.kind.data, UNARY_KINDS[:8], "vector unary kind")
@@ -635,7 +635,7 @@ class VBinaryOp(_VectorBase):
 
     def __init__(self, kind: str, dst: SSAValue, lhs: SSAValue, rhs: SSAValue,
                  count: SSAValue):
-        super().__init__(operands=[count, dst, lhs, rhs], properties={"kind": StringAttr(kind)})
+        super().__init__(operands=[dst, lhs, rhs, count], properties={"kind": StringAttr(kind)})
 
     def verify_(self) -> None:
         _check_kind(self, self.kind.data, BINARY_KINDS, "vector binary kind")
@@ -656,7 +656,7 @@ class VScalarOp(_VectorBase):
 
     def __init__(self, kind: str, dst: SSAValue, src: SSAValue, scalar: float,
                  count: SSAValue):
-        super().__init__(operands=[count, dst, src], properties={
+        super().__init__(operands=[dst, src, count], properties={
             "kind": StringAttr(kind), "scalar": FloatAttr(float(scalar), 64)})
 
     def verify_(self) -> None:
@@ -674,7 +674,7 @@ class VDupOp(_VectorBase):
     assembly_format = "$dst `,` $value `,` $count attr-dict `:` type($dst)"
 
     def __init__(self, dst: SSAValue, value: float, count: SSAValue):
-        super().__init__(operands=[count, dst], properties={"value": FloatAttr(float(value), 64)})
+        super().__init__(operands=[dst, count], properties={"value": FloatAttr(float(value), 64)})
 
     def verify_(self) -> None:
         _ub_buffer(self, self.dst, "destination")
@@ -690,7 +690,7 @@ class VCopyOp(_VectorBase):
     assembly_format = "$dst `,` $src `,` $count attr-dict `:` type($dst) `,` type($src)"
 
     def __init__(self, dst: SSAValue, src: SSAValue, count: SSAValue):
-        super().__init__(operands=[count, dst, src])
+        super().__init__(operands=[dst, src, count])
 
     def verify_(self) -> None:
         self._same_dtype(self.dst, self.src)
@@ -708,7 +708,7 @@ class VCastOp(_VectorBase):
                        "type($src)")
 
     def __init__(self, dst: SSAValue, src: SSAValue, count: SSAValue, round_mode: str = "rint"):
-        super().__init__(operands=[count, dst, src], properties={"round": StringAttr(round_mode)})
+        super().__init__(operands=[dst, src, count], properties={"round": StringAttr(round_mode)})
 
     def verify_(self) -> None:
         _check_kind(self, self.round.data, ROUND_MODES, "round mode")
@@ -730,7 +730,7 @@ class VCompareOp(_VectorBase):
 
     def __init__(self, predicate: str, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
                  count: SSAValue):
-        super().__init__(operands=[count, mask, lhs, rhs],
+        super().__init__(operands=[mask, lhs, rhs, count],
                          properties={"predicate": StringAttr(predicate)})
 
     def verify_(self) -> None:
@@ -754,7 +754,7 @@ class VSelectOp(_VectorBase):
 
     def __init__(self, dst: SSAValue, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
                  count: SSAValue):
-        super().__init__(operands=[count, dst, mask, lhs, rhs])
+        super().__init__(operands=[dst, mask, lhs, rhs, count])
 
     def verify_(self) -> None:
         self._same_dtype(self.dst, self.lhs, self.rhs)
@@ -843,7 +843,7 @@ class LaunchOp(IRDLOperation):
 
     name = "asc.launch"
     callee = prop_def(FlatSymbolRefAttr)
-    block_dim = prop_def(IntAttr)
+    block_dim = prop_def(IntegerAttr)
     inputs = var_operand_def(TensorType)
     outputs = var_result_def(TensorType)
     assembly_format = ("$callee `<` $block_dim `>` `(` $inputs `)` attr-dict `:` "
@@ -853,7 +853,7 @@ class LaunchOp(IRDLOperation):
                  result_types: Sequence[Attribute]):
         super().__init__(operands=[list(inputs)], result_types=[list(result_types)],
                          properties={"callee": FlatSymbolRefAttr(callee),
-                                     "block_dim": IntAttr(block_dim)})
+                                     "block_dim": IntegerAttr(block_dim, 64)})
 
 
 Asc = Dialect(

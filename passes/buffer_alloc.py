@@ -1,0 +1,127 @@
+"""``asc-buffer-alloc``: give every UB buffer a byte offset and prove the kernel fits UB.
+
+Layout of a kernel's UB, from offset 0 (mirroring ``TPipe``'s sequential ``InitBuffer``):
+1. one queue region per copy-in/copy-out buffer (``buffers`` copies each);
+2. ``const`` buffers, live for the whole kernel;
+3. the compute arena (one ``TBuf<VECCALC>``) holding every ``tmp`` buffer; two buffers share
+   space when their live ranges (alloc to last use, in program order within the tile loop) do
+   not overlap (first fit, largest first).
+The total must not exceed the platform's usable UB (``Platform.ub_usable_bytes``: 192 KiB minus
+256 B minus the 8 KiB default reserve on 910B); otherwise compilation fails naming the buffers.
+Sets kernel attributes ``asc.ub_bytes`` (total), ``asc.calc_base`` and ``asc.calc_bytes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+
+from pyasc_mlir.dialects import asc
+from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.platform import get_platform
+
+
+def _aligned(n: int) -> int:
+    return (n + 31) // 32 * 32
+
+
+def _ancestor_in(op: Operation, block: Block) -> Operation | None:
+    while op.parent is not None and op.parent is not block:
+        parent = op.parent_op()
+        if parent is None:
+            return None
+        op = parent
+    return op if op.parent is block else None
+
+
+def _live_ranges(allocs: list[asc.AllocOp]) -> dict[asc.AllocOp, tuple[int, int]]:
+    ranges: dict[asc.AllocOp, tuple[int, int]] = {}
+    for a in allocs:
+        block = a.parent
+        assert block is not None
+        index = {op: i for i, op in enumerate(block.ops)}
+        start = index[a]
+        end = start
+        for use in a.result.uses:
+            anc = _ancestor_in(use.operation, block)
+            if anc is not None:
+                end = max(end, index[anc])
+        ranges[a] = (start, end)
+    return ranges
+
+
+def pack(sizes: dict[asc.AllocOp, int],
+         ranges: dict[asc.AllocOp, tuple[int, int]]) -> tuple[dict[asc.AllocOp, int], int]:
+    """First-fit interval packing: offsets (bytes) and the arena size."""
+    placed: list[tuple[int, int, tuple[int, int], asc.AllocOp]] = []
+    offsets: dict[asc.AllocOp, int] = {}
+    for a in sorted(sizes, key=lambda x: (-sizes[x], ranges[x])):
+        lo, hi = ranges[a]
+        busy = sorted((off, off + sz) for off, sz, (s, e), b in placed
+                      if not (e < lo or hi < s) and b.parent is a.parent)
+        off = 0
+        for s, e in busy:
+            if off + sizes[a] <= s:
+                break
+            off = max(off, e)
+        offsets[a] = off
+        placed.append((off, sizes[a], (lo, hi), a))
+    top = max((off + sz for off, sz, _, _ in placed), default=0)
+    return offsets, top
+
+
+def allocate_kernel(kernel: func.FuncOp, usable: int) -> int:
+    """Assign offsets in one kernel; returns total UB bytes.
+
+    Raises:
+        PyAscCompileError: the buffers do not fit in ``usable`` bytes.
+    """
+    allocs = [o for o in kernel.walk() if isinstance(o, asc.AllocOp)]
+    offset = 0
+    lines = []
+    for role in ("in", "out", "const"):
+        for a in allocs:
+            if a.role.data == role:
+                a.offset = IntegerAttr(offset, 64)
+                size = _aligned(a.nbytes) * a.buffers.value.data
+                lines.append(f"{role} buffer {a.buffers.value.data} x {_aligned(a.nbytes)} B")
+                offset += size
+    tmps = [a for a in allocs if a.role.data == "tmp"]
+    offsets, arena = pack({a: _aligned(a.nbytes) for a in tmps}, _live_ranges(tmps))
+    for a in tmps:
+        a.offset = IntegerAttr(offset + offsets[a], 64)
+    total = offset + arena
+    if total > usable:
+        raise PyAscCompileError(
+            f"kernel {kernel.sym_name.data} needs {total} bytes of UB but {usable} are usable "
+            f"({'; '.join(lines)}; compute arena {arena} B for {len(tmps)} scratch buffers)",
+            loc_of(kernel), "use a smaller tile (asc-tile) or disable double buffering")
+    kernel.attributes["asc.calc_base"] = IntegerAttr(offset, i64)
+    kernel.attributes["asc.calc_bytes"] = IntegerAttr(arena, i64)
+    kernel.attributes["asc.ub_bytes"] = IntegerAttr(total, i64)
+    return total
+
+
+@dataclass(frozen=True)
+class AscBufferAllocPass(ModulePass):
+    """Assign UB offsets (sharing space between buffers whose lifetimes do not overlap) and
+    prove each kernel fits the platform's usable UB. Option ``platform`` overrides the kernel's
+    ``asc.platform`` attribute."""
+
+    name = "asc-buffer-alloc"
+    platform: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in op.walk():
+            if isinstance(kernel, func.FuncOp) and "asc.kernel" in kernel.attributes:
+                name = self.platform
+                attr = kernel.attributes.get("asc.platform")
+                if not name and isinstance(attr, StringAttr):
+                    name = attr.data
+                allocate_kernel(kernel, get_platform(name or None).ub_usable_bytes)

@@ -1,0 +1,32 @@
+"""``asc-double-buffer``: rotate two copies of every copy-in/copy-out buffer.
+
+With two buffers per queue, MTE2 (GM->UB copy-in) fills tile i+1 while the vector unit (V)
+computes tile i and MTE3 (UB->GM copy-out) drains tile i-1 (Ascend C ``TPipe::InitBuffer(que,
+2, len)``). Buffers loaded once per kernel (``const``) and scratch (``tmp``) are not rotated.
+Run it before ``asc-buffer-alloc``, which must see the final buffer counts to prove capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.passes import ModulePass
+
+from pyasc_mlir.dialects import asc
+
+
+@dataclass(frozen=True)
+class AscDoubleBufferPass(ModulePass):
+    """Set ``buffers`` of copy-in/copy-out allocs to ``stages`` (default 2), or 1 if disabled."""
+
+    name = "asc-double-buffer"
+    enable: bool = True
+    stages: int = 2
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        count = self.stages if self.enable else 1
+        for alloc in op.walk():
+            if isinstance(alloc, asc.AllocOp) and alloc.role.data in ("in", "out"):
+                alloc.buffers = IntegerAttr(count, 64)

@@ -1,0 +1,68 @@
+"""``asc-fuse``: group tensor-level asc ops into ``asc.fusion`` regions (one region = one kernel).
+
+Every op of an operator made of elementwise ops, broadcasts, reshapes and reductions fuses into
+ONE ``asc.fusion`` per function: intermediates never leave the chip, so GM traffic is reading
+each input once and writing each output once. Whether the group can be tiled is decided (and
+reported, with the op's source line) by ``asc-tile``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from pyasc_mlir.dialects import asc
+
+TENSOR_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.SelectOp,
+              asc.CastOp, asc.BroadcastOp, asc.ReduceOp, asc.ReshapeOp)
+
+
+def _fuse_block(block: Block) -> None:
+    ops = [op for op in block.ops if isinstance(op, TENSOR_OPS)]
+    if not ops:
+        return
+    members = set(ops)
+    inputs: list[SSAValue] = []
+    for op in ops:
+        for v in op.operands:
+            owner = v.owner
+            if not (isinstance(owner, Operation) and owner in members) and v not in inputs:
+                inputs.append(v)
+    outputs = [r for op in ops for r in op.results
+               if any(u.operation not in members for u in r.uses)]
+    body = Block(arg_types=[v.type for v in inputs])
+    fusion = asc.FusionOp(operands=[inputs], result_types=[[r.type for r in outputs]],
+                          regions=[Region(body)])
+    loc = ops[0].attributes.get(asc.LOC_ATTR)
+    if loc is not None:
+        fusion.attributes[asc.LOC_ATTR] = loc
+    block.insert_op_before(fusion, ops[0])
+    for r, new in zip(outputs, fusion.results, strict=True):
+        for use in list(r.uses):
+            if use.operation not in members:
+                use.operation.operands[use.index] = new
+    for op in ops:
+        op.detach()
+        body.add_op(op)
+    for v, arg in zip(inputs, body.args, strict=True):
+        for use in list(v.uses):
+            if use.operation in members:
+                use.operation.operands[use.index] = arg
+    body.add_op(asc.YieldOp(outputs))
+
+
+@dataclass(frozen=True)
+class AscFusePass(ModulePass):
+    """Wrap each function's tensor-level asc ops into one ``asc.fusion``."""
+
+    name = "asc-fuse"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in list(op.walk()):
+            if isinstance(f, func.FuncOp) and "asc.kernel" not in f.attributes and f.body.blocks:
+                _fuse_block(f.body.block)

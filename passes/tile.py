@@ -1,0 +1,628 @@
+"""``asc-tile``: lower each ``asc.fusion`` to a tiled tile-level kernel plus an ``asc.launch``.
+
+Kernel shape (see ``docs/DESIGN.md``): the coalesced iteration space (``iteration_space``) is
+split into *outer* axes, which are tiled, and at most two *inner* axes ``[M, L]`` held whole in
+the Unified Buffer (UB). Reductions must be over inner axes: the innermost reduced axis... the
+outermost reduced axis starts the inner part. Without reductions the trailing axis may be split
+into chunks ("chunk mode": one work unit = one chunk of one row).
+
+Work units (outer rows, or row chunks) are divided over ``blockDim`` cores: core ``b`` handles
+``units_per_core + (b < units_rem)`` consecutive units, ``tile_units`` at a time. The tile size
+is the largest that fits the platform's usable UB with copy-in/copy-out buffers counted
+``buffers`` times (double buffering).
+
+Every UB tile is stored as ``[rows, M, Ls]``: ``Ls`` = trailing extent rounded up to 16
+elements, so each row starts on a 32-byte DataBlock for fp16 and fp32 alike; a value broadcast
+along ``L`` keeps one element per row in a 16-element slot. Buffers hold a multiple of 128
+elements and vector ops run on multiples of 128 elements (256 bytes for fp16, the 256-byte
+alignment ``Compare`` needs for fp32 at 64).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from pyasc_mlir.dialects import asc
+from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.passes.iteration_space import IterationSpace, analyze, shape_of
+from pyasc_mlir.platform import get_platform
+
+LANE_ALIGN = 16
+"""Elements per row slot alignment: 16 elements = 32 B (fp16), 64 B (fp32)."""
+COUNT_ALIGN = 128
+"""Vector op counts and buffer sizes are multiples of this many elements."""
+MAX_BLOCK_COUNT = 4095
+"""Largest ``blockCount`` of one ``DataCopyPad`` (Ascend C API reference)."""
+CHUNK_MIN_L = 2048
+"""Without reductions, rows at least this long are split into chunks."""
+
+
+def round_up(x: int, m: int) -> int:
+    return (x + m - 1) // m * m
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which of the tile dims ``[rows, M, L]`` a UB value spans."""
+
+    rows: bool
+    m: bool
+    l: bool  # noqa: E741
+
+
+@dataclass
+class Plan:
+    """Static decisions for one kernel."""
+
+    space: IterationSpace
+    outer: range
+    m_axis: int | None
+    l_axis: int
+    chunked: bool
+    tile: int = 1
+    """Rows per tile (rows mode) or elements per chunk (chunk mode)."""
+
+    @property
+    def L(self) -> int:  # noqa: N802
+        return self.space.extents[self.l_axis]
+
+    @property
+    def M(self) -> int:  # noqa: N802
+        return 1 if self.m_axis is None else self.space.extents[self.m_axis]
+
+    @property
+    def rows(self) -> int:
+        return math.prod(self.space.extents[a] for a in self.outer)
+
+    @property
+    def l_slot(self) -> int:
+        """Elements per UB row slot of a value spanning L."""
+        return round_up(self.tile if self.chunked else self.L, LANE_ALIGN)
+
+    @property
+    def chunks(self) -> int:
+        return -(-self.L // self.tile) if self.chunked else 1
+
+    @property
+    def units(self) -> int:
+        return self.rows * self.chunks
+
+    def layout(self, v: SSAValue) -> Layout:
+        h = self.space.has[v]
+        return Layout(bool(h.intersection(self.outer)), self.m_axis in h, self.l_axis in h)
+
+    def tile_rows(self, lay: Layout) -> int:
+        return self.tile if (lay.rows and not self.chunked) else 1
+
+    def elems(self, lay: Layout, rows: int | None = None) -> int:
+        r = self.tile_rows(lay) if rows is None else rows
+        return round_up(r * (self.M if lay.m else 1) * (self.l_slot if lay.l else LANE_ALIGN),
+                        COUNT_ALIGN)
+
+
+class _Ix:
+    """Appends index arithmetic (``arith``) and asc ops to a block."""
+
+    def __init__(self, block: Block, loc: Attribute | None):
+        self.block = block
+        self.loc = loc
+        self.consts: dict[int, SSAValue] = {}
+
+    def add(self, op: Operation) -> SSAValue | None:
+        if self.loc is not None:
+            op.attributes[asc.LOC_ATTR] = self.loc
+        self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def c(self, value: int) -> SSAValue:
+        if value not in self.consts:
+            self.consts[value] = self.add(arith.ConstantOp(IntegerAttr(value, IndexType())))
+        return self.consts[value]
+
+    def _v(self, x: SSAValue | int) -> SSAValue:
+        return self.c(x) if isinstance(x, int) else x
+
+    def bin(self, cls: type[Operation], a: SSAValue | int, b: SSAValue | int) -> SSAValue:
+        if isinstance(a, int) and isinstance(b, int):
+            folded = {arith.AddiOp: a + b, arith.MuliOp: a * b, arith.SubiOp: a - b,
+                      arith.DivSIOp: a // max(b, 1), arith.RemSIOp: a % max(b, 1)}[cls]
+            return self.c(folded)
+        if cls is arith.MuliOp and (a == 1 or b == 1):
+            return self._v(b if a == 1 else a)
+        if cls in (arith.AddiOp, arith.SubiOp) and b == 0:
+            return self._v(a)
+        if cls is arith.MuliOp and (a == 0 or b == 0):
+            return self.c(0)
+        return self.add(cls(self._v(a), self._v(b)))  # type: ignore[call-arg]
+
+    def addi(self, a: SSAValue | int, b: SSAValue | int) -> SSAValue:
+        return self.bin(arith.AddiOp, a, b)
+
+    def muli(self, a: SSAValue | int, b: SSAValue | int) -> SSAValue:
+        return self.bin(arith.MuliOp, a, b)
+
+    def subi(self, a: SSAValue | int, b: SSAValue | int) -> SSAValue:
+        return self.bin(arith.SubiOp, a, b)
+
+    def divi(self, a: SSAValue | int, b: SSAValue | int) -> SSAValue:
+        return self.bin(arith.DivSIOp, a, b)
+
+    def remi(self, a: SSAValue | int, b: SSAValue | int) -> SSAValue:
+        return self.bin(arith.RemSIOp, a, b)
+
+    def mini(self, a: SSAValue | int, b: SSAValue | int) -> SSAValue:
+        lt = self.add(arith.CmpiOp(self._v(a), self._v(b), "slt"))
+        return self.add(arith.SelectOp(lt, self._v(a), self._v(b)))
+
+    def count(self, rows: SSAValue | int, per_row: int) -> SSAValue:
+        """``round_up(rows * per_row, COUNT_ALIGN)`` elements."""
+        total = self.muli(rows, per_row)
+        return self.muli(self.divi(self.addi(total, COUNT_ALIGN - 1), COUNT_ALIGN), COUNT_ALIGN)
+
+
+@dataclass
+class _Buf:
+    ref: SSAValue
+    layout: Layout
+    alloc: asc.AllocOp | None
+
+
+@dataclass
+class _Tile:
+    """Per-tile state while lowering the fusion body."""
+
+    ix: _Ix
+    n: SSAValue | int
+    """Rows in this tile (rows mode) or 1."""
+    first: SSAValue
+    """First outer row of the tile."""
+    c0: SSAValue | int = 0
+    clen: SSAValue | int = 0
+    bufs: dict[SSAValue, _Buf] = field(default_factory=dict)
+    counts: dict[Layout, SSAValue] = field(default_factory=dict)
+
+
+class _KernelBuilder:
+    """Builds the tile-level kernel ``func.func`` of one fusion for a given ``Plan``."""
+
+    def __init__(self, fusion: asc.FusionOp, plan: Plan, name: str):
+        self.fusion = fusion
+        self.plan = plan
+        self.name = name
+        self.allocs: list[tuple[asc.AllocOp, Layout]] = []
+        self.block = fusion.body.block
+        self.loc = fusion.attributes.get(asc.LOC_ATTR)
+
+    # -- helpers -------------------------------------------------------------------------
+    def _alloc(self, t: _Tile, role: str, lay: Layout, dtype: Attribute) -> _Buf:
+        op = asc.AllocOp(role, self.plan.elems(lay), dtype)
+        t.ix.add(op)
+        self.allocs.append((op, lay))
+        return _Buf(op.result, lay, op)
+
+    def _count(self, t: _Tile, lay: Layout) -> SSAValue:
+        if lay not in t.counts:
+            rows = t.n if (lay.rows and not self.plan.chunked) else 1
+            per_row = (self.plan.M if lay.m else 1) * (self.plan.l_slot if lay.l else LANE_ALIGN)
+            t.counts[lay] = t.ix.count(rows, per_row)
+        return t.counts[lay]
+
+    def _sizes(self, t: _Tile, lay: Layout) -> list[SSAValue]:
+        rows = t.n if (lay.rows and not self.plan.chunked) else 1
+        return [t.ix._v(rows), t.ix.c(self.plan.M if lay.m else 1),
+                t.ix.c(self.plan.l_slot if lay.l else LANE_ALIGN)]
+
+    def _gm_row_offset(self, ix: _Ix, v: SSAValue, g: SSAValue) -> SSAValue | int:
+        """GM element offset of outer row ``g`` in value ``v``'s own layout."""
+        sp, outer = self.plan.space, self.plan.outer
+        strides = sp.gm_strides(v)
+        has_outer = sp.has[v].intersection(outer)
+        if not has_outer:
+            return 0
+        if has_outer == set(outer):
+            return ix.muli(g, strides[outer[-1]])
+        off: SSAValue | int = 0
+        inner_prod = 1
+        for a in reversed(outer):
+            if a in has_outer:
+                coord = ix.remi(ix.divi(g, inner_prod), sp.extents[a])
+                off = ix.addi(off, ix.muli(coord, strides[a]))
+            inner_prod *= sp.extents[a]
+        return off
+
+    def _copy(self, ix: _Ix, cls: type[asc.CopyInOp | asc.CopyOutOp], gm: SSAValue,
+              ub: SSAValue, args: list[SSAValue | int]) -> None:
+        vals = [ix._v(a) for a in args]
+        src, dst = (gm, ub) if cls is asc.CopyInOp else (ub, gm)
+        ix.add(cls(src, dst, vals))
+
+    # -- inputs and outputs --------------------------------------------------------------
+    def _is_const_input(self, v: SSAValue) -> bool:
+        lay = self.plan.layout(v)
+        return not lay.rows and not (self.plan.chunked and lay.l)
+
+    def _load(self, t: _Tile, arg: SSAValue, gm: SSAValue, role: str) -> _Buf:
+        plan, ix = self.plan, t.ix
+        lay = plan.layout(arg)
+        t_ = arg.type
+        assert isinstance(t_, TensorType)
+        buf = self._alloc(t, role, lay, t_.element_type)
+        mv = plan.M if lay.m else 1
+        slot = plan.l_slot if lay.l else LANE_ALIGN
+        if plan.chunked:
+            row_off = self._gm_row_offset(ix, arg, t.first)
+            off = ix.addi(row_off, t.c0 if lay.l else 0)
+            length = t.clen if lay.l else 1
+            self._copy(ix, asc.CopyInOp, gm, buf.ref, [off, 0, 1, length, 0, slot])
+            return buf
+        lv = plan.L if lay.l else 1
+        outer_has = plan.space.has[arg].intersection(plan.outer)
+        if not outer_has or outer_has == set(plan.outer):
+            n = t.n if lay.rows else 1
+            off = self._gm_row_offset(ix, arg, t.first)
+            self._copy(ix, asc.CopyInOp, gm, buf.ref, [off, 0, ix.muli(n, mv), lv, 0, slot])
+            return buf
+        # Partially broadcast over the outer axes: gather row by row.
+        body = Block(arg_types=[IndexType()])
+        inner = _Ix(body, self.loc)
+        g = inner.addi(t.first, body.args[0])
+        off = self._gm_row_offset(inner, arg, g)
+        ub_off = inner.muli(body.args[0], mv * slot)
+        self._copy(inner, asc.CopyInOp, gm, buf.ref, [off, ub_off, mv, lv, 0, slot])
+        inner.add(scf.YieldOp())
+        ix.add(scf.ForOp(ix.c(0), ix._v(t.n), ix.c(1), [], body))
+        return buf
+
+    def _store(self, t: _Tile, v: SSAValue, gm: SSAValue, used: set[SSAValue]) -> None:
+        plan, ix = self.plan, t.ix
+        lay = plan.layout(v)
+        if plan.space.has[v].intersection(plan.outer) != set(plan.outer):
+            raise PyAscCompileError(
+                "an output of the operator does not span all of its leading dimensions "
+                f"(shape {list(shape_of(v))})", loc_of(self.fusion),
+                "return values computed from the full-size inputs")
+        buf = t.bufs[v]
+        if buf.alloc is not None and buf.alloc.role.data == "tmp" and buf.ref not in used:
+            buf.alloc.role = StringAttr("out")
+        else:
+            t_ = v.type
+            assert isinstance(t_, TensorType)
+            out = self._alloc(t, "out", lay, t_.element_type)
+            ix.add(asc.VCopyOp(out.ref, buf.ref, self._count(t, lay)))
+            buf = out
+        used.add(buf.ref)
+        mv = plan.M if lay.m else 1
+        slot = plan.l_slot if lay.l else LANE_ALIGN
+        row_off = self._gm_row_offset(ix, v, t.first)
+        if plan.chunked:
+            off = ix.addi(row_off, t.c0 if lay.l else 0)
+            self._copy(ix, asc.CopyOutOp, gm, buf.ref,
+                       [off, 0, 1, t.clen if lay.l else 1, 0, slot])
+        else:
+            self._copy(ix, asc.CopyOutOp, gm, buf.ref,
+                       [row_off, 0, ix.muli(t.n, mv), plan.L if lay.l else 1, 0, slot])
+
+    # -- compute ---------------------------------------------------------------------------
+    def _buf(self, t: _Tile, v: SSAValue) -> _Buf:
+        if v not in t.bufs:
+            owner = v.owner
+            assert isinstance(owner, asc.ConstantOp), f"no buffer for {v}"
+            lay = self.plan.layout(v)
+            buf = self._alloc(t, "tmp", lay, owner.result.type.element_type)  # type: ignore
+            t.ix.add(asc.VDupOp(buf.ref, owner.value.value.data, self._count(t, lay)))
+            t.bufs[v] = buf
+        return t.bufs[v]
+
+    def _result(self, t: _Tile, v: SSAValue) -> _Buf:
+        t_ = v.type
+        assert isinstance(t_, TensorType)
+        buf = self._alloc(t, "tmp", self.plan.layout(v), t_.element_type)
+        t.bufs[v] = buf
+        return buf
+
+    def _binary(self, t: _Tile, op: asc.BinaryOp) -> None:
+        kind = op.kind.data
+        a, b = op.lhs, op.rhs
+        const = {"add": "adds", "mul": "muls", "max": "maxs", "min": "mins", "sub": "adds"}
+        for x, y, ok in ((a, b, kind in const), (b, a, kind in ("add", "mul", "max", "min"))):
+            if ok and isinstance(y.owner, asc.ConstantOp) and y not in t.bufs:
+                value = y.owner.value.value.data
+                src = self._buf(t, x)
+                dst = self._result(t, op.result)
+                scalar = -value if kind == "sub" else value
+                t.ix.add(asc.VScalarOp(const[kind], dst.ref, src.ref, scalar,
+                                       self._count(t, dst.layout)))
+                return
+        la, lb = self._buf(t, a), self._buf(t, b)
+        dst = self._result(t, op.result)
+        t.ix.add(asc.VBinaryOp(kind, dst.ref, la.ref, lb.ref, self._count(t, dst.layout)))
+
+    def _unary(self, t: _Tile, op: asc.UnaryOp) -> None:
+        src = self._buf(t, op.input)
+        dst = self._result(t, op.result)
+        n = self._count(t, dst.layout)
+        if op.kind.data == "neg":
+            t.ix.add(asc.VScalarOp("muls", dst.ref, src.ref, -1.0, n))
+        else:
+            t.ix.add(asc.VUnaryOp(op.kind.data, dst.ref, src.ref, n))
+
+    def _alias_or_expand(self, t: _Tile, op: asc.BroadcastOp | asc.ReshapeOp) -> None:
+        src = self._buf(t, op.input)
+        lay = self.plan.layout(op.result)
+        if lay == src.layout:
+            t.bufs[op.result] = src
+            return
+        dst = self._result(t, op.result)
+        s = src.layout
+        t.ix.add(asc.VBroadcastOp(dst.ref, src.ref, self._sizes(t, lay), (s.rows, s.m, s.l)))
+
+    def _reduce(self, t: _Tile, op: asc.ReduceOp) -> None:
+        plan, ix = self.plan, t.ix
+        axes = plan.space.reduced[op]
+        src = self._buf(t, op.input)
+        if not axes:
+            t.bufs[op.result] = src
+            return
+        res_lay = plan.layout(op.result)
+        t_ = op.input.type
+        assert isinstance(t_, TensorType)
+        dtype = t_.element_type
+        kind = op.kind.data
+        cur = src
+        if plan.l_axis in axes:
+            lay = Layout(cur.layout.rows, cur.layout.m, False)
+            dst = self._alloc(t, "tmp", lay, dtype) if lay != res_lay else self._result(
+                t, op.result)
+            work = self._alloc(t, "tmp", Layout(False, False, True), dtype)
+            rows, m, _ = self._sizes(t, cur.layout)
+            ix.add(asc.VReduceOp(kind, "last", dst.ref, cur.ref, work.ref,
+                                 [rows, m, ix.c(plan.L), ix.c(plan.l_slot)]))
+            cur = dst
+        if plan.m_axis is not None and plan.m_axis in axes:
+            dst = self._result(t, op.result)
+            rows, m, ls = self._sizes(t, cur.layout)
+            ix.add(asc.VReduceOp(kind, "mid", dst.ref, cur.ref, cur.ref,
+                                 [rows, m, ls, ls]))
+            cur = dst
+        t.bufs[op.result] = cur
+
+    def _op(self, t: _Tile, op: Operation) -> None:
+        ix = t.ix
+        if isinstance(op, asc.ConstantOp):
+            return  # materialised on first use (or folded into a scalar op)
+        if isinstance(op, asc.BinaryOp):
+            self._binary(t, op)
+        elif isinstance(op, asc.UnaryOp):
+            self._unary(t, op)
+        elif isinstance(op, asc.BroadcastOp | asc.ReshapeOp):
+            self._alias_or_expand(t, op)
+        elif isinstance(op, asc.ReduceOp):
+            self._reduce(t, op)
+        elif isinstance(op, asc.CastOp):
+            src = self._buf(t, op.input)
+            dst = self._result(t, op.result)
+            rt = op.result.type
+            assert isinstance(rt, TensorType)
+            mode = "none" if asc.element_bits(rt.element_type) == 32 else "rint"
+            ix.add(asc.VCastOp(dst.ref, src.ref, self._count(t, dst.layout), mode))
+        elif isinstance(op, asc.CompareOp):
+            a, b = self._buf(t, op.lhs), self._buf(t, op.rhs)
+            dst = self._result(t, op.result)
+            ix.add(asc.VCompareOp(op.predicate.data, dst.ref, a.ref, b.ref,
+                                  self._count(t, dst.layout)))
+        elif isinstance(op, asc.SelectOp):
+            c = self._buf(t, op.cond)
+            a, b = self._buf(t, op.true_value), self._buf(t, op.false_value)
+            dst = self._result(t, op.result)
+            ix.add(asc.VSelectOp(dst.ref, c.ref, a.ref, b.ref, self._count(t, dst.layout)))
+        else:
+            raise PyAscCompileError(f"{op.name} cannot be lowered to a vector kernel",
+                                    loc_of(op), "this op is not supported in this release")
+
+    # -- kernel ----------------------------------------------------------------------------
+    def build(self) -> func.FuncOp:
+        plan = self.plan
+        args = list(self.block.args)
+        term = self.block.last_op
+        assert isinstance(term, asc.YieldOp)
+        outs = list(term.values)
+        gm_types = [asc.buffer_type(math.prod(shape_of(v)) or 1,
+                                    v.type.element_type, "gm")  # type: ignore[attr-defined]
+                    for v in [*args, *outs]]
+        entry = Block(arg_types=gm_types)
+        gm_of = dict(zip(args, entry.args[:len(args)], strict=True))
+        ix = _Ix(entry, self.loc)
+        bid = ix.add(asc.BlockIdxOp())
+        per = ix.add(asc.TilingFieldOp("units_per_core"))
+        rem = ix.add(asc.TilingFieldOp("units_rem"))
+        step = ix.add(asc.TilingFieldOp("tile_units"))
+        start = ix.addi(ix.muli(bid, per), ix.mini(bid, rem))
+        lt = ix.add(arith.CmpiOp(bid, rem, "slt"))
+        extra = ix.add(arith.SelectOp(lt, ix.c(1), ix.c(0)))
+        end = ix.addi(start, ix.addi(per, extra))
+        const_bufs: dict[SSAValue, _Buf] = {}
+        pre = _Tile(ix, 1, ix.c(0))
+        for a in args:
+            if self._is_const_input(a):
+                const_bufs[a] = self._load(pre, a, gm_of[a], "const")
+        body = Block(arg_types=[IndexType()])
+        bx = _Ix(body, self.loc)
+        u = body.args[0]
+        if plan.chunked:
+            row = bx.divi(u, plan.chunks)
+            c0 = bx.muli(bx.remi(u, plan.chunks), plan.tile)
+            t = _Tile(bx, 1, row, c0, bx.mini(plan.tile, bx.subi(plan.L, c0)))
+        else:
+            t = _Tile(bx, bx.mini(step, bx.subi(end, u)), u)
+        t.bufs.update(const_bufs)
+        for a in args:
+            if a not in const_bufs:
+                t.bufs[a] = self._load(t, a, gm_of[a], "in")
+        for op in self.block.ops:
+            if not isinstance(op, asc.YieldOp):
+                self._op(t, op)
+        used: set[SSAValue] = set()
+        for v, gm in zip(outs, entry.args[len(args):], strict=True):
+            self._store(t, v, gm, used)
+        bx.add(scf.YieldOp())
+        ix.add(scf.ForOp(start, end, step, [], body))
+        ix.add(func.ReturnOp())
+        kernel = func.FuncOp(self.name, (gm_types, []), Region(entry))
+        kernel.attributes["asc.kernel"] = UnitAttr()
+        if self.loc is not None:
+            kernel.attributes[asc.LOC_ATTR] = self.loc
+        return kernel
+
+
+def _plan(fusion: asc.FusionOp, space: IterationSpace, cores: int) -> Plan:
+    n = space.rank
+    red = frozenset().union(*space.reduced.values()) if space.reduced else frozenset()
+    p = min(red) if red else n - 1
+    if n - p > 2:
+        op = next(o for o, r in space.reduced.items() if r and min(r) == p)
+        raise PyAscCompileError(
+            "this reduction leaves more than one non-reduced dimension inside the reduced "
+            "part of the tensor; a single kernel cannot tile it", loc_of(op),
+            "reduce over trailing dimensions (e.g. axis=-1), or over one axis followed only "
+            "by the last one")
+    plan = Plan(space, range(p), p if n - p == 2 else None, n - 1, False)
+    block = fusion.body.block
+    term = block.last_op
+    assert isinstance(term, asc.YieldOp)
+    outs_span_l = all(plan.l_axis in space.has[v] for v in term.values)
+    if not red and outs_span_l and (plan.rows < cores or plan.L >= CHUNK_MIN_L):
+        plan.chunked = True
+    return plan
+
+
+def _ub_bytes(builder_allocs: list[tuple[asc.AllocOp, Layout]], plan: Plan, tile: int,
+              buffers: int) -> int:
+    saved = plan.tile
+    plan.tile = tile
+    total = 0
+    for op, lay in builder_allocs:
+        t = op.result.type
+        bits = asc.element_bits(t.element_type)  # type: ignore[attr-defined]
+        nbytes = round_up(plan.elems(lay) * bits // 8, 32)
+        total += nbytes * (buffers if op.role.data in ("in", "out") else 1)
+    plan.tile = saved
+    return total
+
+
+def _describe(allocs: list[tuple[asc.AllocOp, Layout]], plan: Plan, tile: int,
+              buffers: int) -> str:
+    parts = []
+    for op, lay in allocs:
+        saved, plan.tile = plan.tile, tile
+        t = op.result.type
+        n = plan.elems(lay) * asc.element_bits(t.element_type) // 8  # type: ignore
+        plan.tile = saved
+        k = buffers if op.role.data in ("in", "out") else 1
+        parts.append(f"{op.role.data} {k}x{n} B")
+    return ", ".join(parts)
+
+
+def choose_tile(fusion: asc.FusionOp, plan: Plan, name: str, usable: int, buffers: int,
+                cores: int) -> int:
+    """Largest tile (rows, or chunk elements) whose buffers fit ``usable`` bytes of UB.
+
+    Raises:
+        PyAscCompileError: even the smallest tile does not fit; names buffers and sizes.
+    """
+    step = COUNT_ALIGN if plan.chunked else 1
+    plan.tile = step
+    probe = _KernelBuilder(fusion, plan, name)
+    probe.build()
+    allocs = probe.allocs
+
+    def fits(x: int) -> bool:
+        return _ub_bytes(allocs, plan, x, buffers) <= usable
+
+    if not fits(step):
+        raise PyAscCompileError(
+            f"the fused kernel needs {_ub_bytes(allocs, plan, step, buffers)} bytes of UB for "
+            f"the smallest tile, but only {usable} bytes are usable on this platform "
+            f"(buffers: {_describe(allocs, plan, step, buffers)})", loc_of(fusion),
+            "reduce over fewer elements per row, split the operator, or disable double "
+            "buffering")
+    if plan.chunked:
+        per_row = -(-cores // plan.rows)
+        hi = min(round_up(plan.L, COUNT_ALIGN), round_up(-(-plan.L // per_row), COUNT_ALIGN))
+    else:
+        hi = max(1, min(-(-plan.rows // min(cores, plan.rows)), MAX_BLOCK_COUNT // plan.M))
+    best = step
+    a, b = 1, hi // step
+    while a <= b:
+        mid = (a + b) // 2
+        if fits(mid * step):
+            best, a = mid * step, mid + 1
+        else:
+            b = mid - 1
+    return best
+
+
+def tiling_values(plan: Plan, cores: int) -> dict[str, int]:
+    """The tiling struct of a kernel (all int64): work split and tile sizes."""
+    units = plan.units
+    block_dim = max(1, min(cores, units))
+    return {"units": units, "block_dim": block_dim, "units_per_core": units // block_dim,
+            "units_rem": units % block_dim, "tile_units": 1 if plan.chunked else plan.tile,
+            "rows": plan.rows, "m": plan.M, "l": plan.L,
+            "chunk_len": plan.tile if plan.chunked else plan.L}
+
+
+@dataclass(frozen=True)
+class AscTilePass(ModulePass):
+    """Lower every ``asc.fusion`` to a tiled kernel (``func.func`` with ``asc.kernel``) and an
+    ``asc.launch`` of it. Options: ``platform`` (table name), ``buffers`` (copies of each
+    copy-in/copy-out buffer assumed when sizing tiles; 2 = double buffering)."""
+
+    name = "asc-tile"
+    platform: str = "910B2"
+    buffers: int = 2
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        plat = get_platform(self.platform)
+        for fusion in [o for o in op.walk() if isinstance(o, asc.FusionOp)]:
+            parent = fusion.parent_op()
+            while parent is not None and not isinstance(parent, func.FuncOp):
+                parent = parent.parent_op()
+            base = parent.sym_name.data if parent is not None else "kernel"
+            name = f"{base}_kernel"
+            space = analyze(fusion)
+            plan = _plan(fusion, space, plat.vector_cores)
+            plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, self.buffers,
+                                    plat.vector_cores)
+            kernel = _KernelBuilder(fusion, plan, name).build()
+            values = tiling_values(plan, plat.vector_cores)
+            kernel.attributes["asc.tiling"] = DictionaryAttr(
+                {k: IntegerAttr(v, i64) for k, v in values.items()})
+            kernel.attributes["asc.platform"] = StringAttr(plat.name)
+            op.body.block.add_op(kernel)
+            launch = asc.LaunchOp(name, values["block_dim"], list(fusion.inputs),
+                                  [r.type for r in fusion.outputs])
+            if asc.LOC_ATTR in fusion.attributes:
+                launch.attributes[asc.LOC_ATTR] = fusion.attributes[asc.LOC_ATTR]
+            assert fusion.parent is not None
+            fusion.parent.insert_op_before(launch, fusion)
+            for old, new in zip(fusion.outputs, launch.outputs, strict=True):
+                old.replace_all_uses_with(new)
+            fusion.detach()
+            fusion.erase()

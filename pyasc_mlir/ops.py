@@ -1,0 +1,183 @@
+"""Tensor operations for use inside a compiled operator.
+
+These are *markers*: the AST frontend (``pyasc_mlir.frontend.ast_frontend``) recognises calls
+to them (by identity, however they were imported: ``pa.exp(x)``, ``from pyasc_mlir import exp``)
+and turns them into ``asc`` tensor-level IR. Called directly from Python, outside a compiled
+operator, each raises :class:`OutsideOperatorError`.
+
+Semantics (all elementwise ops follow NumPy broadcasting; arithmetic is computed in float32
+whatever the input dtypes, "opmath"; a result is float16 when every tensor operand is float16):
+
+- ``exp log sqrt rsqrt abs relu sigmoid tanh erf``: elementwise unary functions.
+- ``maximum(a, b)``, ``minimum(a, b)``: elementwise max/min of tensors or Python numbers.
+- ``where(cond, a, b)``: ``a`` where the boolean mask ``cond`` holds, else ``b``.
+- ``cast(x, dtype)``: convert to ``float16`` (rounds to nearest even) or ``float32``; a mask
+  becomes 1.0/0.0.
+- ``sum mean max min(x, axis=None, keepdim=False)``, ``var(x, axis=None, keepdim=False,
+  unbiased=False)``: reductions over an int axis, a tuple of axes or all axes (``None``).
+
+Also the dtype constants :data:`float16` and :data:`float32`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+import numpy as np
+
+from pyasc_mlir.errors import PyAscUsageError
+
+__all__ = [
+    "DType", "OutsideOperatorError", "float16", "float32", "bool_",
+    "exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf",
+    "maximum", "minimum", "where", "cast",
+    "sum", "mean", "max", "min", "var",
+]
+
+
+class OutsideOperatorError(PyAscUsageError):
+    """A ``pyasc_mlir`` tensor function was called outside a compiled operator."""
+
+
+class DType:
+    """A tensor dtype constant (``float16``, ``float32``; ``bool`` for masks).
+
+    Compares equal to the same dtype spelled as a string (``"float16"``, ``"fp16"``), a NumPy
+    type or ``np.dtype``; ``np.dtype(pyasc_mlir.float16)`` works.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype."""
+        return np.dtype(self.name)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DType):
+            return other.name == self.name
+        if other is None:
+            return False
+        from pyasc_mlir.types import dtype_name
+
+        try:
+            return dtype_name(other) == self.name
+        except TypeError:
+            return self.name == "bool" and other in (bool, np.bool_, "bool")
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"pyasc_mlir.{self.name if self.name != 'bool' else 'bool_'}"
+
+    __str__ = __repr__
+
+
+float16 = DType("float16")
+"""Half precision (IEEE binary16)."""
+float32 = DType("float32")
+"""Single precision (IEEE binary32)."""
+bool_ = DType("bool")
+"""The dtype of masks (results of comparisons)."""
+
+
+def _outside(name: str) -> NoReturn:
+    raise OutsideOperatorError(
+        f"pyasc_mlir.{name}() can only be used inside an operator compiled by pyasc_mlir "
+        "(a @pyasc_mlir.jit function or an Op's forward); it does not compute on Python or "
+        "NumPy values. For NumPy arrays use the numpy function of the same purpose.")
+
+
+def exp(x: Any) -> Any:
+    """Elementwise ``e**x``."""
+    _outside("exp")
+
+
+def log(x: Any) -> Any:
+    """Elementwise natural logarithm."""
+    _outside("log")
+
+
+def sqrt(x: Any) -> Any:
+    """Elementwise square root."""
+    _outside("sqrt")
+
+
+def rsqrt(x: Any) -> Any:
+    """Elementwise ``1 / sqrt(x)``."""
+    _outside("rsqrt")
+
+
+def abs(x: Any) -> Any:
+    """Elementwise absolute value (the builtin ``abs(x)`` works too)."""
+    _outside("abs")
+
+
+def relu(x: Any) -> Any:
+    """Elementwise ``max(x, 0)``."""
+    _outside("relu")
+
+
+def sigmoid(x: Any) -> Any:
+    """Elementwise ``1 / (1 + exp(-x))``."""
+    _outside("sigmoid")
+
+
+def tanh(x: Any) -> Any:
+    """Elementwise hyperbolic tangent."""
+    _outside("tanh")
+
+
+def erf(x: Any) -> Any:
+    """Elementwise Gauss error function."""
+    _outside("erf")
+
+
+def maximum(a: Any, b: Any) -> Any:
+    """Elementwise maximum of two tensors (or a tensor and a number), broadcast together."""
+    _outside("maximum")
+
+
+def minimum(a: Any, b: Any) -> Any:
+    """Elementwise minimum of two tensors (or a tensor and a number), broadcast together."""
+    _outside("minimum")
+
+
+def where(cond: Any, a: Any, b: Any) -> Any:
+    """``a`` where the mask ``cond`` is true, else ``b``; all three broadcast together."""
+    _outside("where")
+
+
+def cast(x: Any, dtype: Any) -> Any:
+    """Convert ``x`` to ``dtype`` (``float16`` or ``float32``); a mask gives 1.0 / 0.0."""
+    _outside("cast")
+
+
+def sum(x: Any, axis: Any = None, keepdim: bool = False) -> Any:
+    """Sum over ``axis`` (int, tuple of ints, or ``None`` for all axes)."""
+    _outside("sum")
+
+
+def mean(x: Any, axis: Any = None, keepdim: bool = False) -> Any:
+    """Arithmetic mean over ``axis``."""
+    _outside("mean")
+
+
+def max(x: Any, axis: Any = None, keepdim: bool = False) -> Any:
+    """Maximum over ``axis`` (for the elementwise maximum use :func:`maximum`)."""
+    _outside("max")
+
+
+def min(x: Any, axis: Any = None, keepdim: bool = False) -> Any:
+    """Minimum over ``axis`` (for the elementwise minimum use :func:`minimum`)."""
+    _outside("min")
+
+
+def var(x: Any, axis: Any = None, keepdim: bool = False, unbiased: bool = False) -> Any:
+    """Variance over ``axis``: divisor ``N`` (``unbiased=False``, NumPy's default) or
+    ``N - 1`` (``unbiased=True``)."""
+    _outside("var")

@@ -1,0 +1,265 @@
+"""CPU build of the emitted Ascend C: compile with g++ against ``kernel_operator.h`` and run.
+
+The contract is ``docs/CPU_RUNTIME.md``. :func:`build_library` compiles the emitted sources
+(``kernel.cpp`` and ``cpu_entry.cpp``) into a shared library, cached on disk under the SHA-256 of
+the sources, the runtime header, the flags and the g++ version. :class:`CpuKernel` loads such a
+library with ctypes and runs it block by block through ``pyasc_run_block``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from pyasc_mlir.platform import Platform
+
+INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+"""Folder holding ``kernel_operator.h`` (passed to g++ with ``-I``)."""
+
+CXX_FLAGS = ("-std=c++17", "-O2", "-shared", "-fPIC")
+"""Compiler flags of the contract, besides ``-I`` and the UB size macros."""
+
+LIBRARY_NAME = "lib.so"
+
+
+class CompileError(RuntimeError):
+    """g++ failed (or is missing). ``diagnostics`` holds its stderr, ``command`` the argv."""
+
+    def __init__(self, message: str, diagnostics: str = "", command: list[str] | None = None):
+        super().__init__(message if not diagnostics else f"{message}\n{diagnostics}")
+        self.diagnostics = diagnostics
+        self.command = command or []
+
+
+class KernelError(RuntimeError):
+    """A block of a kernel threw ``AscendC::cpu::Error`` (or another C++ exception).
+
+    Attributes:
+        block_idx: the block that failed.
+        block_num: the block count of the launch.
+        detail: the C++ error message (``pyasc_last_error()``).
+    """
+
+    def __init__(self, block_idx: int, block_num: int, detail: str):
+        super().__init__(f"kernel failed in block {block_idx} of {block_num}: {detail}")
+        self.block_idx = block_idx
+        self.block_num = block_num
+        self.detail = detail
+
+
+def default_cache_dir() -> Path:
+    """The pyasc cache root: ``$PYASC_CACHE_DIR`` or ``~/.cache/pyasc_mlir``."""
+    env = os.environ.get("PYASC_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "pyasc_mlir"
+
+
+def _compiler() -> str:
+    cxx = shutil.which("g++")
+    if cxx is None:
+        raise CompileError("g++ not found on PATH: the CPU build needs g++ 12 or newer")
+    return cxx
+
+
+@functools.lru_cache(maxsize=4)
+def _compiler_version(cxx: str) -> str:
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise CompileError(f"cannot run {cxx} --version: {exc}") from exc
+    return out.stdout.strip()
+
+
+def _header_text() -> str:
+    parts = []
+    for path in sorted(INCLUDE_DIR.glob("*.h")):
+        parts.append(f"{path.name}\0{path.read_text()}")
+    return "\0".join(parts)
+
+
+def _flags(platform: Platform) -> list[str]:
+    return [
+        *CXX_FLAGS,
+        f"-DPYASC_UB_BYTES={platform.ub_bytes}",
+        f"-DPYASC_UB_USABLE={platform.ub_usable_bytes}",
+    ]
+
+
+def library_key(sources: dict[str, str], platform: Platform) -> str:
+    """SHA-256 (hex) cache key of a build: sources, runtime header, flags and g++ version.
+
+    Raises:
+        CompileError: g++ is missing.
+    """
+    h = hashlib.sha256()
+    for part in (
+        _compiler_version(_compiler()),
+        _header_text(),
+        "\0".join(_flags(platform)),
+        *(f"{name}\0{text}" for name, text in sorted(sources.items())),
+    ):
+        data = part.encode()
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def _check_names(sources: dict[str, str]) -> None:
+    if not any(name.endswith(".cpp") for name in sources):
+        raise ValueError("build_library: no .cpp source among " + ", ".join(sorted(sources)))
+    for name in sources:
+        if not name or "/" in name or "\\" in name or name.startswith(".") or name == LIBRARY_NAME:
+            raise ValueError(f"build_library: bad source file name {name!r}")
+
+
+def _compile(workdir: Path, sources: dict[str, str], platform: Platform) -> None:
+    """Compile every ``.cpp`` in ``workdir`` to an object in parallel, then link ``lib.so``."""
+    cxx = _compiler()
+    flags = _flags(platform)
+    include = f"-I{INCLUDE_DIR}"
+    cpps = sorted(name for name in sources if name.endswith(".cpp"))
+    procs = []
+    for name in cpps:
+        cmd = [cxx, *flags, include, "-c", name, "-o", name + ".o"]
+        procs.append((cmd, subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, text=True)))
+    failures = []
+    for cmd, proc in procs:
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            failures.append((cmd, (out + err).strip()))
+    if failures:
+        names = ", ".join(cmd[cmd.index("-c") + 1] for cmd, _ in failures)
+        diagnostics = "\n".join(diag for _, diag in failures)
+        raise CompileError(f"g++ failed compiling {names}", diagnostics,
+                           failures[0][0])
+    cmd = [cxx, *flags, *(name + ".o" for name in cpps), "-o", LIBRARY_NAME]
+    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CompileError(f"g++ failed linking {LIBRARY_NAME}",
+                           (proc.stdout + proc.stderr).strip(), cmd)
+
+
+def build_library(sources: dict[str, str], platform: Platform,
+                  cache_dir: Path | None = None) -> Path:
+    """Compile emitted Ascend C sources into a shared library for the CPU runtime, with caching.
+
+    Args:
+        sources: file name -> text, e.g. ``{"kernel.cpp": ..., "cpu_entry.cpp": ...}``. Every
+            ``.cpp`` is compiled; other files (headers) are only written next to them.
+        platform: fixes the UB arena (``platform.ub_bytes``) and the TPipe bound
+            (``platform.ub_usable_bytes``), both in bytes.
+        cache_dir: the pyasc cache root (default :func:`default_cache_dir`); libraries live in
+            ``<cache_dir>/cpu/<sha256>/lib.so`` next to their sources.
+
+    Returns:
+        Path of the cached ``lib.so``. A second call with the same inputs returns the same path
+        without running g++.
+
+    Raises:
+        CompileError: g++ is missing or rejects the sources (the message carries its
+            diagnostics).
+        ValueError: no ``.cpp`` source, or a file name with a path separator.
+    """
+    _check_names(sources)
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    root = root / "cpu"
+    key = library_key(sources, platform)
+    entry = root / key
+    lib = entry / LIBRARY_NAME
+    if lib.is_file():
+        return lib
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key[:16]}-", dir=root))
+    try:
+        for name, text in sources.items():
+            (tmp / name).write_text(text)
+        _compile(tmp, sources, platform)
+        for obj in tmp.glob("*.o"):
+            obj.unlink()
+        if entry.exists() and not lib.is_file():
+            shutil.rmtree(entry, ignore_errors=True)  # a broken entry from an older crash
+        try:
+            os.replace(tmp, entry)  # atomic publish of the whole entry
+        except OSError:
+            if not lib.is_file():  # not a lost race with another builder: a real failure
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return lib
+
+
+class CpuKernel:
+    """A kernel library built by :func:`build_library`, loaded with ctypes.
+
+    Args:
+        so_path: path of the ``lib.so``; it must export ``pyasc_run_block`` and
+            ``pyasc_last_error`` (see docs/CPU_RUNTIME.md).
+
+    Raises:
+        OSError: the library cannot be loaded.
+        AttributeError: an entry point is missing.
+    """
+
+    def __init__(self, so_path: Path | str):
+        self.so_path = Path(so_path)
+        self._lib = ctypes.CDLL(str(self.so_path))
+        self._run_block = self._lib.pyasc_run_block
+        self._run_block.restype = ctypes.c_int
+        self._run_block.argtypes = [ctypes.c_int64, ctypes.c_int64,
+                                    ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64]
+        self._last_error = self._lib.pyasc_last_error
+        self._last_error.restype = ctypes.c_char_p
+        self._last_error.argtypes = []
+
+    def run(self, block_dim: int, gm_args: list[np.ndarray], tiling: bytes,
+            workspace_bytes: int = 0) -> None:
+        """Run the kernel on ``block_dim`` blocks, one after another (block 0 first).
+
+        Args:
+            block_dim: number of blocks (``GetBlockNum()``), at least 1.
+            gm_args: the GM tensors in kernel-parameter order; C-contiguous arrays whose memory
+                the kernel reads and writes in place.
+            tiling: the tiling struct as raw bytes (copied; the kernel gets a pointer to it).
+            workspace_bytes: size of the zero-filled GM workspace shared by all blocks (bytes);
+                0 passes a null workspace pointer.
+
+        Raises:
+            ValueError: bad ``block_dim`` or a non-contiguous array.
+            KernelError: a block raised an error; it names the block and the C++ message.
+        """
+        if block_dim < 1:
+            raise ValueError(f"block_dim must be >= 1, got {block_dim}")
+        if workspace_bytes < 0:
+            raise ValueError(f"workspace_bytes must be >= 0, got {workspace_bytes}")
+        for i, arr in enumerate(gm_args):
+            if not isinstance(arr, np.ndarray) or not arr.flags.c_contiguous:
+                raise ValueError(f"gm_args[{i}] must be a C-contiguous numpy array")
+        # 64-byte aligned, zero-filled buffers for the workspace and the tiling struct.
+        workspace = _aligned_zeros(workspace_bytes) if workspace_bytes else None
+        tiling_buf = _aligned_zeros(max(len(tiling), 8))
+        tiling_buf[: len(tiling)] = np.frombuffer(bytes(tiling), dtype=np.uint8)
+        ptrs = [arr.ctypes.data for arr in gm_args]
+        ptrs.append(workspace.ctypes.data if workspace is not None else None)
+        ptrs.append(tiling_buf.ctypes.data)
+        nargs = len(ptrs)
+        argv = (ctypes.c_void_p * nargs)(*ptrs)
+        for block in range(block_dim):
+            rc = self._run_block(block, block_dim, argv, nargs)
+            if rc != 0:
+                msg = self._last_error()
+                raise KernelError(block, block_dim, msg.decode(errors="replace") if msg else "")
+
+
+def _aligned_zeros(nbytes: int, align: int = 64) -> np.ndarray:
+    raw = np.zeros(nbytes + align, dtype=np.uint8)
+    start = (-raw.ctypes.data) % align
+    return raw[start: start + nbytes]

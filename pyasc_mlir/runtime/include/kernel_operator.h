@@ -1,0 +1,1209 @@
+// kernel_operator.h -- clean-room CPU implementation of the Ascend C API subset that the
+// pyasc-mlir emitter prints (docs/CPU_RUNTIME.md is the contract).
+//
+// Written from the public Ascend C documentation (summarised in shared/ASCEND_FACTS.md) only.
+// No code from CANN-licensed repositories was used.
+//
+// Build: g++ -std=c++17 -O2 -shared -fPIC -I<this dir>
+//            -DPYASC_UB_BYTES=<UB bytes> -DPYASC_UB_USABLE=<usable UB bytes>
+//
+// Model
+// -----
+// * Blocks (cores) run one after another. Each thread has one UB arena of PYASC_UB_BYTES bytes,
+//   zeroed at the start of every block (cpu::ResetUB). TPipe hands out buffers from offset 0
+//   upward, each rounded up to 32 B, bounded by PYASC_UB_USABLE.
+// * LocalTensor<T> = (UB byte offset, element count). Element access, vector ops and copies check
+//   that they stay inside the tensor they were given and inside the arena; vector ops and copies
+//   require 32-byte aligned UB operands. Violations throw AscendC::cpu::Error naming the API, the
+//   operand, its offset and its size.
+// * GlobalTensor<T> = (host pointer, element count); accesses outside [0, size) throw.
+// * Pipes, events and barriers are no-ops: execution is sequential.
+// * Vector ops compute on raw pointers; checks happen once per call, never per element. half
+//   (_Float16) lanes are computed in float and rounded to nearest-even once per operation, which
+//   is the correctly rounded fp16 result for + - * / sqrt.
+//
+// Implemented subset (namespace AscendC unless noted)
+// ---------------------------------------------------
+//   macros: __global__ __aicore__ __gm__ GM_ADDR; types: half (global), TPosition, QuePosition,
+//   TQue, TBuf, TPipe, LocalTensor, GlobalTensor, TEventID, HardEvent, pipe_t (global: PIPE_S,
+//   PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL), RoundMode, CMPMODE, SELMODE,
+//   DataCopyExtParams, DataCopyPadExtParams.
+//   calls: TPipe::InitBuffer (TQue, TBuf), TPipe::FetchEventID, TQue::AllocTensor/EnQue/DeQue/
+//   FreeTensor, TBuf::Get, LocalTensor::operator[]/GetValue/SetValue/GetSize/GetPhyAddr/
+//   ReinterpretCast, GlobalTensor::SetGlobalBuffer/operator[]/GetValue/SetValue/GetSize/
+//   GetPhyAddr, DataCopy, DataCopyPad, Add Sub Mul Div Max Min, Exp Ln Abs Sqrt Rsqrt Reciprocal
+//   Relu, Adds Muls Maxs Mins, Duplicate, Cast, Compare, Select, ReduceSum ReduceMax ReduceMin,
+//   GetBlockIdx, GetBlockNum, GetTPipePtr, SetFlag, WaitFlag, PipeBarrier.
+//   CPU-only (AscendC::cpu): Error, SetBlock, ResetUB, LastError, RunBlock, PYASC_CPU_ENTRY.
+
+#ifndef PYASC_KERNEL_OPERATOR_H
+#define PYASC_KERNEL_OPERATOR_H
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define PYASC_X86 1
+#endif
+
+#ifndef PYASC_UB_BYTES
+#define PYASC_UB_BYTES (192 * 1024)
+#endif
+#ifndef PYASC_UB_USABLE
+#define PYASC_UB_USABLE (PYASC_UB_BYTES - 256 - 8 * 1024)
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Qualifiers and basic types
+// ---------------------------------------------------------------------------------------------
+#define __global__
+#define __aicore__
+#define __gm__
+#define GM_ADDR __gm__ uint8_t*
+
+using half = _Float16;
+
+// Hardware pipes (used as PipeBarrier<PIPE_V>()).
+enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL };
+
+namespace AscendC {
+
+enum class TPosition { GM, VECIN, VECOUT, VECCALC };
+using QuePosition = TPosition;
+
+// Event pairs: producer pipe _ consumer pipe.
+enum class HardEvent { MTE2_V, V_MTE3, MTE3_V, V_S, S_V, MTE2_S, S_MTE3, MTE3_MTE2 };
+using TEventID = int8_t;
+
+enum class RoundMode { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC,
+                       CAST_ODD };
+enum class CMPMODE { LT = 0, GT, EQ, LE, GE, NE };
+enum class SELMODE { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+
+template <class T> class LocalTensor;
+class TPipe;
+
+// ---------------------------------------------------------------------------------------------
+// CPU runtime state and error reporting
+// ---------------------------------------------------------------------------------------------
+namespace cpu {
+
+constexpr uint64_t kUbBytes = PYASC_UB_BYTES;
+constexpr uint64_t kUbUsable = PYASC_UB_USABLE;
+constexpr uint64_t kBlock = 32;          // DataBlock: UB alignment and DataCopy unit (bytes)
+constexpr uint64_t kRepeatBytes = 256;   // bytes one vector repeat processes
+static_assert(kUbUsable <= kUbBytes, "PYASC_UB_USABLE must not exceed PYASC_UB_BYTES");
+
+// Every runtime check failure is thrown as this type.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+inline void Append(std::string& s, const char* v) { s += v; }
+inline void Append(std::string& s, const std::string& v) { s += v; }
+inline void Append(std::string& s, char v) { s += v; }
+template <class V>
+inline std::enable_if_t<std::is_integral_v<V>> Append(std::string& s, V v) {
+  s += std::to_string(v);
+}
+template <class V>
+inline std::enable_if_t<std::is_floating_point_v<V>> Append(std::string& s, V v) {
+  s += std::to_string(v);
+}
+}  // namespace detail
+
+// Concatenate message pieces (strings and numbers).
+template <class... A>
+inline std::string Cat(const A&... a) {
+  std::string s;
+  (detail::Append(s, a), ...);
+  return s;
+}
+
+template <class... A>
+[[noreturn]] inline void Fail(const A&... a) {
+  throw Error(Cat(a...));
+}
+
+inline uint64_t RoundUp32(uint64_t x) { return (x + kBlock - 1) / kBlock * kBlock; }
+
+// Per-thread block state: current block, block count, UB arena, current TPipe, last error.
+struct BlockState {
+  int64_t idx = 0;
+  int64_t num = 1;
+  uint8_t* ub = nullptr;
+  TPipe* pipe = nullptr;
+  std::string last_error;
+  BlockState() {
+    ub = static_cast<uint8_t*>(std::aligned_alloc(64, RoundUp32(kUbBytes) + 64));
+    if (ub == nullptr) throw std::bad_alloc();
+    std::memset(ub, 0, kUbBytes);
+  }
+  ~BlockState() { std::free(ub); }
+  BlockState(const BlockState&) = delete;
+  BlockState& operator=(const BlockState&) = delete;
+};
+
+inline BlockState& State() {
+  static thread_local BlockState s;
+  return s;
+}
+
+// Set the current block index and block count (GetBlockIdx()/GetBlockNum()).
+inline void SetBlock(int64_t idx, int64_t num) {
+  if (num <= 0 || idx < 0 || idx >= num) Fail("SetBlock: block ", idx, " of ", num, " is invalid");
+  State().idx = idx;
+  State().num = num;
+}
+
+// Reset this thread's UB arena: zero-filled (or PYASC_UB_FILL bytes if defined), no TPipe.
+inline void ResetUB() {
+#ifdef PYASC_UB_FILL
+  std::memset(State().ub, PYASC_UB_FILL, kUbBytes);
+#else
+  std::memset(State().ub, 0, kUbBytes);
+#endif
+  State().pipe = nullptr;
+}
+
+inline uint8_t* UB() { return State().ub; }
+
+// Message of the last error caught by RunBlock (empty if none).
+inline const char* LastError() { return State().last_error.c_str(); }
+
+}  // namespace cpu
+
+// ---------------------------------------------------------------------------------------------
+// LocalTensor: a view of UB = (arena byte offset, element count)
+// ---------------------------------------------------------------------------------------------
+template <class T>
+class LocalTensor {
+ public:
+  LocalTensor() = default;
+
+  // A view starting `offset` elements later (offset == size gives an empty view).
+  LocalTensor<T> operator[](int64_t offset) const {
+    Valid("LocalTensor::operator[]");
+    if (offset < 0 || static_cast<uint64_t>(offset) > size_)
+      cpu::Fail("LocalTensor::operator[]: offset ", offset, " out of range for tensor at UB offset ",
+                off_, " with ", size_, " elements");
+    return LocalTensor<T>(off_ + static_cast<uint64_t>(offset) * sizeof(T),
+                          size_ - static_cast<uint64_t>(offset));
+  }
+
+  T GetValue(int64_t i) const {
+    Index("LocalTensor::GetValue", i);
+    T v;
+    std::memcpy(&v, cpu::UB() + off_ + static_cast<uint64_t>(i) * sizeof(T), sizeof(T));
+    return v;
+  }
+
+  void SetValue(int64_t i, T v) const {
+    Index("LocalTensor::SetValue", i);
+    std::memcpy(cpu::UB() + off_ + static_cast<uint64_t>(i) * sizeof(T), &v, sizeof(T));
+  }
+
+  // Element count of this tensor (or view).
+  uint32_t GetSize() const { return static_cast<uint32_t>(size_); }
+
+  // Host address of element 0 (the CPU stand-in for the UB physical address).
+  T* GetPhyAddr() const { return reinterpret_cast<T*>(cpu::UB() + off_); }
+
+  // The same bytes viewed as U (element count = bytes / sizeof(U)).
+  template <class U>
+  LocalTensor<U> ReinterpretCast() const {
+    Valid("LocalTensor::ReinterpretCast");
+    return LocalTensor<U>(off_, size_ * sizeof(T) / sizeof(U));
+  }
+
+  // ---- CPU internals ----
+  LocalTensor(uint64_t off, uint64_t size) : off_(off), size_(size), valid_(true) {
+    if (off + size * sizeof(T) > cpu::kUbBytes)
+      cpu::Fail("LocalTensor: [", off, ", ", off + size * sizeof(T), ") bytes exceeds the ",
+                cpu::kUbBytes, "-byte UB");
+  }
+  uint64_t CpuOffset() const { return off_; }
+  uint64_t CpuSize() const { return size_; }
+  bool CpuValid() const { return valid_; }
+  T* CpuPtr() const { return reinterpret_cast<T*>(cpu::UB() + off_); }
+
+ private:
+  void Valid(const char* api) const {
+    if (!valid_) cpu::Fail(api, ": LocalTensor was never allocated");
+  }
+  void Index(const char* api, int64_t i) const {
+    Valid(api);
+    if (i < 0 || static_cast<uint64_t>(i) >= size_)
+      cpu::Fail(api, ": index ", i, " out of range for tensor at UB offset ", off_, " with ",
+                size_, " elements");
+  }
+  uint64_t off_ = 0;
+  uint64_t size_ = 0;
+  bool valid_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// GlobalTensor: (host pointer, element count)
+// ---------------------------------------------------------------------------------------------
+template <class T>
+class GlobalTensor {
+ public:
+  GlobalTensor() = default;
+
+  // Wrap `size` elements at `buffer`; accesses outside [0, size) throw.
+  void SetGlobalBuffer(__gm__ T* buffer, uint64_t size) {
+    if (buffer == nullptr && size > 0)
+      cpu::Fail("GlobalTensor::SetGlobalBuffer: null pointer with size ", size);
+    ptr_ = buffer;
+    size_ = size;
+  }
+  // Without a size nothing can be bounds-checked (the size is taken as unlimited).
+  void SetGlobalBuffer(__gm__ T* buffer) { SetGlobalBuffer(buffer, kUnknown); }
+
+  GlobalTensor<T> operator[](uint64_t offset) const {
+    if (offset > size_)
+      cpu::Fail("GlobalTensor::operator[]: offset ", offset, " out of range for ", size_,
+                " elements");
+    GlobalTensor<T> g;
+    g.ptr_ = ptr_ + offset;
+    g.size_ = size_ == kUnknown ? kUnknown : size_ - offset;
+    return g;
+  }
+
+  T GetValue(uint64_t i) const {
+    Index("GlobalTensor::GetValue", i);
+    return ptr_[i];
+  }
+  void SetValue(uint64_t i, T v) const {
+    Index("GlobalTensor::SetValue", i);
+    ptr_[i] = v;
+  }
+  uint64_t GetSize() const { return size_; }
+  __gm__ T* GetPhyAddr() const { return ptr_; }
+
+  // ---- CPU internals ----
+  static constexpr uint64_t kUnknown = std::numeric_limits<uint64_t>::max();
+  T* CpuPtr() const { return ptr_; }
+  uint64_t CpuSize() const { return size_; }
+
+ private:
+  void Index(const char* api, uint64_t i) const {
+    if (ptr_ == nullptr) cpu::Fail(api, ": GlobalTensor has no buffer");
+    if (i >= size_) cpu::Fail(api, ": index ", i, " out of range for ", size_, " elements");
+  }
+  T* ptr_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// TPipe / TQue / TBuf
+// ---------------------------------------------------------------------------------------------
+namespace cpu {
+// Bookkeeping of one TQue: `num` buffers of `len` bytes starting at UB offset `base`.
+struct QueState {
+  enum Slot : uint8_t { kFree, kAllocated, kQueued };
+  bool init = false;
+  uint64_t base = 0, len = 0;
+  std::vector<Slot> slots;
+  uint64_t next = 0;  // round-robin allocation cursor
+  struct Item { uint64_t off, bytes; };
+  std::deque<Item> fifo;
+
+  // Index of the buffer that contains UB byte offset `off`, or throws.
+  uint64_t SlotOf(const char* api, uint64_t off) const {
+    if (!init) Fail(api, ": queue was not initialised with TPipe::InitBuffer");
+    if (len == 0 || off < base || off >= base + len * slots.size())
+      Fail(api, ": tensor at UB offset ", off, " does not belong to this queue (buffers at [",
+           base, ", ", base + len * slots.size(), "))");
+    return (off - base) / len;
+  }
+};
+}  // namespace cpu
+
+// A queue of `num` UB buffers (set by TPipe::InitBuffer). `depth` (how many EnQue may happen
+// before a DeQue) is accepted but not enforced. AllocTensor goes round-robin over the buffers;
+// allocating a buffer that was not freed yet throws, DeQue on an empty queue throws.
+template <TPosition pos, int32_t depth = 1, auto mask = 0>
+class TQue {
+ public:
+  TQue() = default;
+  TQue(const TQue&) = delete;
+  TQue& operator=(const TQue&) = delete;
+
+  template <class T>
+  LocalTensor<T> AllocTensor() {
+    if (!st_.init) cpu::Fail("TQue::AllocTensor: queue was not initialised with TPipe::InitBuffer");
+    const uint64_t k = st_.next;
+    if (st_.slots[k] != cpu::QueState::kFree)
+      cpu::Fail("TQue::AllocTensor: buffer ", k, " of ", st_.slots.size(), " (UB offset ",
+                st_.base + k * st_.len, ") was not freed yet");
+    st_.slots[k] = cpu::QueState::kAllocated;
+    st_.next = (k + 1) % st_.slots.size();
+    return LocalTensor<T>(st_.base + k * st_.len, st_.len / sizeof(T));
+  }
+
+  template <class T>
+  bool EnQue(const LocalTensor<T>& t) {
+    if (!t.CpuValid()) cpu::Fail("TQue::EnQue: LocalTensor was never allocated");
+    const uint64_t k = st_.SlotOf("TQue::EnQue", t.CpuOffset());
+    if (st_.slots[k] != cpu::QueState::kAllocated)
+      cpu::Fail("TQue::EnQue: buffer ", k, " (UB offset ", t.CpuOffset(),
+                ") is not an allocated tensor of this queue");
+    st_.slots[k] = cpu::QueState::kQueued;
+    st_.fifo.push_back({t.CpuOffset(), t.CpuSize() * sizeof(T)});
+    return true;
+  }
+
+  template <class T>
+  LocalTensor<T> DeQue() {
+    if (!st_.init) cpu::Fail("TQue::DeQue: queue was not initialised with TPipe::InitBuffer");
+    if (st_.fifo.empty()) cpu::Fail("TQue::DeQue: queue is empty");
+    const auto item = st_.fifo.front();
+    st_.fifo.pop_front();
+    st_.slots[(item.off - st_.base) / st_.len] = cpu::QueState::kAllocated;
+    return LocalTensor<T>(item.off, item.bytes / sizeof(T));
+  }
+
+  template <class T>
+  void FreeTensor(const LocalTensor<T>& t) {
+    if (!t.CpuValid()) cpu::Fail("TQue::FreeTensor: LocalTensor was never allocated");
+    const uint64_t k = st_.SlotOf("TQue::FreeTensor", t.CpuOffset());
+    if (st_.slots[k] == cpu::QueState::kFree)
+      cpu::Fail("TQue::FreeTensor: buffer ", k, " (UB offset ", t.CpuOffset(),
+                ") is already free");
+    if (st_.slots[k] == cpu::QueState::kQueued)
+      cpu::Fail("TQue::FreeTensor: buffer ", k, " (UB offset ", t.CpuOffset(),
+                ") is still enqueued (DeQue it first)");
+    st_.slots[k] = cpu::QueState::kFree;
+  }
+
+ private:
+  friend class TPipe;
+  cpu::QueState st_;
+};
+
+// Scratch UB without queue semantics.
+template <TPosition pos = TPosition::VECCALC>
+class TBuf {
+ public:
+  TBuf() = default;
+  TBuf(const TBuf&) = delete;
+  TBuf& operator=(const TBuf&) = delete;
+
+  // The whole buffer as LocalTensor<T>.
+  template <class T>
+  LocalTensor<T> Get() {
+    if (!init_) cpu::Fail("TBuf::Get: buffer was not initialised with TPipe::InitBuffer");
+    return LocalTensor<T>(base_, len_ / sizeof(T));
+  }
+  // The first `count` elements of the buffer.
+  template <class T>
+  LocalTensor<T> Get(uint32_t count) {
+    if (!init_) cpu::Fail("TBuf::Get: buffer was not initialised with TPipe::InitBuffer");
+    if (static_cast<uint64_t>(count) * sizeof(T) > len_)
+      cpu::Fail("TBuf::Get: ", count, " elements of ", sizeof(T), " bytes exceed the ", len_,
+                "-byte buffer");
+    return LocalTensor<T>(base_, count);
+  }
+
+ private:
+  friend class TPipe;
+  bool init_ = false;
+  uint64_t base_ = 0, len_ = 0;
+};
+
+// Hands out UB from offset 0 upward, every buffer rounded up to 32 B, bounded by
+// PYASC_UB_USABLE. The most recently constructed TPipe of the block is GetTPipePtr().
+class TPipe {
+ public:
+  TPipe() { cpu::State().pipe = this; }
+  ~TPipe() {
+    if (cpu::State().pipe == this) cpu::State().pipe = nullptr;
+  }
+  TPipe(const TPipe&) = delete;
+  TPipe& operator=(const TPipe&) = delete;
+
+  // `num` buffers of `len` bytes each (len rounded up to 32).
+  template <TPosition P, int32_t D, auto M>
+  void InitBuffer(TQue<P, D, M>& que, int64_t num, int64_t len) {
+    if (num <= 0 || len < 0)
+      cpu::Fail("TPipe::InitBuffer: invalid queue buffer count ", num, " or length ", len);
+    const uint64_t l = cpu::RoundUp32(static_cast<uint64_t>(len));
+    que.st_.base = Take(static_cast<uint64_t>(num) * l);
+    que.st_.len = l;
+    que.st_.slots.assign(static_cast<size_t>(num), cpu::QueState::kFree);
+    que.st_.next = 0;
+    que.st_.fifo.clear();
+    que.st_.init = true;
+  }
+
+  // One buffer of `len` bytes (rounded up to 32).
+  template <TPosition P>
+  void InitBuffer(TBuf<P>& buf, int64_t len) {
+    if (len < 0) cpu::Fail("TPipe::InitBuffer: invalid buffer length ", len);
+    const uint64_t l = cpu::RoundUp32(static_cast<uint64_t>(len));
+    buf.base_ = Take(l);
+    buf.len_ = l;
+    buf.init_ = true;
+  }
+
+  // Event ids are handed out round-robin; synchronisation is a no-op on the CPU.
+  TEventID FetchEventID(HardEvent) { return static_cast<TEventID>(event_++ & 7); }
+  template <HardEvent evt>
+  TEventID FetchEventID() { return FetchEventID(evt); }
+
+  // Release all buffers (subsequent InitBuffer starts at offset 0 again).
+  void Reset() { cursor_ = 0; }
+  void Destroy() { cursor_ = 0; }
+
+  // UB bytes handed out so far.
+  uint64_t CpuUsedBytes() const { return cursor_; }
+
+ private:
+  uint64_t Take(uint64_t bytes) {
+    const uint64_t need = cursor_ + bytes;
+    if (need > cpu::kUbUsable)
+      cpu::Fail("TPipe::InitBuffer: UB overflow: need ", need, " bytes, usable ", cpu::kUbUsable);
+    const uint64_t off = cursor_;
+    cursor_ = need;
+    return off;
+  }
+  uint64_t cursor_ = 0;
+  uint32_t event_ = 0;
+};
+
+inline TPipe* GetTPipePtr() {
+  TPipe* p = cpu::State().pipe;
+  if (p == nullptr) cpu::Fail("GetTPipePtr: no TPipe exists in this block");
+  return p;
+}
+
+inline int64_t GetBlockIdx() { return cpu::State().idx; }
+inline int64_t GetBlockNum() { return cpu::State().num; }
+
+// Synchronisation: no-ops on the CPU (blocks and pipes run sequentially).
+template <HardEvent evt>
+inline void SetFlag(int32_t) {}
+template <HardEvent evt>
+inline void WaitFlag(int32_t) {}
+template <pipe_t pipe>
+inline void PipeBarrier() {}
+
+// ---------------------------------------------------------------------------------------------
+// Checks and element helpers
+// ---------------------------------------------------------------------------------------------
+namespace cpu {
+namespace detail {
+
+// Checks a UB operand of a vector op / copy and returns its host pointer: allocated, 32-byte
+// aligned UB offset, and `count` elements inside the tensor.
+template <class T>
+inline T* CheckUB(const char* api, const char* role, const LocalTensor<T>& t, int64_t count) {
+  if (!t.CpuValid()) Fail(api, ": ", role, " LocalTensor was never allocated");
+  if (t.CpuOffset() % kBlock != 0)
+    Fail(api, ": ", role, " UB offset ", t.CpuOffset(), " is not 32-byte aligned");
+  if (count < 0) Fail(api, ": negative count ", count);
+  if (static_cast<uint64_t>(count) > t.CpuSize())
+    Fail(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ", t.CpuSize(),
+         " elements (", t.CpuSize() * sizeof(T), " bytes), access of ", count, " elements (",
+         static_cast<uint64_t>(count) * sizeof(T), " bytes) exceeds it");
+  return t.CpuPtr();
+}
+
+// Same for a UB byte range [begin, end) relative to the tensor start.
+template <class T>
+inline uint8_t* CheckUBBytes(const char* api, const char* role, const LocalTensor<T>& t,
+                             uint64_t end) {
+  if (!t.CpuValid()) Fail(api, ": ", role, " LocalTensor was never allocated");
+  if (t.CpuOffset() % kBlock != 0)
+    Fail(api, ": ", role, " UB offset ", t.CpuOffset(), " is not 32-byte aligned");
+  if (end > t.CpuSize() * sizeof(T))
+    Fail(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ",
+         t.CpuSize() * sizeof(T), " bytes, access up to byte ", end, " exceeds it");
+  return reinterpret_cast<uint8_t*>(t.CpuPtr());
+}
+
+template <class T>
+inline T* CheckGM(const char* api, const char* role, const GlobalTensor<T>& g, uint64_t count) {
+  if (count == 0) return g.CpuPtr();
+  if (g.CpuPtr() == nullptr) Fail(api, ": ", role, " GlobalTensor has no buffer");
+  if (count > g.CpuSize())
+    Fail(api, ": ", role, " GlobalTensor holds ", g.CpuSize(), " elements, access of ", count,
+         " elements exceeds it");
+  return g.CpuPtr();
+}
+
+template <class T>
+inline uint8_t* CheckGMBytes(const char* api, const char* role, const GlobalTensor<T>& g,
+                             uint64_t end) {
+  if (end == 0) return reinterpret_cast<uint8_t*>(g.CpuPtr());
+  if (g.CpuPtr() == nullptr) Fail(api, ": ", role, " GlobalTensor has no buffer");
+  if (g.CpuSize() != GlobalTensor<T>::kUnknown && end > g.CpuSize() * sizeof(T))
+    Fail(api, ": ", role, " GlobalTensor holds ", g.CpuSize() * sizeof(T),
+         " bytes, access up to byte ", end, " exceeds it");
+  return reinterpret_cast<uint8_t*>(g.CpuPtr());
+}
+
+inline void CheckCount(const char* api, int64_t count) {
+  if (count < 0) Fail(api, ": negative count ", count);
+}
+
+// --- fp16 <-> fp32 bulk conversion (F16C when the CPU has it, else the compiler's) ---
+#ifdef PYASC_X86
+__attribute__((target("avx,f16c"))) inline void H2FF16C(const half* s, float* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+  for (; i < n; ++i) d[i] = static_cast<float>(s[i]);
+}
+__attribute__((target("avx,f16c"))) inline void F2HF16C(const float* s, half* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) d[i] = static_cast<half>(s[i]);
+}
+inline bool HasF16C() {
+  static const bool v = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  }();
+  return v;
+}
+#endif
+
+// half -> float (exact).
+inline void H2F(const half* s, float* d, int64_t n) {
+#ifdef PYASC_X86
+  if (HasF16C()) return H2FF16C(s, d, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<float>(s[i]);
+}
+// float -> half, round to nearest even.
+inline void F2H(const float* s, half* d, int64_t n) {
+#ifdef PYASC_X86
+  if (HasF16C()) return F2HF16C(s, d, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<half>(s[i]);
+}
+
+constexpr int64_t kChunk = 512;  // half lanes are converted in chunks of this many elements
+
+// Compute type of a lane: half computes in float (rounded back once per op), small integers
+// in a wider integer so that the C++ arithmetic is defined (results wrap on narrowing).
+template <class T> struct Lane { using type = T; };
+template <> struct Lane<half> { using type = float; };
+template <> struct Lane<int8_t> { using type = int32_t; };
+template <> struct Lane<uint8_t> { using type = int32_t; };
+template <> struct Lane<int16_t> { using type = int32_t; };
+template <> struct Lane<uint16_t> { using type = int32_t; };
+template <> struct Lane<int32_t> { using type = int64_t; };
+template <> struct Lane<uint32_t> { using type = int64_t; };
+
+template <class T>
+constexpr bool kIsFloat = std::is_same_v<T, half> || std::is_same_v<T, float>;
+template <class T>
+constexpr bool kIsVec = kIsFloat<T> || std::is_same_v<T, int16_t> || std::is_same_v<T, int32_t>;
+
+// d[i] = f(a[i]) for i < n.
+template <class T, class F>
+inline void Map1(T* d, const T* a, int64_t n, F f) {
+  if constexpr (std::is_same_v<T, half>) {
+    float fa[kChunk];
+    for (int64_t o = 0; o < n; o += kChunk) {
+      const int64_t m = n - o < kChunk ? n - o : kChunk;
+      H2F(a + o, fa, m);
+      for (int64_t i = 0; i < m; ++i) fa[i] = f(fa[i]);
+      F2H(fa, d + o, m);
+    }
+  } else {
+    using L = typename Lane<T>::type;
+    for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(f(static_cast<L>(a[i])));
+  }
+}
+
+// d[i] = f(a[i], b[i]) for i < n.
+template <class T, class F>
+inline void Map2(T* d, const T* a, const T* b, int64_t n, F f) {
+  if constexpr (std::is_same_v<T, half>) {
+    float fa[kChunk], fb[kChunk];
+    for (int64_t o = 0; o < n; o += kChunk) {
+      const int64_t m = n - o < kChunk ? n - o : kChunk;
+      H2F(a + o, fa, m);
+      H2F(b + o, fb, m);
+      for (int64_t i = 0; i < m; ++i) fa[i] = f(fa[i], fb[i]);
+      F2H(fa, d + o, m);
+    }
+  } else {
+    using L = typename Lane<T>::type;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = static_cast<T>(f(static_cast<L>(a[i]), static_cast<L>(b[i])));
+  }
+}
+
+}  // namespace detail
+}  // namespace cpu
+
+// ---------------------------------------------------------------------------------------------
+// Data movement
+// ---------------------------------------------------------------------------------------------
+
+// DataCopy(dst, src, count): moves count*sizeof(T) bytes rounded DOWN to a multiple of 32 bytes
+// (documented hardware behaviour; unaligned tails need DataCopyPad). UB operands must be 32-byte
+// aligned. Bounds are checked on the bytes actually moved.
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t count) {
+  cpu::detail::CheckCount("DataCopy(GM->UB)", count);
+  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T) / cpu::kBlock * cpu::kBlock;
+  uint8_t* d = cpu::detail::CheckUBBytes("DataCopy(GM->UB)", "dst", dst, bytes);
+  uint8_t* s = cpu::detail::CheckGMBytes("DataCopy(GM->UB)", "src", src, bytes);
+  if (bytes) std::memmove(d, s, bytes);
+}
+
+template <class T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, int64_t count) {
+  cpu::detail::CheckCount("DataCopy(UB->GM)", count);
+  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T) / cpu::kBlock * cpu::kBlock;
+  uint8_t* s = cpu::detail::CheckUBBytes("DataCopy(UB->GM)", "src", src, bytes);
+  uint8_t* d = cpu::detail::CheckGMBytes("DataCopy(UB->GM)", "dst", dst, bytes);
+  if (bytes) std::memmove(d, s, bytes);
+}
+
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, int64_t count) {
+  cpu::detail::CheckCount("DataCopy(UB->UB)", count);
+  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T) / cpu::kBlock * cpu::kBlock;
+  uint8_t* d = cpu::detail::CheckUBBytes("DataCopy(UB->UB)", "dst", dst, bytes);
+  uint8_t* s = cpu::detail::CheckUBBytes("DataCopy(UB->UB)", "src", src, bytes);
+  if (bytes) std::memmove(d, s, bytes);
+}
+
+// DataCopyPad parameters. GM side in bytes, UB side in 32-byte blocks:
+//   blockCount  number of blocks
+//   blockLen    bytes per block (GM side; must be a multiple of sizeof(T))
+//   srcStride   gap between blocks on the source side (GM->UB: bytes; UB->GM: 32-B blocks)
+//   dstStride   gap between blocks on the destination side (GM->UB: 32-B blocks; UB->GM: bytes)
+// A gap runs from the end of one block to the start of the next.
+struct DataCopyExtParams {
+  uint16_t blockCount = 1;
+  uint32_t blockLen = 0;
+  uint32_t srcStride = 0;
+  uint32_t dstStride = 0;
+  uint32_t rsv = 0;
+  DataCopyExtParams() = default;
+  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t srcStrideIn, uint32_t dstStrideIn,
+                    uint32_t rsvIn)
+      : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn),
+        rsv(rsvIn) {}
+};
+
+// Padding of GM->UB DataCopyPad, in elements: leftPadding elements before the data and the rest
+// of the block (at least rightPadding elements) after it; they get paddingValue when isPad.
+template <class T>
+struct DataCopyPadExtParams {
+  bool isPad = false;
+  uint8_t leftPadding = 0;
+  uint8_t rightPadding = 0;
+  T paddingValue = T(0);
+  DataCopyPadExtParams() = default;
+  DataCopyPadExtParams(bool isPadIn, uint8_t leftPadIn, uint8_t rightPadIn, T padValueIn)
+      : isPad(isPadIn), leftPadding(leftPadIn), rightPadding(rightPadIn),
+        paddingValue(padValueIn) {}
+};
+
+// GM->UB. Block k is read from GM byte k*(blockLen + srcStride) and lands at UB byte
+// k*(B + dstStride*32), where B = roundup32((leftPadding + rightPadding)*sizeof(T) + blockLen):
+// leftPadding elements, then the blockLen data bytes, then padding up to B. With isPad the
+// padding elements get paddingValue, otherwise UB keeps its previous contents there.
+template <class T>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                        const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad) {
+  const char* api = "DataCopyPad(GM->UB)";
+  const uint64_t n = p.blockCount, len = p.blockLen, sz = sizeof(T);
+  if (len % sz != 0) cpu::Fail(api, ": blockLen ", len, " bytes is not a multiple of ", sz);
+  const uint64_t left = pad.leftPadding * sz, right = pad.rightPadding * sz;
+  if (left > cpu::kBlock || right > cpu::kBlock)
+    cpu::Fail(api, ": leftPadding/rightPadding (", left, "/", right, " bytes) exceed 32 bytes");
+  const uint64_t ub_block = cpu::RoundUp32(left + len + right);
+  const uint64_t ub_step = ub_block + static_cast<uint64_t>(p.dstStride) * cpu::kBlock;
+  const uint64_t gm_step = len + p.srcStride;
+  const uint64_t ub_end = n ? (n - 1) * ub_step + ub_block : 0;
+  const uint64_t gm_end = n ? (n - 1) * gm_step + len : 0;
+  uint8_t* d = cpu::detail::CheckUBBytes(api, "dst", dst, ub_end);
+  const uint8_t* s = cpu::detail::CheckGMBytes(api, "src", src, len ? gm_end : 0);
+  for (uint64_t k = 0; k < n; ++k) {
+    uint8_t* db = d + k * ub_step;
+    if (len) std::memmove(db + left, s + k * gm_step, len);
+    if (pad.isPad) {
+      T* e = reinterpret_cast<T*>(db);
+      for (uint64_t i = 0; i < left / sz; ++i) e[i] = pad.paddingValue;
+      for (uint64_t i = (left + len) / sz; i < ub_block / sz; ++i) e[i] = pad.paddingValue;
+    }
+  }
+}
+
+// UB->GM. Block k is read from UB byte k*(roundup32(blockLen) + srcStride*32) and exactly
+// blockLen bytes are written at GM byte k*(blockLen + dstStride).
+template <class T>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                        const DataCopyExtParams& p) {
+  const char* api = "DataCopyPad(UB->GM)";
+  const uint64_t n = p.blockCount, len = p.blockLen;
+  const uint64_t ub_step = cpu::RoundUp32(len) + static_cast<uint64_t>(p.srcStride) * cpu::kBlock;
+  const uint64_t gm_step = len + p.dstStride;
+  const uint64_t ub_end = n && len ? (n - 1) * ub_step + len : 0;
+  const uint64_t gm_end = n && len ? (n - 1) * gm_step + len : 0;
+  const uint8_t* s = cpu::detail::CheckUBBytes(api, "src", src, ub_end);
+  uint8_t* d = cpu::detail::CheckGMBytes(api, "dst", dst, gm_end);
+  if (len == 0) return;
+  for (uint64_t k = 0; k < n; ++k) std::memmove(d + k * gm_step, s + k * ub_step, len);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vector ops, count form: the first `count` elements of every operand.
+// ---------------------------------------------------------------------------------------------
+#define PYASC_BINARY_OP(NAME, EXPR, FLOAT_ONLY)                                               \
+  template <class T>                                                                            \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0,                      \
+                   const LocalTensor<T>& src1, int64_t count) {                                \
+    static_assert(cpu::detail::kIsVec<T>, #NAME ": unsupported element type");                \
+    static_assert(!(FLOAT_ONLY) || cpu::detail::kIsFloat<T>, #NAME ": needs half or float");  \
+    T* d = cpu::detail::CheckUB(#NAME, "dst", dst, count);                                     \
+    const T* a = cpu::detail::CheckUB(#NAME, "src0", src0, count);                             \
+    const T* b = cpu::detail::CheckUB(#NAME, "src1", src1, count);                             \
+    cpu::detail::Map2(d, a, b, count, [](auto x, auto y) { return EXPR; });                    \
+  }
+
+// dst = src0 op src1
+PYASC_BINARY_OP(Add, x + y, false)
+PYASC_BINARY_OP(Sub, x - y, false)
+PYASC_BINARY_OP(Mul, x * y, false)
+PYASC_BINARY_OP(Div, x / y, true)
+PYASC_BINARY_OP(Max, (x > y ? x : y), false)
+PYASC_BINARY_OP(Min, (x < y ? x : y), false)
+#undef PYASC_BINARY_OP
+
+#define PYASC_UNARY_OP(NAME, EXPR, FLOAT_ONLY)                                                \
+  template <class T>                                                                            \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, int64_t count) {     \
+    static_assert(cpu::detail::kIsVec<T>, #NAME ": unsupported element type");                \
+    static_assert(!(FLOAT_ONLY) || cpu::detail::kIsFloat<T>, #NAME ": needs half or float");  \
+    T* d = cpu::detail::CheckUB(#NAME, "dst", dst, count);                                     \
+    const T* a = cpu::detail::CheckUB(#NAME, "src", src, count);                               \
+    cpu::detail::Map1(d, a, count, [](auto x) { return EXPR; });                               \
+  }
+
+// dst = f(src). Transcendental functions are evaluated in float (fp16 lanes) or double (fp32
+// lanes, then rounded once), i.e. accurate to about 1 ulp of the element type.
+PYASC_UNARY_OP(Exp, static_cast<decltype(x)>(std::exp(static_cast<double>(x))), true)
+PYASC_UNARY_OP(Ln, static_cast<decltype(x)>(std::log(static_cast<double>(x))), true)
+PYASC_UNARY_OP(Abs, (x < 0 ? -x : x), false)
+PYASC_UNARY_OP(Sqrt, std::sqrt(x), true)
+PYASC_UNARY_OP(Rsqrt, static_cast<decltype(x)>(1.0 / std::sqrt(static_cast<double>(x))), true)
+PYASC_UNARY_OP(Reciprocal, static_cast<decltype(x)>(1.0 / static_cast<double>(x)), true)
+PYASC_UNARY_OP(Relu, (x > 0 ? x : decltype(x)(0)), false)
+#undef PYASC_UNARY_OP
+
+namespace cpu {
+namespace detail {
+template <class T> struct Identity { using type = T; };
+}  // namespace detail
+}  // namespace cpu
+
+#define PYASC_SCALAR_OP(NAME, EXPR)                                                           \
+  template <class T>                                                                            \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,                       \
+                   const typename cpu::detail::Identity<T>::type& scalar, int64_t count) {     \
+    static_assert(cpu::detail::kIsVec<T>, #NAME ": unsupported element type");                \
+    T* d = cpu::detail::CheckUB(#NAME, "dst", dst, count);                                     \
+    const T* a = cpu::detail::CheckUB(#NAME, "src", src, count);                               \
+    const auto y = static_cast<typename cpu::detail::Lane<T>::type>(scalar);                   \
+    cpu::detail::Map1(d, a, count, [y](auto x) { return EXPR; });                              \
+  }
+
+// dst = src op scalar (scalar converted to T first).
+PYASC_SCALAR_OP(Adds, x + y)
+PYASC_SCALAR_OP(Muls, x * y)
+PYASC_SCALAR_OP(Maxs, (x > y ? x : y))
+PYASC_SCALAR_OP(Mins, (x < y ? x : y))
+#undef PYASC_SCALAR_OP
+
+// dst[i] = scalar for i < count.
+template <class T>
+inline void Duplicate(const LocalTensor<T>& dst, const typename cpu::detail::Identity<T>::type& scalar,
+                      int64_t count) {
+  T* d = cpu::detail::CheckUB("Duplicate", "dst", dst, count);
+  const T v = scalar;
+  for (int64_t i = 0; i < count; ++i) d[i] = v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cast
+// ---------------------------------------------------------------------------------------------
+namespace cpu {
+namespace detail {
+
+template <class T>
+constexpr bool kIsCastType = kIsFloat<T> || std::is_same_v<T, int8_t> ||
+                             std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> ||
+                             std::is_same_v<T, int32_t>;
+
+// Round a double to an integral double per mode. NONE/RINT: nearest, ties to even; FLOOR; CEIL;
+// ROUND: nearest, ties away from zero; TRUNC: toward zero; ODD: the odd neighbour when inexact.
+inline double RoundIntegral(double x, RoundMode m) {
+  if (!std::isfinite(x)) return x;
+  double r;
+  switch (m) {
+    case RoundMode::CAST_FLOOR: r = std::floor(x); break;
+    case RoundMode::CAST_CEIL: r = std::ceil(x); break;
+    case RoundMode::CAST_ROUND: r = std::round(x); break;
+    case RoundMode::CAST_TRUNC: r = std::trunc(x); break;
+    case RoundMode::CAST_ODD: {
+      r = std::trunc(x);
+      if (r != x && std::fmod(r, 2.0) == 0.0) r += x > 0 ? 1.0 : -1.0;
+      break;
+    }
+    case RoundMode::CAST_NONE:
+    case RoundMode::CAST_RINT:
+    default: {
+      const double f = std::floor(x), diff = x - f;  // exact for |x| < 2^52; else diff == 0
+      if (diff > 0.5) r = f + 1.0;
+      else if (diff < 0.5) r = f;
+      else r = std::fmod(f, 2.0) == 0.0 ? f : f + 1.0;
+      break;
+    }
+  }
+  return r == 0.0 ? std::copysign(0.0, x) : r;
+}
+
+// Round a double to a binary floating-point format with P significand bits (incl. the implicit
+// one), minimum normal exponent EMIN and maximum exponent EMAX, per mode (IEEE semantics incl.
+// subnormals). Overflow: to infinity when the mode rounds away from zero in that direction
+// (NONE/RINT/ROUND, FLOOR for negatives, CEIL for positives), else to the largest finite value.
+template <int P, int EMIN, int EMAX>
+inline double RoundToFormat(double x, RoundMode m) {
+  if (!std::isfinite(x) || x == 0.0) return x;
+  int e;
+  std::frexp(x, &e);                              // |x| = f * 2^e, f in [0.5, 1)
+  const int lead = e - 1 > EMIN ? e - 1 : EMIN;   // exponent of the leading bit (or EMIN)
+  const double q = std::ldexp(1.0, lead - (P - 1));  // one unit in the last place
+  double r = RoundIntegral(x / q, m) * q;            // x / q is exact (power-of-two scale)
+  const double max_finite = std::ldexp(2.0 - std::ldexp(1.0, 1 - P), EMAX);
+  if (std::fabs(r) > max_finite) {
+    bool to_inf;
+    switch (m) {
+      case RoundMode::CAST_FLOOR: to_inf = x < 0; break;
+      case RoundMode::CAST_CEIL: to_inf = x > 0; break;
+      case RoundMode::CAST_TRUNC:
+      case RoundMode::CAST_ODD: to_inf = false; break;
+      default: to_inf = true; break;
+    }
+    const double big = to_inf ? std::numeric_limits<double>::infinity() : max_finite;
+    r = x > 0 ? big : -big;
+  }
+  return r;
+}
+
+template <class S>
+inline double ToDouble(S v) { return static_cast<double>(v); }
+inline double ToDouble(half v) { return static_cast<double>(static_cast<float>(v)); }
+
+// Convert an exactly representable double to D, rounding per mode. Integer targets saturate to
+// the type's range; NaN becomes 0.
+template <class D>
+inline D FromDouble(double x, RoundMode m) {
+  if constexpr (std::is_same_v<D, half>) {
+    return static_cast<half>(static_cast<float>(RoundToFormat<11, -14, 15>(x, m)));
+  } else if constexpr (std::is_same_v<D, float>) {
+    return static_cast<float>(RoundToFormat<24, -126, 127>(x, m));
+  } else {
+    if (std::isnan(x)) return D(0);
+    const double r = RoundIntegral(x, m);
+    if (r <= static_cast<double>(std::numeric_limits<D>::min())) return std::numeric_limits<D>::min();
+    if (r >= static_cast<double>(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+    return static_cast<D>(r);
+  }
+}
+
+}  // namespace detail
+}  // namespace cpu
+
+// Cast(dst, src, mode, count): dst[i] = round(src[i]) per mode, for half/float/int8/uint8/int16/
+// int32 in any pairing. CAST_NONE is CAST_RINT (nearest, ties to even) where precision is lost;
+// exact conversions ignore the mode. Same floating type with a mode other than NONE rounds to an
+// integral value in that type. Integer results saturate; NaN -> 0. Float results overflow per
+// IEEE (see RoundToFormat).
+template <class D, class S>
+inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode,
+                 int64_t count) {
+  static_assert(cpu::detail::kIsCastType<D> && cpu::detail::kIsCastType<S>,
+                "Cast: unsupported element type (half, float, int8, uint8, int16, int32)");
+  D* d = cpu::detail::CheckUB("Cast", "dst", dst, count);
+  const S* s = cpu::detail::CheckUB("Cast", "src", src, count);
+  [[maybe_unused]] const bool nearest = mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_RINT;
+  if constexpr (std::is_same_v<S, half> && std::is_same_v<D, float>) {
+    cpu::detail::H2F(s, d, count);  // exact
+    return;
+  } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, half>) {
+    if (nearest) {
+      cpu::detail::F2H(s, d, count);
+      return;
+    }
+  } else if constexpr (std::is_same_v<S, D>) {
+    if (!cpu::detail::kIsFloat<S> || mode == RoundMode::CAST_NONE) {
+      if (d != s) std::memmove(d, s, static_cast<size_t>(count) * sizeof(S));
+      return;
+    }
+    for (int64_t i = 0; i < count; ++i)
+      d[i] = static_cast<D>(cpu::detail::RoundIntegral(cpu::detail::ToDouble(s[i]), mode));
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i)
+    d[i] = cpu::detail::FromDouble<D>(cpu::detail::ToDouble(s[i]), mode);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compare / Select
+// ---------------------------------------------------------------------------------------------
+
+// Compare(dstMask, src0, src1, mode, count): bit i of the mask (LSB first in byte i/8) is
+// src0[i] <mode> src1[i]. count*sizeof(T) must be a multiple of 256 bytes. Writes count/8
+// bytes of dstMask (any element type; addressed as bytes).
+template <class U, class T>
+inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0,
+                    const LocalTensor<T>& src1, CMPMODE mode, int64_t count) {
+  static_assert(cpu::detail::kIsVec<T>, "Compare: unsupported element type");
+  cpu::detail::CheckCount("Compare", count);
+  if (static_cast<uint64_t>(count) * sizeof(T) % cpu::kRepeatBytes != 0)
+    cpu::Fail("Compare: count ", count, " * ", sizeof(T), " bytes = ",
+              static_cast<uint64_t>(count) * sizeof(T), " is not a multiple of 256 bytes");
+  const T* a = cpu::detail::CheckUB("Compare", "src0", src0, count);
+  const T* b = cpu::detail::CheckUB("Compare", "src1", src1, count);
+  uint8_t* m = cpu::detail::CheckUBBytes("Compare", "dstMask", dst, static_cast<uint64_t>(count) / 8);
+  using L = typename cpu::detail::Lane<T>::type;
+  for (int64_t byte = 0; byte < count / 8; ++byte) {
+    uint8_t bits = 0;
+    for (int j = 0; j < 8; ++j) {
+      const L x = static_cast<L>(a[byte * 8 + j]), y = static_cast<L>(b[byte * 8 + j]);
+      bool r;
+      switch (mode) {
+        case CMPMODE::LT: r = x < y; break;
+        case CMPMODE::GT: r = x > y; break;
+        case CMPMODE::EQ: r = x == y; break;
+        case CMPMODE::LE: r = x <= y; break;
+        case CMPMODE::GE: r = x >= y; break;
+        case CMPMODE::NE: default: r = x != y; break;
+      }
+      bits |= static_cast<uint8_t>(r) << j;
+    }
+    m[byte] = bits;
+  }
+}
+
+// Select(dst, mask, src0, src1, VSEL_TENSOR_TENSOR_MODE, count): dst[i] = bit i ? src0[i] : src1[i]
+// (bit i = bit i%8 of mask byte i/8). Any count.
+template <class T, class U>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask,
+                   const LocalTensor<T>& src0, const LocalTensor<T>& src1, SELMODE mode,
+                   int64_t count) {
+  if (mode != SELMODE::VSEL_TENSOR_TENSOR_MODE)
+    cpu::Fail("Select: tensor/tensor form needs SELMODE::VSEL_TENSOR_TENSOR_MODE");
+  cpu::detail::CheckCount("Select", count);
+  T* d = cpu::detail::CheckUB("Select", "dst", dst, count);
+  const T* a = cpu::detail::CheckUB("Select", "src0", src0, count);
+  const T* b = cpu::detail::CheckUB("Select", "src1", src1, count);
+  const uint8_t* m = cpu::detail::CheckUBBytes("Select", "mask", mask,
+                                               (static_cast<uint64_t>(count) + 7) / 8);
+  for (int64_t i = 0; i < count; ++i) d[i] = (m[i >> 3] >> (i & 7)) & 1 ? a[i] : b[i];
+}
+
+// Select(dst, mask, src0, scalar, VSEL_TENSOR_SCALAR_MODE, count): dst[i] = bit i ? src0[i] : scalar.
+template <class T, class U>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask,
+                   const LocalTensor<T>& src0, const typename cpu::detail::Identity<T>::type& scalar,
+                   SELMODE mode, int64_t count) {
+  if (mode != SELMODE::VSEL_TENSOR_SCALAR_MODE)
+    cpu::Fail("Select: tensor/scalar form needs SELMODE::VSEL_TENSOR_SCALAR_MODE");
+  cpu::detail::CheckCount("Select", count);
+  T* d = cpu::detail::CheckUB("Select", "dst", dst, count);
+  const T* a = cpu::detail::CheckUB("Select", "src0", src0, count);
+  const uint8_t* m = cpu::detail::CheckUBBytes("Select", "mask", mask,
+                                               (static_cast<uint64_t>(count) + 7) / 8);
+  const T v = scalar;
+  for (int64_t i = 0; i < count; ++i) d[i] = (m[i >> 3] >> (i & 7)) & 1 ? a[i] : v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions: result in dst[0]; the work tensor is checked (allocated, aligned) but not used.
+// ---------------------------------------------------------------------------------------------
+namespace cpu {
+namespace detail {
+
+// Round every float to the nearest half and back (fp16 accumulation step).
+inline void RoundThroughHalf(float* v, int64_t n) {
+  half h[kChunk];
+  for (int64_t o = 0; o < n; o += kChunk) {
+    const int64_t m = n - o < kChunk ? n - o : kChunk;
+    F2H(v + o, h, m);
+    H2F(h, v + o, m);
+  }
+}
+
+// ReduceSum order: the data is split into 256-byte repeats (R = 256/sizeof(T) elements; the
+// last repeat is zero-padded to R). Within a repeat a binary tree adds adjacent pairs level by
+// level (v[i] = v[2i] + v[2i+1], R -> R/2 -> ... -> 1). The repeat results are then added
+// sequentially in repeat order: ((r0 + r1) + r2) + ... Every addition is rounded to T (fp16 data
+// accumulates in fp16, as on the hardware).
+template <class T>
+inline T TreeSum(const T* s, int64_t count) {
+  constexpr int64_t R = static_cast<int64_t>(kRepeatBytes / sizeof(T));
+  const int64_t reps = (count + R - 1) / R;
+  std::vector<float> v(static_cast<size_t>(reps * R), 0.0f);
+  if constexpr (std::is_same_v<T, half>) H2F(s, v.data(), count);
+  else std::memcpy(v.data(), s, static_cast<size_t>(count) * sizeof(float));
+  for (int64_t width = R; width > 1; width /= 2) {
+    // Level: within each repeat, `width` values -> width/2 sums, stored compactly.
+    const int64_t half_w = width / 2;
+    for (int64_t r = 0; r < reps; ++r) {
+      float* in = v.data() + r * width;
+      float* out = v.data() + r * half_w;
+      for (int64_t i = 0; i < half_w; ++i) out[i] = in[2 * i] + in[2 * i + 1];
+    }
+    if constexpr (std::is_same_v<T, half>) RoundThroughHalf(v.data(), reps * half_w);
+  }
+  float acc = v[0];
+  for (int64_t r = 1; r < reps; ++r) {
+    acc = acc + v[static_cast<size_t>(r)];
+    if constexpr (std::is_same_v<T, half>) acc = static_cast<float>(static_cast<half>(acc));
+  }
+  return static_cast<T>(acc);
+}
+
+// Store an element index in the bits of dst[1] (as an unsigned integer of sizeof(T) bytes).
+template <class T>
+inline void StoreIndex(T* d, int64_t idx) {
+  if constexpr (sizeof(T) == 2) {
+    const uint16_t v = static_cast<uint16_t>(idx);
+    std::memcpy(d + 1, &v, 2);
+  } else {
+    const uint32_t v = static_cast<uint32_t>(idx);
+    std::memcpy(d + 1, &v, 4);
+  }
+}
+
+template <bool kMax, class T>
+inline void ReduceExtreme(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                          const LocalTensor<T>& work, int64_t count, bool calIndex) {
+  static_assert(kIsFloat<T>, "ReduceMax/ReduceMin: needs half or float");
+  if (count <= 0) Fail(api, ": count must be positive, got ", count);
+  T* d = CheckUB(api, "dst", dst, calIndex ? 2 : 1);
+  const T* s = CheckUB(api, "src", src, count);
+  CheckUB(api, "work", work, 0);
+  using L = typename Lane<T>::type;
+  L best = static_cast<L>(s[0]);
+  int64_t at = 0;
+  for (int64_t i = 1; i < count; ++i) {
+    const L x = static_cast<L>(s[i]);
+    if (kMax ? x > best : x < best) {
+      best = x;
+      at = i;
+    }
+  }
+  d[0] = static_cast<T>(best);
+  if (calIndex) StoreIndex(d, at);
+}
+
+}  // namespace detail
+}  // namespace cpu
+
+// ReduceSum(dst, src, work, count): dst[0] = sum of src[0..count) in the order of TreeSum above.
+template <class T>
+inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                      const LocalTensor<T>& work, int64_t count) {
+  static_assert(cpu::detail::kIsFloat<T>, "ReduceSum: needs half or float");
+  if (count <= 0) cpu::Fail("ReduceSum: count must be positive, got ", count);
+  T* d = cpu::detail::CheckUB("ReduceSum", "dst", dst, 1);
+  const T* s = cpu::detail::CheckUB("ReduceSum", "src", src, count);
+  cpu::detail::CheckUB("ReduceSum", "work", work, 0);
+  d[0] = cpu::detail::TreeSum(s, count);
+}
+
+// ReduceMax/ReduceMin(dst, src, work, count[, calIndex]): dst[0] = max/min of src[0..count).
+// With calIndex, dst[1] holds the index of the first extreme element, stored as the bits of an
+// unsigned integer of sizeof(T) bytes (reinterpret dst[1] to read it).
+template <class T>
+inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                      const LocalTensor<T>& work, int64_t count, bool calIndex = false) {
+  cpu::detail::ReduceExtreme<true>("ReduceMax", dst, src, work, count, calIndex);
+}
+template <class T>
+inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                      const LocalTensor<T>& work, int64_t count, bool calIndex = false) {
+  cpu::detail::ReduceExtreme<false>("ReduceMin", dst, src, work, count, calIndex);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry-point support for cpu_entry.cpp
+// ---------------------------------------------------------------------------------------------
+namespace cpu {
+namespace detail {
+template <class... A, size_t... I>
+inline void Invoke(void (*kernel)(A...), uint8_t** args, std::index_sequence<I...>) {
+  kernel(reinterpret_cast<A>(args[I])...);
+}
+}  // namespace detail
+
+// Run one block of `kernel`: SetBlock, ResetUB, call it with args[0..nargs) (GM pointers, then
+// workspace, then tiling). Returns 0 on success; 1 on any exception, whose message LastError()
+// then returns.
+template <class... A>
+inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, uint8_t** args,
+                    int64_t nargs) noexcept {
+  try {
+    State().last_error.clear();
+    if (nargs != static_cast<int64_t>(sizeof...(A)))
+      Fail("pyasc_run_block: kernel takes ", sizeof...(A), " arguments, got ", nargs);
+    SetBlock(block_idx, block_num);
+    ResetUB();
+    detail::Invoke(kernel, args, std::index_sequence_for<A...>{});
+    State().pipe = nullptr;
+    return 0;
+  } catch (const Error& e) {
+    State().last_error = e.what();
+  } catch (const std::exception& e) {
+    State().last_error = Cat("C++ exception: ", e.what());
+  } catch (...) {
+    State().last_error = "unknown C++ exception";
+  }
+  State().pipe = nullptr;
+  return 1;
+}
+
+}  // namespace cpu
+}  // namespace AscendC
+
+// Defines pyasc_run_block and pyasc_last_error for one kernel (declared before this macro):
+//   extern "C" __global__ __aicore__ void my_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR workspace,
+//                                                   GM_ADDR tiling);
+//   PYASC_CPU_ENTRY(my_kernel)
+#define PYASC_CPU_ENTRY(KERNEL)                                                                \
+  extern "C" int pyasc_run_block(int64_t block_idx, int64_t block_num, uint8_t** args,        \
+                                 int64_t nargs) {                                              \
+    return ::AscendC::cpu::RunBlock(KERNEL, block_idx, block_num, args, nargs);                \
+  }                                                                                            \
+  extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }
+
+#endif  // PYASC_KERNEL_OPERATOR_H
