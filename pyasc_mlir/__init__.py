@@ -1,0 +1,27 @@
+"""pyasc-mlir: write an Ascend NPU operator as a Python function, get a fused, tiled,
+double-buffered Ascend C kernel, checked on the CPU before it meets hardware.
+
+Quick start::
+
+    import numpy as np
+    import pyasc_mlir as pa
+
+    @pa.jit
+    def rmsnorm(x, w, eps=1e-6):
+        return x * pa.rsqrt((x * x).mean(-1, keepdim=True) + eps) * w
+
+    y = rmsnorm(np.random.rand(8, 384).astype(np.float16), np.ones(384, np.float16))
+"""
+
+from pyasc_mlir import driver
+from pyasc_mlir.driver import CompiledOp, clear_memory_cache, compile, load_op
+from pyasc_mlir.errors import PyAscCompileError, PyAscError, PyAscUsageError
+from pyasc_mlir.jit import JitFunction, Op, jit, operator
+from pyasc_mlir.ops import *  # noqa: F403
+from pyasc_mlir.ops import __all__ as _ops_all
+from pyasc_mlir.types import TensorDesc
+
+__version__ = driver.__version__
+__all__ = ["CompiledOp", "JitFunction", "Op", "PyAscCompileError", "PyAscError",
+           "PyAscUsageError", "TensorDesc", "clear_memory_cache", "compile", "driver", "jit",
+           "load_op", "operator", *_ops_all]

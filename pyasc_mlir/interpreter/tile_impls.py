@@ -10,8 +10,11 @@ Model:
   ``offset + (k % buffers) * nbytes`` (``k``: how often this alloc ran in this block), which
   models double-buffer rotation and makes buffers that wrongly share UB visible. Without an
   ``offset`` it returns a fresh array filled with the same ``0xFF`` pattern.
-* Masks (``i1`` buffers) are ``uint8`` arrays of ``ceil(n / 8)`` bytes, bit ``i`` of the mask
-  is bit ``i % 8`` (LSB first) of byte ``i // 8`` -- the same packing the UB bytes hold.
+* Masks (``i1`` buffers, in UB and in GM) are ``uint8`` arrays of ``ceil(n / 8)`` bytes: bit
+  ``i`` of the mask is bit ``i % 8`` (LSB first) of byte ``i // 8`` -- the same packing the UB
+  bytes hold. ``uint8`` is used for nothing else (``i8`` is ``int8``), so an op recognises a
+  mask operand by its dtype; counts, offsets and strides on masks are in bits. ``asc.launch``
+  packs ``i1`` tensor inputs and unpacks ``i1`` results to ``bool`` arrays.
 * Index values come from (and go back to) xDSL's stock ``arith``/``scf`` implementations as
   ``IntegerAttr``; plain Python ints are accepted too.
 
@@ -33,6 +36,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     IndexType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -70,6 +74,7 @@ from pyasc_mlir.dialects.asc import (
     VSelectOp,
     VUnaryOp,
 )
+from pyasc_mlir.platform import get_platform
 
 UB_BYTES_DEFAULT = 196608
 """UB size per block when nobody says otherwise (192 KiB, the 910B value)."""
@@ -77,6 +82,8 @@ POISON_BYTE = 0xFF
 """Fill byte of fresh memory: reads back as NaN in f16 and f32, -1 in integers."""
 TILING_ATTR = "asc.tiling"
 """Kernel attribute holding the tiling struct: a dictionary of field name -> integer."""
+PLATFORM_ATTR = "asc.platform"
+"""Kernel attribute naming the platform (its UB size is used when none is given)."""
 REDUCE_LAST_STRIDE = 16
 """``asc.vreduce`` axis ``last`` writes its per-row results this many elements apart."""
 
@@ -130,6 +137,18 @@ def tiling_values(func_op: Operation) -> dict[str, int]:
     return values
 
 
+def kernel_ub_bytes(func_op: Operation) -> int:
+    """UB bytes per block for a kernel: its ``asc.platform``'s UB, else
+    :data:`UB_BYTES_DEFAULT`."""
+    plat = func_op.attributes.get(PLATFORM_ATTR)
+    if isinstance(plat, StringAttr):
+        try:
+            return get_platform(plat.data).ub_bytes
+        except ValueError as exc:
+            raise InterpretationError(str(exc)) from None
+    return UB_BYTES_DEFAULT
+
+
 @dataclass
 class BlockState:
     """What one block (core) sees while its kernel instance runs.
@@ -139,7 +158,7 @@ class BlockState:
         num: ``GetBlockNum()``.
         tiling: tiling struct values, field -> int.
         ub: the block's Unified Buffer as ``uint8``.
-        allocs: per ``asc.alloc`` op with an offset: ``[dtype, elements, nbytes, offset,
+        allocs: per ``asc.alloc`` op run in this block: ``[dtype, elements, nbytes, offset,
             buffers, times_run]``.
     """
 
@@ -192,6 +211,25 @@ def _check_mask(op: Operation, n: int, mask: np.ndarray) -> None:
         raise _fail(op, f"negative count {n}")
     if n > mask.size * 8:
         raise _fail(op, f"count {n} exceeds mask buffer of {mask.size * 8} bits")
+
+
+def _is_i1(t: TensorType) -> bool:
+    return t.element_type == IntegerType(1)
+
+
+def _bits(mask: np.ndarray) -> np.ndarray:
+    """All bits of a packed mask as a fresh ``bool`` array (bit i = element i)."""
+    return np.unpackbits(mask, bitorder="little").view(np.bool_)
+
+
+def _store_bits(mask: np.ndarray, bits: np.ndarray) -> None:
+    """Write a full-length ``bool`` array back into the packed mask ``mask``."""
+    mask[:] = np.packbits(bits, bitorder="little")
+
+
+def _is_mask(buf: np.ndarray) -> bool:
+    """Masks are the only ``uint8`` buffers (``i8`` maps to ``int8``)."""
+    return buf.dtype == np.uint8
 
 
 def _blocks(op: Operation, side: str, buf: np.ndarray, start: int, count: int, length: int,
@@ -311,7 +349,15 @@ def _round_float(x: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
 
 
 def convert(src: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
-    """``Cast`` of ``src`` to ``dtype`` with an Ascend round mode (see ``asc.vcast``)."""
+    """``Cast`` of ``src`` to ``dtype`` with an Ascend round mode (see ``asc.vcast``): to a
+    float type, the nearest value in the direction the mode says (``odd``: round to odd);
+    float to the same float type or to an integer type: round to an integral value (integers
+    saturate, NaN -> 0)."""
+    with np.errstate(all="ignore"):
+        return _convert(src, dtype, mode)
+
+
+def _convert(src: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
     if dtype.kind == "f":
         if src.dtype == dtype:
             return src.copy() if mode == "none" else _round_integral(src, mode)
@@ -332,10 +378,11 @@ class AscTileFunctions(InterpreterFunctions):
     """Numpy implementations of the ``asc`` tile-level ops (see the module docstring).
 
     Args:
-        ub_bytes: UB size of every block that ``asc.launch`` starts.
+        ub_bytes: UB size of every block that ``asc.launch`` starts; ``None``: the UB of the
+            kernel's ``asc.platform`` (see :func:`kernel_ub_bytes`).
     """
 
-    def __init__(self, ub_bytes: int = UB_BYTES_DEFAULT):
+    def __init__(self, ub_bytes: int | None = None):
         self.ub_bytes = ub_bytes
 
     # ------------------------------------------------------------------ scalars
@@ -403,6 +450,12 @@ class AscTileFunctions(InterpreterFunctions):
         count, length = _i(count), _i(length)
         if count <= 0 or length <= 0:
             return ()
+        if _is_mask(ub):
+            gm_bits, ub_bits = _bits(gm), _bits(ub)
+            src = _blocks(op, "GM", gm_bits, _i(gm_off), count, length, length + _i(gap))
+            _blocks(op, "UB", ub_bits, _i(ub_off), count, length, _i(stride))[...] = src
+            _store_bits(ub, ub_bits)
+            return ()
         src = _blocks(op, "GM", gm, _i(gm_off), count, length, length + _i(gap))
         dst = _blocks(op, "UB", ub, _i(ub_off), count, length, _i(stride))
         dst[...] = src
@@ -415,6 +468,12 @@ class AscTileFunctions(InterpreterFunctions):
         ub, gm, gm_off, ub_off, count, length, gap, stride = args
         count, length = _i(count), _i(length)
         if count <= 0 or length <= 0:
+            return ()
+        if _is_mask(ub):
+            gm_bits, ub_bits = _bits(gm), _bits(ub)
+            src = _blocks(op, "UB", ub_bits, _i(ub_off), count, length, _i(stride))
+            _blocks(op, "GM", gm_bits, _i(gm_off), count, length, length + _i(gap))[...] = src
+            _store_bits(gm, gm_bits)
             return ()
         src = _blocks(op, "UB", ub, _i(ub_off), count, length, _i(stride))
         dst = _blocks(op, "GM", gm, _i(gm_off), count, length, length + _i(gap))
@@ -463,6 +522,12 @@ class AscTileFunctions(InterpreterFunctions):
         """``dst[:n] = value``."""
         dst, n = args
         n = _i(n)
+        if _is_mask(dst):
+            _check_mask(op, n, dst)
+            bits = _bits(dst)
+            bits[:n] = op.value.value.data != 0
+            _store_bits(dst, bits)
+            return ()
         _check_count(op, n, dst=dst)
         with np.errstate(all="ignore"):
             dst[:n] = op.value.value.data
@@ -474,6 +539,13 @@ class AscTileFunctions(InterpreterFunctions):
         """``dst[:n] = src[:n]`` (UB -> UB)."""
         dst, src, n = args
         n = _i(n)
+        if _is_mask(dst):
+            _check_mask(op, n, dst)
+            _check_mask(op, n, src)
+            bits = _bits(dst)
+            bits[:n] = _bits(src)[:n]
+            _store_bits(dst, bits)
+            return ()
         _check_count(op, n, dst=dst, src=src)
         dst[:n] = src[:n]
         return ()
@@ -484,12 +556,22 @@ class AscTileFunctions(InterpreterFunctions):
         """``dst[:n] = convert(src[:n])`` with the op's round mode."""
         dst, src, n = args
         n = _i(n)
+        if _is_mask(src) or _is_mask(dst):
+            _check_mask(op, n, src) if _is_mask(src) else _check_count(op, n, src=src)
+            _check_mask(op, n, dst) if _is_mask(dst) else _check_count(op, n, dst=dst)
+            values = _bits(src)[:n] if _is_mask(src) else src[:n]
+            if _is_mask(dst):
+                bits = _bits(dst)
+                bits[:n] = values != 0
+                _store_bits(dst, bits)
+            else:
+                dst[:n] = values  # a mask becomes 1.0 / 0.0
+            return ()
         _check_count(op, n, dst=dst, src=src)
-        with np.errstate(all="ignore"):
-            try:
-                dst[:n] = convert(src[:n], dst.dtype, op.round.data)
-            except InterpretationError as exc:
-                raise _fail(op, str(exc)) from None
+        try:
+            dst[:n] = convert(src[:n], dst.dtype, op.round.data)
+        except InterpretationError as exc:
+            raise _fail(op, str(exc)) from None
         return ()
 
     @impl(VCompareOp)
@@ -562,6 +644,17 @@ class AscTileFunctions(InterpreterFunctions):
         missing trailing dim is 16 elements with the value at index 0) to ``[rows, m, ls]``."""
         dst, src, rows, m, ls = args
         rows, m, ls = _i(rows), _i(m), _i(ls)
+        if _is_mask(dst):
+            bits = _bits(dst)
+            self._broadcast(op, bits, _bits(src), rows, m, ls)
+            _store_bits(dst, bits)
+            return ()
+        self._broadcast(op, dst, src, rows, m, ls)
+        return ()
+
+    @staticmethod
+    def _broadcast(op: VBroadcastOp, dst: np.ndarray, src: np.ndarray, rows: int, m: int,
+                   ls: int) -> None:
         has_r, has_m, has_l = op.src_has
         total = rows * m * ls
         if total > dst.size:
@@ -573,12 +666,12 @@ class AscTileFunctions(InterpreterFunctions):
             raise _fail(op, f"source tile {shape[0]} x {shape[1]} x {shape[2]} = {n_src} "
                             f"elements exceeds its buffer of {src.size}")
         if total == 0:
-            return ()
+            return
         s = src[:n_src].reshape(shape)
         if not has_l:
             s = s[:, :, :1]
         dst[:total].reshape(rows, m, ls)[...] = s
-        return ()
+        return
 
     # ------------------------------------------------------------------ host side
 
@@ -595,25 +688,37 @@ class AscTileFunctions(InterpreterFunctions):
             t = operand.type
             assert isinstance(t, TensorType)
             a = np.asarray(value)
-            want = np_dtype(t.element_type)
+            want = np.dtype(np.bool_) if _is_i1(t) else np_dtype(t.element_type)
             if a.dtype != want or a.size != t.element_count():
                 raise _fail(op, f"input {i} is {a.dtype}{list(a.shape)}; the launch expects "
                                 f"{t}")
-            inputs.append(np.array(a, copy=True).reshape(-1))
+            flat_in = a.reshape(-1)
+            inputs.append(np.packbits(flat_in, bitorder="little") if _is_i1(t)
+                          else np.array(flat_in, copy=True))
         outputs: list[np.ndarray] = []
         for r in op.outputs:
             t = r.type
             assert isinstance(t, TensorType)
-            outputs.append(np.zeros(t.get_shape(), np_dtype(t.element_type)))
-        flat = [*inputs, *(o.reshape(-1) for o in outputs)]
+            n = t.element_count()
+            outputs.append(np.zeros((n + 7) // 8 if _is_i1(t) else n, np_dtype(t.element_type)))
+        flat = [*inputs, *outputs]
         entry = callee.regions[0].blocks.first if callee.regions else None
         n_args = len(flat) if entry is None else len(entry.args)
         if n_args != len(flat):
             raise _fail(op, f"kernel @{name} takes {n_args} arguments; the launch passes "
                             f"{len(inputs)} inputs and {len(outputs)} outputs")
-        num = op.block_dim.data
+        bd = op.block_dim
+        num = bd.data if isinstance(bd, IntAttr) else bd.value.data
+        ub_bytes = self.ub_bytes if self.ub_bytes is not None else kernel_ub_bytes(callee)
         state = block_state(interpreter)
         for idx in range(num):
-            state.reset(idx, num, tiling, self.ub_bytes)
+            state.reset(idx, num, tiling, ub_bytes)
             interpreter.call_op(name, tuple(flat))
-        return tuple(outputs)
+        results = []
+        for r, out in zip(op.outputs, outputs, strict=True):
+            t = r.type
+            assert isinstance(t, TensorType)
+            if _is_i1(t):
+                out = _bits(out)[:t.element_count()]
+            results.append(out.reshape(t.get_shape()))
+        return tuple(results)

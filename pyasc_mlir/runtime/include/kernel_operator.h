@@ -52,7 +52,9 @@
 #include <utility>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
+// fp16 <-> fp32 bulk conversions use F16C on x86 CPUs that have it (checked at run time);
+// -DPYASC_NO_F16C forces the portable path.
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(PYASC_NO_F16C)
 #include <immintrin.h>
 #define PYASC_X86 1
 #endif
@@ -148,7 +150,7 @@ struct BlockState {
   TPipe* pipe = nullptr;
   std::string last_error;
   BlockState() {
-    ub = static_cast<uint8_t*>(std::aligned_alloc(64, RoundUp32(kUbBytes) + 64));
+    ub = static_cast<uint8_t*>(std::aligned_alloc(64, (kUbBytes + 127) / 64 * 64));
     if (ub == nullptr) throw std::bad_alloc();
     std::memset(ub, 0, kUbBytes);
   }
@@ -618,6 +620,13 @@ constexpr bool kIsFloat = std::is_same_v<T, half> || std::is_same_v<T, float>;
 template <class T>
 constexpr bool kIsVec = kIsFloat<T> || std::is_same_v<T, int16_t> || std::is_same_v<T, int32_t>;
 
+// The element loops below are compiled with the vectorizer on (plain -O2 in g++ 12 only
+// vectorizes loops without runtime alias checks or epilogues).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
+
 // d[i] = f(a[i]) for i < n.
 template <class T, class F>
 inline void Map1(T* d, const T* a, int64_t n, F f) {
@@ -806,14 +815,15 @@ PYASC_BINARY_OP(Min, (x < y ? x : y), false)
     cpu::detail::Map1(d, a, count, [](auto x) { return EXPR; });                               \
   }
 
-// dst = f(src). Transcendental functions are evaluated in float (fp16 lanes) or double (fp32
-// lanes, then rounded once), i.e. accurate to about 1 ulp of the element type.
-PYASC_UNARY_OP(Exp, static_cast<decltype(x)>(std::exp(static_cast<double>(x))), true)
-PYASC_UNARY_OP(Ln, static_cast<decltype(x)>(std::log(static_cast<double>(x))), true)
+// dst = f(src), evaluated in float (fp16 and fp32 lanes) and rounded once to T: Sqrt and
+// Reciprocal are correctly rounded; Exp/Ln use the C library's float functions (within 1 ulp);
+// Rsqrt is 1/sqrt evaluated in double, then rounded.
+PYASC_UNARY_OP(Exp, std::exp(x), true)
+PYASC_UNARY_OP(Ln, std::log(x), true)
 PYASC_UNARY_OP(Abs, (x < 0 ? -x : x), false)
 PYASC_UNARY_OP(Sqrt, std::sqrt(x), true)
 PYASC_UNARY_OP(Rsqrt, static_cast<decltype(x)>(1.0 / std::sqrt(static_cast<double>(x))), true)
-PYASC_UNARY_OP(Reciprocal, static_cast<decltype(x)>(1.0 / static_cast<double>(x)), true)
+PYASC_UNARY_OP(Reciprocal, decltype(x)(1) / x, true)
 PYASC_UNARY_OP(Relu, (x > 0 ? x : decltype(x)(0)), false)
 #undef PYASC_UNARY_OP
 
@@ -849,6 +859,10 @@ inline void Duplicate(const LocalTensor<T>& dst, const typename cpu::detail::Ide
   const T v = scalar;
   for (int64_t i = 0; i < count; ++i) d[i] = v;
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Cast
@@ -982,7 +996,7 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode
 // Compare(dstMask, src0, src1, mode, count): bit i of the mask (LSB first in byte i/8) is
 // src0[i] <mode> src1[i]. count*sizeof(T) must be a multiple of 256 bytes. Writes count/8
 // bytes of dstMask (any element type; addressed as bytes).
-template <class U, class T>
+template <class T, class U>  // T: compared type, U: mask element type (as in Ascend C)
 inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0,
                     const LocalTensor<T>& src1, CMPMODE mode, int64_t count) {
   static_assert(cpu::detail::kIsVec<T>, "Compare: unsupported element type");

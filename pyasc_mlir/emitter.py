@@ -1,0 +1,308 @@
+"""Print ``ascendc``-level kernels as Ascend C source (the ``ascendc`` target of pyasc-opt).
+
+Outputs: the kernel source (``extern "C" __global__ __aicore__`` entries with ``GM_ADDR``
+arguments, a tiling struct per kernel), the host source (a function that fills the tiling
+struct from the input shapes and launches with ``<<<blockDim, nullptr, stream>>>``) and, for
+the CPU build only, ``cpu_entry.cpp`` (``pyasc_run_block`` / ``pyasc_last_error``, see
+``docs/CPU_RUNTIME.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.utils.target import Target
+
+from pyasc_mlir.dialects import ascendc as ac
+
+_BIN = {arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.DivSIOp: "/",
+        arith.RemSIOp: "%"}
+_CMP = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
+
+
+def c_type(t: Attribute) -> str:
+    """C++ spelling of a scalar or ascendc type."""
+    if isinstance(t, IndexType):
+        return "int64_t"
+    if isinstance(t, Float16Type):
+        return "half"
+    if isinstance(t, Float32Type):
+        return "float"
+    if isinstance(t, IntegerType):
+        return {1: "bool", 8: "uint8_t", 32: "int32_t", 64: "int64_t"}[t.width.data]
+    if isinstance(t, ac.LocalTensorType):
+        return f"LocalTensor<{c_type(t.element_type)}>"
+    if isinstance(t, ac.GlobalTensorType):
+        return f"GlobalTensor<{c_type(t.element_type)}>"
+    raise ValueError(f"no C++ type for {t}")
+
+
+def kernels(module: ModuleOp) -> list[func.FuncOp]:
+    """The kernel functions (``asc.kernel``) of a module, in order."""
+    return [op for op in module.body.block.ops
+            if isinstance(op, func.FuncOp) and "asc.kernel" in op.attributes]
+
+
+def tiling_fields(kernel: func.FuncOp) -> dict[str, int]:
+    """Tiling struct fields (name -> static value) of a kernel."""
+    attr = kernel.attributes["asc.tiling"]
+    assert isinstance(attr, DictionaryAttr)
+    return {k: v.value.data for k, v in attr.data.items()  # type: ignore[attr-defined]
+            if isinstance(v, IntegerAttr)}
+
+
+def struct_name(kernel: func.FuncOp) -> str:
+    return "".join(p.capitalize() for p in kernel.sym_name.data.split("_")) + "TilingData"
+
+
+class _KernelPrinter:
+    def __init__(self, kernel: func.FuncOp):
+        self.k = kernel
+        self.names: dict[SSAValue, str] = {}
+        self.lines: list[str] = []
+        self.indent = 1
+        self.n = 0
+        self.qn = 0
+
+    def name(self, v: SSAValue, prefix: str = "v") -> str:
+        if v not in self.names:
+            self.names[v] = f"{prefix}{self.n}"
+            self.n += 1
+        return self.names[v]
+
+    def emit(self, text: str) -> None:
+        self.lines.append("    " * self.indent + text)
+
+    def decl(self, v: SSAValue, expr: str, prefix: str = "v") -> None:
+        self.emit(f"{c_type(v.type)} {self.name(v, prefix)} = {expr};")
+
+    def _arith(self, op: Operation) -> bool:
+        n = self.name
+        if isinstance(op, arith.ConstantOp):
+            val = op.value
+            if isinstance(val, IntegerAttr):
+                self.emit(f"const int64_t {n(op.result)} = {val.value.data};")
+            else:
+                assert isinstance(val, FloatAttr)
+                ty = c_type(op.result.type)
+                self.emit(f"const {ty} {n(op.result)} = ({ty}){float(val.value.data)!r}f;")
+        elif type(op) in _BIN:
+            a, b = op.operands
+            self.decl(op.results[0], f"{n(a)} {_BIN[type(op)]} {n(b)}")
+        elif isinstance(op, arith.CmpiOp):
+            self.decl(op.result, f"{n(op.lhs)} {_CMP[op.predicate.value.data]} {n(op.rhs)}")
+        elif isinstance(op, arith.SelectOp):
+            self.decl(op.result, f"{n(op.cond)} ? {n(op.lhs)} : {n(op.rhs)}")
+        else:
+            return False
+        return True
+
+    def _buffers(self, op: Operation) -> bool:
+        n = self.name
+        if isinstance(op, ac.GlobalBufferOp):
+            t = op.addr.type
+            assert isinstance(t, MemRefType)
+            ty = c_type(t.element_type)
+            g = n(op.result, "gm")
+            self.emit(f"GlobalTensor<{ty}> {g};")
+            self.emit(f"{g}.SetGlobalBuffer((__gm__ {ty}*){n(op.addr, 'arg')}, "
+                      f"{math.prod(t.get_shape())}LL);")
+        elif isinstance(op, ac.InitQueueOp):
+            q = n(op.result, "que")
+            self.emit(f"TQue<TPosition::{op.position.data}, 1> {q};")
+            self.emit(f"pipe.InitBuffer({q}, {op.num.value.data}, {op.length.value.data});")
+        elif isinstance(op, ac.InitTBufOp):
+            b = n(op.result, "calcBuf")
+            self.emit(f"TBuf<TPosition::VECCALC> {b};")
+            self.emit(f"pipe.InitBuffer({b}, {op.length.value.data});")
+        elif isinstance(op, ac.TBufGetOp):
+            ty = c_type(op.result.type.element_type)  # type: ignore[attr-defined]
+            self.decl(op.result, f"{n(op.buf)}.Get<{ty}>()[{op.offset.value.data}]", "t")
+        elif isinstance(op, ac.AllocTensorOp):
+            ty = c_type(op.result.type.element_type)  # type: ignore[attr-defined]
+            self.decl(op.result, f"{n(op.queue)}.AllocTensor<{ty}>()", "t")
+        elif isinstance(op, ac.EnQueOp):
+            self.emit(f"{n(op.queue)}.EnQue({n(op.tensor)});")
+        elif isinstance(op, ac.DeQueOp):
+            ty = c_type(op.result.type.element_type)  # type: ignore[attr-defined]
+            self.decl(op.result, f"{n(op.queue)}.DeQue<{ty}>()", "t")
+        elif isinstance(op, ac.FreeTensorOp):
+            self.emit(f"{n(op.queue)}.FreeTensor({n(op.tensor)});")
+        elif isinstance(op, ac.SubviewOp):
+            self.decl(op.result, f"{n(op.source)}[{n(op.offset)}]", "t")
+        else:
+            return False
+        return True
+
+    def _compute(self, op: Operation) -> bool:
+        n = self.name
+        if isinstance(op, ac.DataCopyOp):
+            self.emit(f"DataCopy({n(op.dst)}, {n(op.src)}, {n(op.count)});")
+        elif isinstance(op, ac.DataCopyPadOp):
+            p = (f"DataCopyExtParams{{(uint16_t){n(op.block_count)}, (uint32_t){n(op.block_len)}, "
+                 f"(uint32_t){n(op.src_stride)}, (uint32_t){n(op.dst_stride)}, 0}}")
+            if isinstance(op.dst.type, ac.LocalTensorType):
+                ty = c_type(op.dst.type.element_type)
+                self.emit(f"DataCopyPad({n(op.dst)}, {n(op.src)}, {p}, "
+                          f"DataCopyPadExtParams<{ty}>{{false, 0, 0, 0}});")
+            else:
+                self.emit(f"DataCopyPad({n(op.dst)}, {n(op.src)}, {p});")
+        elif isinstance(op, ac.VecBinaryOp):
+            self.emit(f"{op.api.data}({n(op.dst)}, {n(op.lhs)}, {n(op.rhs)}, "
+                      f"(int32_t){n(op.count)});")
+        elif isinstance(op, ac.VecUnaryOp):
+            self.emit(f"{op.api.data}({n(op.dst)}, {n(op.src)}, (int32_t){n(op.count)});")
+        elif isinstance(op, ac.VecScalarOp):
+            ty = c_type(op.dst.type.element_type)  # type: ignore[attr-defined]
+            self.emit(f"{op.api.data}({n(op.dst)}, {n(op.src)}, "
+                      f"({ty}){float(op.scalar.value.data)!r}f, (int32_t){n(op.count)});")
+        elif isinstance(op, ac.DuplicateOp):
+            ty = c_type(op.dst.type.element_type)  # type: ignore[attr-defined]
+            self.emit(f"Duplicate({n(op.dst)}, ({ty}){n(op.scalar)}, (int32_t){n(op.count)});")
+        elif isinstance(op, ac.GetValueOp):
+            self.decl(op.result, f"{n(op.tensor)}.GetValue({n(op.index)})")
+        elif isinstance(op, ac.CastOp):
+            self.emit(f"Cast({n(op.dst)}, {n(op.src)}, RoundMode::{op.round.data}, "
+                      f"(int32_t){n(op.count)});")
+        elif isinstance(op, ac.CompareOp):
+            self.emit(f"Compare({n(op.mask)}, {n(op.lhs)}, {n(op.rhs)}, CMPMODE::{op.mode.data}, "
+                      f"(uint32_t){n(op.count)});")
+        elif isinstance(op, ac.SelectOp):
+            self.emit(f"Select({n(op.dst)}, {n(op.mask)}, {n(op.lhs)}, {n(op.rhs)}, "
+                      f"SELMODE::VSEL_TENSOR_TENSOR_MODE, (uint32_t){n(op.count)});")
+        elif isinstance(op, ac.ReduceOp):
+            self.emit(f"{op.api.data}({n(op.dst)}, {n(op.src)}, {n(op.work)}, "
+                      f"(int32_t){n(op.count)});")
+        elif isinstance(op, ac.GetBlockIdxOp):
+            self.decl(op.result, "(int64_t)GetBlockIdx()")
+        elif isinstance(op, ac.TilingFieldOp):
+            self.decl(op.result, f"tiling.{op.field.data}")
+        elif isinstance(op, ac.SyncOp):
+            e = op.event.data
+            ev = f"ev{self.n}"
+            self.n += 1
+            self.emit(f"{{ TEventID {ev} = GetTPipePtr()->FetchEventID(HardEvent::{e}); "
+                      f"SetFlag<HardEvent::{e}>({ev}); WaitFlag<HardEvent::{e}>({ev}); }}")
+        else:
+            return False
+        return True
+
+    def block(self, block: Block) -> None:
+        for op in block.ops:
+            if isinstance(op, scf.ForOp):
+                iv = self.name(op.body.block.args[0], "i")
+                self.emit(f"for (int64_t {iv} = {self.name(op.lb)}; {iv} < {self.name(op.ub)}; "
+                          f"{iv} += {self.name(op.step)}) {{")
+                self.indent += 1
+                self.block(op.body.block)
+                self.indent -= 1
+                self.emit("}")
+            elif isinstance(op, scf.YieldOp | func.ReturnOp):
+                continue
+            elif not (self._arith(op) or self._buffers(op) or self._compute(op)):
+                raise ValueError(f"the ascendc emitter cannot print {op.name}")
+
+    def print(self) -> str:
+        k = self.k
+        args = k.body.block.args
+        params = [f"GM_ADDR {self.name(a, 'arg')}" for a in args]
+        params += ["GM_ADDR workspace", "GM_ADDR tilingGm"]
+        sname = struct_name(k)
+        head = [f'extern "C" __global__ __aicore__ void {k.sym_name.data}({", ".join(params)})',
+                "{",
+                f"    const {sname} tiling = *reinterpret_cast<__gm__ const {sname}*>(tilingGm);",
+                "    TPipe pipe;"]
+        self.block(k.body.block)
+        return "\n".join(head + self.lines + ["}"])
+
+
+def emit_kernel_source(module: ModuleOp) -> str:
+    """``kernel.cpp``: the device code of every kernel in ``module`` (ascendc level)."""
+    parts = ['// Generated by pyasc-mlir. Ascend C kernel source.',
+             '#include "kernel_operator.h"', "using namespace AscendC;", ""]
+    for k in kernels(module):
+        fields = "\n".join(f"    int64_t {f};" for f in tiling_fields(k))
+        parts += [f"struct {struct_name(k)} {{", fields, "};", "",
+                  _KernelPrinter(k).print(), ""]
+    return "\n".join(parts)
+
+
+def emit_host_source(module: ModuleOp, input_shapes: list[list[int]]) -> str:
+    """``host.cpp``: fills each tiling struct from the input shapes and launches the kernel.
+
+    Static shapes in this release: the fill function checks the shapes it is given against the
+    compiled ones (returns -1 on a mismatch) and writes the tiling values.
+    """
+    lines = ["// Generated by pyasc-mlir. Host-side tiling and launch.", "#include <cstdint>",
+             '#include "kernel_operator.h"', "using namespace AscendC;", ""]
+    flat = [d for s in input_shapes for d in s]
+    for k in kernels(module):
+        name, sname = k.sym_name.data, struct_name(k)
+        fields = tiling_fields(k)
+        lines += [f"struct {sname} {{"] + [f"    int64_t {f};" for f in fields] + ["};", ""]
+        lines += [f'extern "C" int {name}_fill_tiling(const int64_t* dims, int64_t ndims, '
+                  f"{sname}* t)", "{",
+                  f"    static const int64_t expected[] = {{{', '.join(map(str, flat)) or '0'}}};",
+                  f"    if (ndims != {len(flat)}) return -1;",
+                  f"    for (int64_t i = 0; i < {len(flat)}; ++i) "
+                  "if (dims[i] != expected[i]) return -1;"]
+        lines += [f"    t->{f} = {v}LL;" for f, v in fields.items()]
+        lines += ["    return 0;", "}", ""]
+        lines += [f'extern "C" __global__ __aicore__ void {name}('
+                  + ", ".join(["GM_ADDR"] * (len(k.body.block.args) + 2)) + ");", "",
+                  f"void {name}_do(uint32_t blockDim, void* stream, "
+                  + ", ".join(f"uint8_t* a{i}" for i in range(len(k.body.block.args)))
+                  + ", uint8_t* workspace, uint8_t* tiling)", "{",
+                  f"    {name}<<<blockDim, nullptr, stream>>>("
+                  + ", ".join(f"a{i}" for i in range(len(k.body.block.args)))
+                  + ", workspace, tiling);", "}", ""]
+    return "\n".join(lines)
+
+
+def emit_cpu_entry(module: ModuleOp) -> str:
+    """``cpu_entry.cpp``: the CPU build's per-block entry point (see docs/CPU_RUNTIME.md)."""
+    (k,) = kernels(module)
+    nargs = len(k.body.block.args) + 2
+    call = ", ".join(f"args[{i}]" for i in range(nargs))
+    return "\n".join([
+        "// Generated by pyasc-mlir. CPU-build entry point.",
+        '#include "kernel_operator.h"',
+        f'extern "C" __global__ __aicore__ void {k.sym_name.data}('
+        + ", ".join(["GM_ADDR"] * nargs) + ");",
+        "static std::string g_last_error;",
+        'extern "C" int pyasc_run_block(int64_t block_idx, int64_t block_num, uint8_t** args, '
+        "int64_t nargs)", "{",
+        f"    if (nargs != {nargs}) {{ g_last_error = \"wrong argument count\"; return 1; }}",
+        "    try {",
+        "        AscendC::cpu::SetBlock(block_idx, block_num);",
+        "        AscendC::cpu::ResetUB();",
+        f"        {k.sym_name.data}({call});",
+        "    } catch (const std::exception& e) { g_last_error = e.what(); return 1; }",
+        "    return 0;", "}",
+        'extern "C" const char* pyasc_last_error() { return g_last_error.c_str(); }', ""])
+
+
+@dataclass(frozen=True)
+class AscendCTarget(Target):
+    """``pyasc-opt -t ascendc``: print the Ascend C kernel source of an ascendc-level module."""
+
+    name = "ascendc"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        output.write(emit_kernel_source(module))

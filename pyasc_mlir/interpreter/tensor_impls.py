@@ -1,0 +1,178 @@
+"""Interpreter implementations of the tensor-level ``asc`` ops (the reference semantics).
+
+Values are whole NumPy arrays of the op's element type (``float16``, ``float32``, ``bool``
+for ``i1`` masks), one NumPy call per op. Elementwise arithmetic on f32 runs in float32 NumPy;
+on f16 it runs in float32 and rounds once to float16. The composites ``sigmoid``, ``tanh``,
+``erf`` and ``rsqrt`` are evaluated in float64 and rounded once (correctly rounded in practice).
+Sums, means and variances accumulate in float64 and round once to the result dtype; ``max``
+and ``min`` are exact. ``asc.fusion`` runs its region with the operands as block arguments.
+Floating-point exceptions (log of a negative, overflow) give NaN/Inf silently, as the hardware.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    ReturnedValues,
+    TerminatorValue,
+    impl,
+    impl_terminator,
+    register_impls,
+)
+from xdsl.ir import Attribute
+
+from pyasc_mlir.dialects import asc
+from pyasc_mlir.types import np_dtype_of
+
+__all__ = ["AscTensorFunctions", "erf"]
+
+_erf_scalar = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """Exact (``math.erf``) error function of a float array, in float64."""
+    x64 = np.asarray(x, dtype=np.float64)
+    return np.asarray(_erf_scalar(x64), dtype=np.float64).reshape(x64.shape)
+
+
+def _sigmoid64(x: np.ndarray) -> np.ndarray:
+    x64 = np.asarray(x, dtype=np.float64)
+    e = np.exp(-np.abs(x64))
+    return np.where(x64 >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+_UNARY32 = {
+    "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
+    "relu": lambda x: np.maximum(x, np.float32(0)),
+    "reciprocal": lambda x: np.float32(1) / x,
+}
+_UNARY64 = {
+    "rsqrt": lambda x: 1.0 / np.sqrt(np.asarray(x, dtype=np.float64)),
+    "sigmoid": _sigmoid64,
+    "tanh": lambda x: np.tanh(np.asarray(x, dtype=np.float64)),
+    "erf": erf,
+}
+_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+           "max": np.maximum, "min": np.minimum}
+_COMPARE = {"lt": np.less, "gt": np.greater, "le": np.less_equal, "ge": np.greater_equal,
+            "eq": np.equal, "ne": np.not_equal}
+
+
+def _result(t: Attribute, value: Any) -> np.ndarray:
+    """``value`` as a C-contiguous array of tensor type ``t`` (dtype and shape)."""
+    assert isinstance(t, TensorType)
+    out = np.asarray(value).astype(np_dtype_of(t.element_type), copy=False)
+    shape = tuple(t.get_shape())
+    if out.shape != shape:
+        out = out.reshape(shape)
+    return np.ascontiguousarray(out)
+
+
+@register_impls
+class AscTensorFunctions(InterpreterFunctions):
+    """NumPy implementations of ``asc.constant unary binary compare select cast broadcast
+    reduce reshape fusion yield``."""
+
+    @impl(asc.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: asc.ConstantOp,
+                     args: PythonValues) -> PythonValues:
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        return (np.full(tuple(t.get_shape()), op.value.value.data,
+                        dtype=np_dtype_of(t.element_type)),)
+
+    @impl(asc.UnaryOp)
+    def run_unary(self, interpreter: Interpreter, op: asc.UnaryOp,
+                  args: PythonValues) -> PythonValues:
+        (x,) = args
+        kind = op.kind.data
+        x32 = np.asarray(x, dtype=np.float32)
+        with np.errstate(all="ignore"):
+            if kind in _UNARY64:
+                r = _UNARY64[kind](x32)
+            else:
+                r = _UNARY32[kind](x32)
+            return (_result(op.result.type, r),)
+
+    @impl(asc.BinaryOp)
+    def run_binary(self, interpreter: Interpreter, op: asc.BinaryOp,
+                   args: PythonValues) -> PythonValues:
+        a, b = (np.asarray(v, dtype=np.float32) for v in args)
+        with np.errstate(all="ignore"):
+            return (_result(op.result.type, _BINARY[op.kind.data](a, b)),)
+
+    @impl(asc.CompareOp)
+    def run_compare(self, interpreter: Interpreter, op: asc.CompareOp,
+                    args: PythonValues) -> PythonValues:
+        a, b = (np.asarray(v, dtype=np.float32) for v in args)
+        return (_result(op.result.type, _COMPARE[op.predicate.data](a, b)),)
+
+    @impl(asc.SelectOp)
+    def run_select(self, interpreter: Interpreter, op: asc.SelectOp,
+                   args: PythonValues) -> PythonValues:
+        cond, a, b = args
+        return (_result(op.result.type, np.where(np.asarray(cond, dtype=bool), a, b)),)
+
+    @impl(asc.CastOp)
+    def run_cast(self, interpreter: Interpreter, op: asc.CastOp,
+                 args: PythonValues) -> PythonValues:
+        (x,) = args
+        with np.errstate(all="ignore"):  # f32 -> f16 overflow gives inf (round to nearest)
+            return (_result(op.result.type, np.asarray(x)),)
+
+    @impl(asc.BroadcastOp)
+    def run_broadcast(self, interpreter: Interpreter, op: asc.BroadcastOp,
+                      args: PythonValues) -> PythonValues:
+        (x,) = args
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        return (_result(t, np.broadcast_to(x, tuple(t.get_shape()))),)
+
+    @impl(asc.ReduceOp)
+    def run_reduce(self, interpreter: Interpreter, op: asc.ReduceOp,
+                   args: PythonValues) -> PythonValues:
+        (x,) = args
+        axes = op.axis_list
+        keep = op.keeps_dims
+        kind = op.kind.data
+        with np.errstate(all="ignore"):
+            if kind in ("max", "min"):
+                f = np.max if kind == "max" else np.min
+                r = f(x, axis=axes, keepdims=keep)
+            else:
+                x64 = np.asarray(x, dtype=np.float64)
+                if kind == "sum":
+                    r = np.sum(x64, axis=axes, keepdims=keep)
+                elif kind == "mean":
+                    r = np.mean(x64, axis=axes, keepdims=keep)
+                else:
+                    c = 0 if op.correction is None else op.correction.data
+                    with warnings.catch_warnings():  # N <= correction: NaN, no warning
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        r = np.var(x64, axis=axes, keepdims=keep, ddof=c)
+            return (_result(op.result.type, r),)
+
+    @impl(asc.ReshapeOp)
+    def run_reshape(self, interpreter: Interpreter, op: asc.ReshapeOp,
+                    args: PythonValues) -> PythonValues:
+        (x,) = args
+        return (_result(op.result.type, np.asarray(x)),)
+
+    @impl(asc.FusionOp)
+    def run_fusion(self, interpreter: Interpreter, op: asc.FusionOp,
+                   args: PythonValues) -> PythonValues:
+        results = interpreter.run_ssacfg_region(op.body, tuple(args), "asc.fusion")
+        return tuple(_result(r.type, v) for r, v in zip(op.outputs, results, strict=True))
+
+    @impl_terminator(asc.YieldOp)
+    def run_yield(self, interpreter: Interpreter, op: asc.YieldOp,
+                  args: PythonValues) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
