@@ -29,7 +29,7 @@ class OpInserter:
         if self.loc is not None:
             op.attributes[asc.LOC_ATTR] = self.loc
         if self.rewriter is not None:
-            self.rewriter.insert_op(op, InsertPoint.before(self.anchor))
+            self.rewriter.insert(op, InsertPoint.before(self.anchor))
         else:
             Rewriter.insert_op(op, InsertPoint.before(self.anchor))
         return op.results[0]

@@ -212,7 +212,10 @@ class _KernelBuilder:
 
     # -- helpers -------------------------------------------------------------------------
     def _alloc(self, t: _Tile, role: str, lay: Layout, dtype: Attribute) -> _Buf:
-        op = asc.AllocOp(role, self.plan.elems(lay), dtype)
+        elems = self.plan.elems(lay)
+        if asc.element_bits(dtype) == 1:
+            elems = round_up(elems, 256)  # masks: whole 32-byte blocks of bits
+        op = asc.AllocOp(role, elems, dtype)
         t.ix.add(op)
         self.allocs.append((op, lay))
         return _Buf(op.result, lay, op)

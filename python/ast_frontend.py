@@ -130,6 +130,13 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, numbers.Real)
 
 
+def _plain_signature(fn: Callable[..., Any]) -> inspect.Signature:
+    sig = inspect.signature(fn)
+    return sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty)
+                                   for p in sig.parameters.values()],
+                       return_annotation=inspect.Signature.empty)
+
+
 def _callee_name(callee: Any) -> str:
     name = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None)
     if name is None:
@@ -575,6 +582,10 @@ class _Compiler:
         try:
             return getattr(obj, node.attr)
         except Exception as exc:
+            if (isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] == "pyasc_mlir"
+                    and isinstance(exc, AttributeError)):
+                self.error(f"unknown function {obj.__name__}.{node.attr}", node,
+                           "supported tensor functions: " + _SUPPORTED_FUNCS)
             self.error(f"{type(exc).__name__}: {exc}", node)
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
@@ -746,7 +757,7 @@ class _Compiler:
             self.runtime_error("'not'", node)
         ufn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
                ast.Invert: operator.invert}[type(node.op)]
-        return self.pycall(ufn, [v], {}, node)
+        return self.pyop(ufn, [v], node)
 
     def expr_BinOp(self, node: ast.BinOp) -> Any:
         return self.binop(node.op, self.eval(node.left), self.eval(node.right), node)
@@ -834,6 +845,13 @@ class _Compiler:
             self.error(f"calling {_callee_name(callee)}() at compile time raised "
                        f"{type(exc).__name__}: {exc}", node)
 
+    def pyop(self, fn: Callable[..., Any], args: Sequence[Any], node: ast.AST) -> Any:
+        """Apply a Python operator to compile-time values."""
+        try:
+            return fn(*args)
+        except Exception as exc:
+            self.error(f"{type(exc).__name__}: {exc}", node)
+
     def inline(self, fn: types.FunctionType, args: list[Any], kwargs: dict[str, Any],
                node: ast.AST) -> Any:
         """Evaluate a user helper's body with the given (possibly symbolic) arguments."""
@@ -877,7 +895,7 @@ class _Compiler:
             bound = inspect.signature(marker).bind(*args, **kwargs)
         except TypeError as exc:
             self.error(f"wrong number of arguments for pyasc_mlir.{name}(): {exc}", node,
-                       f"signature: pyasc_mlir.{name}{inspect.signature(marker)}")
+                       f"signature: pyasc_mlir.{name}{_plain_signature(marker)}")
         bound.apply_defaults()
         a = bound.arguments
         if name in _UNARY:
@@ -965,7 +983,7 @@ class _Compiler:
 
     def binop(self, op: ast.operator, a: Any, b: Any, node: ast.AST) -> Any:
         if not (isinstance(a, SymbolicTensor) or isinstance(b, SymbolicTensor)):
-            return self.pycall(_PY_BINOPS[type(op)], [a, b], {}, node)
+            return self.pyop(_PY_BINOPS[type(op)], [a, b], node)
         sym = _OP_SYMBOLS[type(op)]
         if isinstance(op, ast.Pow):
             return self.power(a, b, node)
@@ -1012,7 +1030,7 @@ class _Compiler:
             self.error("a tensor exponent is not supported", node,
                        "use pyasc_mlir.exp(y * pyasc_mlir.log(x)) for x ** y with x > 0")
         if not isinstance(base, SymbolicTensor):
-            return self.pycall(operator.pow, [base, exponent], {}, node)
+            return self.pyop(operator.pow, [base, exponent], node)
         self.check_arith(base, node, "'**'")
         if not _is_number(exponent):
             self.error(f"unsupported exponent of type {type(exponent).__name__}", node)
@@ -1031,7 +1049,7 @@ class _Compiler:
 
     def compare(self, op: ast.cmpop, a: Any, b: Any, node: ast.AST) -> Any:
         if not (isinstance(a, SymbolicTensor) or isinstance(b, SymbolicTensor)):
-            return self.pycall(_PY_CMPS[type(op)], [a, b], {}, node)
+            return self.pyop(_PY_CMPS[type(op)], [a, b], node)
         if isinstance(op, ast.Is | ast.IsNot):
             return (a is b) == isinstance(op, ast.Is)
         if type(op) not in _CMP_PREDICATES:

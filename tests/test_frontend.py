@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import linecache
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -60,6 +62,11 @@ def compile_and_run(fn, args, inputs):
     outs = run_function(module, fn.__name__, inputs)
     assert [o.dtype.name for o in outs] == dtypes
     return outs, dtypes
+
+
+def seed_of(*key) -> int:
+    """A deterministic seed (``hash`` of a str is salted per process)."""
+    return zlib.crc32(repr(key).encode())
 
 
 def make_input(rng, shape, dtype, domain="any"):
@@ -208,7 +215,7 @@ UNARY = {
 @pytest.mark.parametrize("name", list(UNARY))
 def test_unary(name, dtype, shape):
     fn, ref, domain = UNARY[name]
-    rng = np.random.default_rng(hash((name, shape)) % 2**32)
+    rng = np.random.default_rng(seed_of(name, shape))
     x = make_input(rng, shape, dtype, domain)
     (out,), dtypes = compile_and_run(fn, [TensorDesc(shape, dtype)], [x])
     assert dtypes == [dtype]
@@ -274,7 +281,7 @@ BINARY = {
     "add": (b_add, np.add, "any", None),
     "sub": (b_sub, np.subtract, "any", None),
     "mul": (b_mul, np.multiply, "any", None),
-    "div": (b_div, np.divide, "any", "nonzero"),
+    "div": (b_div, np.divide, "any", None),
     "maximum": (b_maximum, np.maximum, "any", None),
     "minimum": (b_minimum, np.minimum, "any", None),
     "lt": (c_lt, np.less, "int", "float32"),
@@ -291,7 +298,7 @@ BROADCAST_PAIRS = [((4, 1, 7), (1, 5, 1)), ((8, 33), (33,)), ((), (7,)), ((33,),
 
 def _run_binary(name, dtype, sx, sy):
     fn, ref, domain, out_dtype = BINARY[name]
-    rng = np.random.default_rng(hash((name, sx, sy)) % 2**32)
+    rng = np.random.default_rng(seed_of(name, sx, sy))
     x = make_input(rng, sx, dtype, domain)
     y = make_input(rng, sy, dtype, "nonzero" if name == "div" else domain)
     (out,), dtypes = compile_and_run(fn, [TensorDesc(sx, dtype), TensorDesc(sy, dtype)], [x, y])
@@ -550,7 +557,7 @@ REDUCE = {
 
 def _run_reduce(name, dtype, shape, axis, keepdim):
     fn, ref = REDUCE[name]
-    rng = np.random.default_rng(hash((name, shape, str(axis))) % 2**32)
+    rng = np.random.default_rng(seed_of(name, shape, axis))
     x = make_input(rng, shape, dtype)
     (out,), dtypes = compile_and_run(fn, [TensorDesc(shape, dtype), axis, keepdim], [x])
     assert dtypes == [dtype]
@@ -1051,7 +1058,7 @@ ERRORS = {
     "dtype": (e_dtype, [V4], "unsupported dtype 'int8'"),
     "unknown_function": (e_unknown_function, [V4], "unknown function numpy.sin()"),
     "unknown_name": (e_unknown_name, [V4], "name 'not_defined_anywhere' is not defined"),
-    "unknown_op": (e_unknown_op, [V4], "has no attribute 'softplus'"),
+    "unknown_op": (e_unknown_op, [V4], "unknown function pyasc_mlir.ops.softplus"),
     "builtin_max": (e_builtin_max, [V4, V4], "unknown function max()"),
     "recursion": (e_recursion, [V4], "recursive call to _rec() is not supported"),
     "nargs_helper": (e_nargs_helper, [V4], "wrong number of arguments for _two()"),
@@ -1091,7 +1098,7 @@ def test_errors(name):
     assert message in err.message, text
     assert f"{THIS_FILE}:{line}:" in text, text
     assert err.loc is not None and err.loc.file == THIS_FILE and err.loc.line == line
-    source = inspect.getsourcelines(site)[0][line - inspect.getsourcelines(site)[1]].rstrip()
+    source = linecache.getline(THIS_FILE, line).rstrip()
     lines = text.splitlines()
     assert f"    {source}" in lines, text
     caret = lines[lines.index(f"    {source}") + 1]

@@ -99,7 +99,7 @@ def run_function(module: ModuleOp, name: str, args: Sequence[Any]) -> list[np.nd
             if arr.shape != shape:
                 raise PyAscUsageError(f"argument {i} of @{name}: expected shape "
                                       f"{list(shape)}, got {list(arr.shape)}")
-            values.append(np.ascontiguousarray(arr))
+            values.append(arr if arr.flags.c_contiguous else arr.copy(order="C"))
         else:
             values.append(a)
     results = make_interpreter(module).call_op(name, tuple(values))

@@ -73,7 +73,7 @@ def _result(t: Attribute, value: Any) -> np.ndarray:
     shape = tuple(t.get_shape())
     if out.shape != shape:
         out = out.reshape(shape)
-    return np.ascontiguousarray(out)
+    return out if out.flags.c_contiguous else out.copy(order="C")  # keeps 0-d arrays 0-d
 
 
 @register_impls

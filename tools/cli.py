@@ -1,0 +1,41 @@
+"""The ``pyasc`` command: ``pyasc demo`` runs every example on real MiniLM activations.
+
+Usage: ``pyasc demo [options]``; ``pyasc --version``. Exit code 0 when every result is within
+tolerance, 1 otherwise, 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from pyasc_mlir.errors import PyAscError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pyasc", description=__doc__)
+    parser.add_argument("--version", action="store_true", help="print the version")
+    sub = parser.add_subparsers(dest="command")
+    demo = sub.add_parser("demo", help="compile every example and run it on MiniLM data")
+    demo.add_argument("rest", nargs=argparse.REMAINDER, help="options passed to the demo")
+    args = parser.parse_args(argv)
+    if args.version:
+        from pyasc_mlir import __version__
+        print(f"pyasc-mlir {__version__}")
+        return 0
+    if args.command != "demo":
+        parser.print_help()
+        return 2
+    from pyasc_mlir.tools.demo import run_demo
+    try:
+        return run_demo(args.rest)
+    except PyAscError as exc:
+        if int(os.environ.get("PYASC_LOG_LEVEL", "0")) >= 2:
+            raise
+        print(exc, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
