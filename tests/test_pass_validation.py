@@ -88,7 +88,7 @@ def test_double_buffer_off_and_on_agree():
     module, _ = build_module(softmax, [pa.TensorDesc((64, 129), "float16")])
     args = random_inputs(module, "softmax")
     for p in ["asc-decompose", "asc-fuse", "asc-tile"]:
-        module = validate_pass(module, PASSES[p](), "softmax", args)
+        module = validate_pass(module, PASSES[p]()(), "softmax", args)
     off = validate_pass(module, PASSES["asc-double-buffer"]()(enable=False), "softmax", args)
     on = validate_pass(module, PASSES["asc-double-buffer"]()(enable=True), "softmax", args)
     bufs = lambda m: sorted(o.buffers.value.data for o in m.walk() if o.name == "asc.alloc"  # noqa: E731

@@ -118,7 +118,7 @@ def test_composites_are_precise_and_quiet():
         warnings.simplefilter("error")
         for kind, ref in [("sigmoid", 1 / (1 + np.exp(-np.clip(x64, -700, 700)))),
                           ("tanh", np.tanh(x64)), ("erf", _erf_ref(x64)),
-                          ("rsqrt", 1 / np.sqrt(np.abs(x64) + 1))]:
+                          ("rsqrt", 1 / np.sqrt((np.abs(x) + 1).astype(np.float64)))]:
             arg = np.abs(x) + 1 if kind == "rsqrt" else x
             m = build([ttype(x.shape)], lambda add, a, k=kind: add(asc.UnaryOp(k, a)))
             (out,) = run(m, arg)
@@ -176,7 +176,8 @@ def test_cast_rounding():
     m = build([ttype((8,))], lambda add, a: add(asc.CastOp(a, Float16Type())))
     (out,) = run(m, x)
     assert out.dtype == F16
-    np.testing.assert_array_equal(out, x.astype(F16))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out, x.astype(F16))
     assert out[1] == 1.0 and out[2] == 1 + 2**-9 and out[4] == np.inf and out[5] == -np.inf
     h = rand((33,), F16)
     m = build([ttype((33,), "float16")], lambda add, a: add(asc.CastOp(a, Float32Type())))
