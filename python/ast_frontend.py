@@ -137,6 +137,13 @@ def _plain_signature(fn: Callable[..., Any]) -> inspect.Signature:
                        return_annotation=inspect.Signature.empty)
 
 
+def _bind_error(what: str, exc: TypeError) -> str:
+    text = str(exc)
+    if "positional" in text or "missing" in text:
+        return f"wrong number of arguments for {what}: {text}"
+    return f"invalid arguments for {what}: {text}"
+
+
 def _callee_name(callee: Any) -> str:
     name = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None)
     if name is None:
@@ -318,7 +325,7 @@ class _Compiler:
             bound = inspect.signature(fn).bind(*values)
         except TypeError as exc:
             raise PyAscCompileError(
-                f"wrong number of arguments for {fn.__name__}(): {exc}", def_loc,
+                _bind_error(f"{fn.__name__}()", exc), def_loc,
                 "pass one TensorDesc or compile-time value per parameter") from None
         bound.apply_defaults()
         for pname, v in bound.arguments.items():
@@ -797,13 +804,15 @@ class _Compiler:
     def call(self, callee: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST) -> Any:
         if isinstance(callee, _TensorMethod):
             return self.call_method(callee, args, kwargs, node)
+        if not callable(callee):
+            self.error(f"'{type(callee).__name__}' object is not callable", node)
         if isinstance(callee, types.FunctionType) and callee in _MARKERS:
             return self.call_op(_MARKERS[callee], callee, args, kwargs, node)
         if callee is builtins.print:
             self.error("print() is not supported in a compiled operator", node,
                        "the operator runs on the device; return the value, or run with "
                        "backend='interp' and inspect the results")
-        if not (_contains_tensor(args) or _contains_tensor(kwargs)):
+        if not (_contains_tensor(args) or _contains_tensor(kwargs)) or callee is isinstance:
             return self.pycall(callee, args, kwargs, node)
         if callee is builtins.abs and len(args) == 1 and not kwargs:
             return self.unary("abs", args[0], node)
@@ -863,7 +872,7 @@ class _Compiler:
         try:
             bound = inspect.signature(fn).bind(*args, **kwargs)
         except TypeError as exc:
-            self.error(f"wrong number of arguments for {fn.__name__}(): {exc}", node)
+            self.error(_bind_error(f"{fn.__name__}()", exc), node)
         bound.apply_defaults()
         fdef, file, delta = self.parse_function(fn, node)
         caller = self.frame
@@ -894,7 +903,7 @@ class _Compiler:
         try:
             bound = inspect.signature(marker).bind(*args, **kwargs)
         except TypeError as exc:
-            self.error(f"wrong number of arguments for pyasc_mlir.{name}(): {exc}", node,
+            self.error(_bind_error(f"pyasc_mlir.{name}()", exc), node,
                        f"signature: pyasc_mlir.{name}{_plain_signature(marker)}")
         bound.apply_defaults()
         a = bound.arguments

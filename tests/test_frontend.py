@@ -781,6 +781,36 @@ def test_closures_globals_and_methods():
     np.testing.assert_allclose(out, x * 4 + 1)
 
 
+def _scale(v, s):
+    if isinstance(v, int | float):
+        return v * s
+    return v * s + 0.0
+
+
+def t_features(x, sizes):
+    import math as m
+
+    from pyasc_mlir import ops as P
+
+    first, *rest = sizes
+    total = 0
+    for s in sizes:
+        if s > 100:
+            break
+        total += s
+    y = _scale(x, total) + _scale(2, first)
+    parts = [P.exp(x) for _ in range(2)]
+    if (n := len(rest)) == 2:
+        y = y + parts[1] * n
+    return (y, x * m.pi)[0]
+
+
+def test_more_python_features():
+    x = make_input(np.random.default_rng(2), (7,), F32)
+    (out,), _ = compile_and_run(t_features, [TensorDesc((7,), "float32"), (1, 2, 500)], [x])
+    assert_close(out, x * 3 + 2 + np.exp(x) * 2, "float32")
+
+
 def test_compile_time_args_are_not_arguments():
     module, _ = build_module(k_layer_norm, [TensorDesc((2, 8), "float16"),
                                             TensorDesc((8,), "float16"),
@@ -1025,6 +1055,10 @@ def e_unpack(x):
     return a + b
 
 
+def e_bad_keyword(x):
+    return pa.sum(x, dim=1)  # ERR
+
+
 def e_assign_subscript(x):
     y = [x]
     y[0] = x + 1  # ERR
@@ -1081,6 +1115,8 @@ ERRORS = {
     "iterate": (e_iterate, [V4], "iterating over a tensor is not supported"),
     "unpack": (e_unpack, [V4], "cannot unpack a tensor"),
     "assign_subscript": (e_assign_subscript, [V4], "assignment to an element"),
+    "bad_keyword": (e_bad_keyword, [V4], "invalid arguments for pyasc_mlir.sum(): got an "
+                    "unexpected keyword argument 'dim'"),
 }
 # where the error is reported when it is not in the kernel itself
 ERROR_SITES = {"recursion": _rec, "raise": _act}

@@ -86,8 +86,9 @@ class AscTensorFunctions(InterpreterFunctions):
                      args: PythonValues) -> PythonValues:
         t = op.result.type
         assert isinstance(t, TensorType)
-        return (np.full(tuple(t.get_shape()), op.value.value.data,
-                        dtype=np_dtype_of(t.element_type)),)
+        with np.errstate(over="ignore"):  # 1e40 in f32 is inf
+            return (np.full(tuple(t.get_shape()), op.value.value.data,
+                            dtype=np_dtype_of(t.element_type)),)
 
     @impl(asc.UnaryOp)
     def run_unary(self, interpreter: Interpreter, op: asc.UnaryOp,
