@@ -10,6 +10,7 @@ compile-time constants, platform and options. ``PYASC_CACHE_DISABLE=1`` turns th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -76,9 +77,28 @@ def _source_of(fn: Callable[..., Any]) -> str:
     return text + "\n".join(helpers)
 
 
+@functools.cache
+def compiler_fingerprint() -> str:
+    """SHA-256 over the compiler's own sources (dialects, passes, frontend, emitter, runtime
+    header), so a changed compiler never reuses a stale cache entry."""
+    import pyasc_mlir.dialects
+    import pyasc_mlir.frontend
+    import pyasc_mlir.passes
+
+    h = hashlib.sha256(__version__.encode())
+    roots = [Path(__file__).parent, *(Path(m.__file__).parent for m in (
+        pyasc_mlir.dialects, pyasc_mlir.passes, pyasc_mlir.frontend))]
+    for root in roots:
+        for f in sorted(root.rglob("*")):
+            if f.suffix in (".py", ".h") and "__pycache__" not in f.parts:
+                h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def _cache_key(fn: Callable[..., Any], inputs: Sequence[object], options: dict) -> str:
     h = hashlib.sha256()
-    for part in (__version__, _source_of(fn), repr(list(inputs)), repr(sorted(options.items()))):
+    for part in (compiler_fingerprint(), _source_of(fn), repr(list(inputs)),
+                 repr(sorted(options.items()))):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]

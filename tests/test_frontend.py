@@ -775,6 +775,9 @@ def test_closures_globals_and_methods():
     check_ir(module)
     (out,) = run_function(module, "scaled", [x])
     np.testing.assert_allclose(out, x * 3 + 0.25)
+    (add,) = [op for op in body_ops(module, "asc.binary") if op.kind.data == "add"]
+    line = line_of(kernel, "_BIAS")
+    assert add.attributes[asc.LOC_ATTR].data == f"{THIS_FILE}:{line}:16"  # indented source
     module, _ = build_module(_Scaler(4.0).forward, [TensorDesc((2,), "float32")])
     check_ir(module)
     (out,) = run_function(module, "forward", [x])
@@ -1065,6 +1068,15 @@ def e_assign_subscript(x):
     return y[0]
 
 
+def _indented_error_factory():
+    def kernel(x):
+        if x > 0:  # ERR
+            x = -x
+        return x
+
+    return kernel
+
+
 V4 = TensorDesc((4,), "float32")
 M34 = TensorDesc((3, 4), "float32")
 ERRORS = {
@@ -1115,6 +1127,7 @@ ERRORS = {
     "iterate": (e_iterate, [V4], "iterating over a tensor is not supported"),
     "unpack": (e_unpack, [V4], "cannot unpack a tensor"),
     "assign_subscript": (e_assign_subscript, [V4], "assignment to an element"),
+    "indented": (_indented_error_factory(), [V4], "this 'if' condition depends on a runtime"),
     "bad_keyword": (e_bad_keyword, [V4], "invalid arguments for pyasc_mlir.sum(): got an "
                     "unexpected keyword argument 'dim'"),
 }
