@@ -9,10 +9,7 @@ import numpy as np
 
 import pyasc_mlir as pa
 
-try:
-    from ._common import f64, normal, round_to
-except ImportError:  # pragma: no cover
-    from _common import f64, normal, round_to
+from ._common import f64, normal, round_to
 
 CONSTS = {"threshold": 0.25, "scale": 1.7}
 """``threshold`` is exactly representable in fp16 and fp32, so the comparison does not depend

@@ -15,10 +15,7 @@ import numpy as np
 
 import pyasc_mlir as pa
 
-try:
-    from ._common import f64, normal, round_to
-except ImportError:  # pragma: no cover
-    from _common import f64, normal, round_to
+from ._common import f64, round_to
 
 INV_SQRT2 = 1.0 / math.sqrt(2.0)
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)

@@ -12,10 +12,7 @@ from typing import Any
 
 import numpy as np
 
-try:
-    from ._common import f64, normal, round_to
-except ImportError:  # pragma: no cover
-    from _common import f64, normal, round_to
+from ._common import f64, normal, round_to
 
 CONSTS: dict[str, Any] = {}
 SHAPES = [(4, 16, 384), (2, 1, 1), (3, 5, 7), (2, 9, 33), (2, 4, 513)]

@@ -21,10 +21,7 @@ import numpy as np
 
 import pyasc_mlir as pa
 
-try:
-    from ._common import f64, normal, round_to
-except ImportError:  # pragma: no cover
-    from _common import f64, normal, round_to
+from ._common import f64, normal, round_to
 
 VARIANT_NAMES = ("layer", "rms", "instance")
 CONSTS = {"variant": "layer", "axes": (-1,), "eps": 1e-5}

@@ -16,10 +16,7 @@ import numpy as np
 
 import pyasc_mlir as pa
 
-try:  # package import (``examples.residual_layernorm``) or a plain script next to _common
-    from ._common import f64, normal, round_to
-except ImportError:  # pragma: no cover
-    from _common import f64, normal, round_to
+from ._common import f64, normal, round_to
 
 CONSTS = {"eps": 1e-5}
 """Compile-time arguments (BERT-style models use 1e-12; MiniLM's config says 1e-12)."""

@@ -13,10 +13,7 @@ import numpy as np
 
 import pyasc_mlir as pa
 
-try:
-    from ._common import f64, normal, round_to
-except ImportError:  # pragma: no cover
-    from _common import f64, normal, round_to
+from ._common import f64, normal, round_to
 
 CONSTS = {"eps": 1e-6}
 SHAPES = [(4, 384), (8, 1536), (2, 3, 64), (1, 1), (5, 7), (3, 33), (2, 513)]

@@ -9,10 +9,7 @@ import numpy as np
 
 import pyasc_mlir as pa
 
-try:
-    from ._common import f64, normal, round_to
-except ImportError:  # pragma: no cover
-    from _common import f64, normal, round_to
+from ._common import f64, normal, round_to
 
 CONSTS: dict[str, Any] = {}
 SHAPES = [(4, 768), (2, 3, 64), (1, 1), (5, 7), (3, 33), (2, 513)]

@@ -15,10 +15,7 @@ import numpy as np
 
 import pyasc_mlir as pa
 
-try:
-    from ._common import f64, normal, round_to
-except ImportError:  # pragma: no cover
-    from _common import f64, normal, round_to
+from ._common import f64, normal, round_to
 
 CONSTS: dict[str, Any] = {}
 SHAPES = [(4, 128), (2, 12, 16, 16), (1, 1), (6, 7), (3, 33), (2, 513)]

@@ -296,9 +296,6 @@ class _Converter:
         elif isinstance(op, scf.ForOp):
             self._for(out, op, top_of_tile)
         elif isinstance(op, scf.YieldOp):
-            if self.dequeued:
-                for q, t in self.dequeued[-1]:
-                    out.add(ac.FreeTensorOp(q, t))
             out.add(scf.YieldOp())
         elif isinstance(op, func.ReturnOp):
             out.add(func.ReturnOp())
@@ -318,6 +315,9 @@ class _Converter:
         if is_tile_loop:
             self.dequeued.append([])
         for o in op.body.block.ops:
+            if is_tile_loop and isinstance(o, scf.YieldOp):
+                for q, t in self.dequeued[-1]:
+                    inner.add(ac.FreeTensorOp(q, t))
             self._op(inner, o, is_tile_loop)
         if is_tile_loop:
             self.dequeued.pop()

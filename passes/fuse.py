@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
@@ -33,6 +33,9 @@ def _fuse_block(block: Block) -> None:
             owner = v.owner
             if not (isinstance(owner, Operation) and owner in members) and v not in inputs:
                 inputs.append(v)
+    # Kernel arguments follow the function's parameter order (the launcher relies on it).
+    inputs.sort(key=lambda v: (0, v.index) if isinstance(v, BlockArgument) and v.block is block
+                else (1, 0))
     outputs = [r for op in ops for r in op.results
                if any(u.operation not in members for u in r.uses)]
     body = Block(arg_types=[v.type for v in inputs])

@@ -195,7 +195,8 @@ class CompiledOp:
         args = self._check(arrays)
         outs = [np.zeros(d.shape, d.np_dtype) for d in self.outputs]
         tiling = np.array(list(self.info["tiling"].values()), dtype=np.int64).tobytes()
-        self._cpu_kernel().run(self.info["block_dim"], [*args, *outs], tiling)
+        ins = [args[i] for i in self.info.get("kernel_args", range(len(args)))]
+        self._cpu_kernel().run(self.info["block_dim"], [*ins, *outs], tiling)
         return outs
 
     def __call__(self, *arrays: Any, backend: str = "cpu") -> np.ndarray | tuple[np.ndarray, ...]:
@@ -344,6 +345,7 @@ def _describe(stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc],
         "inputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in descs],
         "outputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in outs],
         "kernels": len(ks), "kernel_names": [x.sym_name.data for x in ks],
+        "kernel_args": [v.index for v in launches[0].inputs],  # type: ignore[attr-defined]
         "block_dim": tiling["block_dim"], "tiling": tiling,
         "ub_bytes": k.attributes["asc.ub_bytes"].value.data,  # type: ignore[attr-defined]
         "gm_bytes": gm, "gm_bytes_per_core_consts": per_core,

@@ -54,7 +54,7 @@ CASES = [
     (var_std, [(6, 100)]),
     (broadcast_add, [(13243,), (13243,)]),
 ]
-PIPELINE = PIPELINES["asc-to-ascendc"][:-1]
+PIPELINE = PIPELINES["asc-to-ascendc"]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])

@@ -15,9 +15,10 @@ pass that declares them, e.g. ``asc-to-ascendc{platform="310P3"}``); targets ``m
 ``ascendc``. Everything is loaded lazily, so the tool starts in about the time of importing
 xDSL itself.
 
-A ``PyAscError`` (for instance a kernel that does not fit the Unified Buffer), a verifier error
-or a parse error prints its message without a traceback and exits with status 1; with ``--verify-diagnostics`` it is printed on
-stdout like a verifier error and processing continues with the next ``// -----`` chunk.
+A ``PyAscError`` (for instance a kernel that does not fit the Unified Buffer), a verifier error,
+a parse error or a bad ``-p`` spec prints its message without a traceback and exits with
+status 1. With ``--verify-diagnostics`` a ``PyAscError`` raised by a pass is printed on stdout
+like a verifier error and processing continues with the next ``// -----`` chunk.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from pyasc_mlir.errors import PyAscError
@@ -233,7 +234,7 @@ class PyAscOptMain(xDSLOptMain):
             specs = self.expand_pipelines(spec)
         except PyAscToolError:
             raise
-        except Exception as e:  # malformed spec or bad options
+        except (Exception, ArgSpecParseError) as e:  # malformed spec (a BaseException in xDSL)
             raise PyAscToolError(f"invalid pass pipeline {spec!r}: {e}") from e
         passes = []
         for s in specs:

@@ -28,8 +28,8 @@ func.func @tensor_level(%x: tensor<4x40xf32>, %w: tensor<40xf32>, %h: tensor<4x4
   %wb = asc.broadcast %w : tensor<40xf32> -> tensor<4x40xf32>
   // CHECK-NEXT: %r = asc.reduce "sum" %wb {axes = array<i64: 1>, keepdim = false} : tensor<4x40xf32> -> tensor<4xf32>
   %r = asc.reduce "sum" %wb {axes = array<i64: 1>, keepdim = false} : tensor<4x40xf32> -> tensor<4xf32>
-  // CHECK-NEXT: %v = asc.reduce "var" %x {axes = array<i64: 0, 1>, keepdim = true, correction = 1} : tensor<4x40xf32> -> tensor<1x1xf32>
-  %v = asc.reduce "var" %x {axes = array<i64: 0, 1>, keepdim = true, correction = 1} : tensor<4x40xf32> -> tensor<1x1xf32>
+  // CHECK-NEXT: %v = asc.reduce "var" %x {axes = array<i64: 0, 1>, keepdim = true, correction = #builtin.int<1>} : tensor<4x40xf32> -> tensor<1x1xf32>
+  %v = asc.reduce "var" %x {axes = array<i64: 0, 1>, keepdim = true, correction = #builtin.int<1>} : tensor<4x40xf32> -> tensor<1x1xf32>
   // CHECK-NEXT: %rs = asc.reshape %s : tensor<4x40xf32> -> tensor<160xf32>
   %rs = asc.reshape %s : tensor<4x40xf32> -> tensor<160xf32>
   // CHECK-NEXT: %f = asc.fusion(%x, %w) {asc.loc = "ln.py:3:8"} : (tensor<4x40xf32>, tensor<40xf32>) -> tensor<4x40xf32> {
@@ -116,13 +116,13 @@ func.func @tile_level(%gx: memref<160xf32, #asc.scope<gm>>, %gw: memref<40xf32, 
 
 // Every memory scope parses and prints.
 // CHECK-LABEL: func.func @scopes(
-// CHECK-SAME: memref<16xf16, #asc.scope<gm>>, memref<16xf16, #asc.scope<ub>>, memref<16xf16, #asc.scope<l1>>, memref<16xf16, #asc.scope<l0a>>, memref<16xf16, #asc.scope<l0b>>, memref<16xf32, #asc.scope<l0c>>
+// CHECK-SAME: %a: memref<16xf16, #asc.scope<gm>>, %b: memref<16xf16, #asc.scope<ub>>, %c: memref<16xf16, #asc.scope<l1>>, %d: memref<16xf16, #asc.scope<l0a>>, %e: memref<16xf16, #asc.scope<l0b>>, %f: memref<16xf32, #asc.scope<l0c>>
 func.func @scopes(%a: memref<16xf16, #asc.scope<gm>>, %b: memref<16xf16, #asc.scope<ub>>, %c: memref<16xf16, #asc.scope<l1>>, %d: memref<16xf16, #asc.scope<l0a>>, %e: memref<16xf16, #asc.scope<l0b>>, %f: memref<16xf32, #asc.scope<l0c>>) {
   func.return
 }
 
 // The generic form spells properties out.
 // GENERIC: "asc.constant"() <{value = 1.500000e+00 : f64}> : () -> tensor<4x40xf32>
-// GENERIC: "asc.reduce"(%{{.*}}) <{kind = "var", axes = array<i64: 0, 1>, keepdim = true, correction = 1}> : (tensor<4x40xf32>) -> tensor<1x1xf32>
+// GENERIC: "asc.reduce"(%{{.*}}) <{kind = "var", axes = array<i64: 0, 1>, keepdim = true, correction = #builtin.int<1>}> : (tensor<4x40xf32>) -> tensor<1x1xf32>
 // GENERIC: "asc.alloc"() <{role = "in", buffers = 2 : i64, offset = 0 : i64}> : () -> memref<128xf32, #asc.scope<ub>>
 // GENERIC: "asc.copy_in"(%gw, %cw, %c0, %c0, %c1, %c40, %c0, %c48) : (memref<40xf32, #asc.scope<gm>>, memref<128xf32, #asc.scope<ub>>, index, index, index, index, index, index) -> ()
