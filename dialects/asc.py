@@ -366,7 +366,10 @@ class ReduceOp(IRDLOperation):
         if not axes or list(axes) != sorted(set(axes)) or axes[0] < 0 or axes[-1] >= rank:
             raise VerifyException(f"{self.name}: axes {list(axes)} must be sorted, unique and "
                                   f"in [0, {rank})")
-        expect = ReduceOp(self.kind.data, self.input, axes, self.keeps_dims).result.type
+        shape = list(t.get_shape())
+        out = [1 if i in axes else d for i, d in enumerate(shape)] if self.keeps_dims else [
+            d for i, d in enumerate(shape) if i not in axes]
+        expect = TensorType(t.element_type, out)
         if self.result.type != expect:
             raise VerifyException(f"{self.name}: result type must be {expect}")
 

@@ -64,7 +64,7 @@ def pack(sizes: dict[asc.AllocOp, int],
     for a in sorted(sizes, key=lambda x: (-sizes[x], ranges[x])):
         lo, hi = ranges[a]
         busy = sorted((off, off + sz) for off, sz, (s, e), b in placed
-                      if not (e < lo or hi < s) and b.parent is a.parent)
+                      if b.parent is not a.parent or not (e < lo or hi < s))
         off = 0
         for s, e in busy:
             if off + sizes[a] <= s:

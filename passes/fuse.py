@@ -22,10 +22,23 @@ TENSOR_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.Sele
               asc.CastOp, asc.BroadcastOp, asc.ReduceOp, asc.ReshapeOp)
 
 
+def _runs(block: Block) -> list[list[Operation]]:
+    """Maximal runs of consecutive tensor ops (a non-asc op in between splits the group)."""
+    runs: list[list[Operation]] = [[]]
+    for op in block.ops:
+        if isinstance(op, TENSOR_OPS):
+            runs[-1].append(op)
+        elif runs[-1]:
+            runs.append([])
+    return [r for r in runs if r]
+
+
 def _fuse_block(block: Block) -> None:
-    ops = [op for op in block.ops if isinstance(op, TENSOR_OPS)]
-    if not ops:
-        return
+    for ops in _runs(block):
+        _fuse_run(block, ops)
+
+
+def _fuse_run(block: Block, ops: list[Operation]) -> None:
     members = set(ops)
     inputs: list[SSAValue] = []
     for op in ops:

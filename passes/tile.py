@@ -609,6 +609,10 @@ class AscTilePass(ModulePass):
                 parent = parent.parent_op()
             base = parent.sym_name.data if parent is not None else "kernel"
             name = f"{base}_kernel"
+            taken = {o.sym_name.data for o in op.body.block.ops if isinstance(o, func.FuncOp)}
+            suffix = 1
+            while name in taken:
+                name, suffix = f"{base}_kernel_{suffix}", suffix + 1
             space = analyze(fusion)
             plan = _plan(fusion, space, plat.vector_cores)
             plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, self.buffers,

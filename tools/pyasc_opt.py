@@ -12,8 +12,8 @@ Registered: xDSL's ``builtin``, ``func``, ``arith``, ``scf`` and ``memref`` dial
 (``canonicalize``, ``cse``, ``dce``, ``licm``); every named pipeline of ``PIPELINES`` (usable in
 ``-p`` like a pass: it expands to its passes, and options given to it go to every member
 pass that declares them, e.g. ``asc-to-ascendc{platform="310P3"}``); targets ``mlir`` and
-``ascendc``. Everything is loaded lazily, so the tool starts in about the time of importing
-xDSL itself.
+``ascendc``. Every dialect, pass and target is registered by a loader and imported only when
+used (startup is then dominated by importing the ``pyasc_mlir`` package itself).
 
 A ``PyAscError`` (for instance a kernel that does not fit the Unified Buffer), a verifier error,
 a parse error or a bad ``-p`` spec prints its message without a traceback and exits with

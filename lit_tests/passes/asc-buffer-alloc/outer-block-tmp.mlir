@@ -1,4 +1,3 @@
-// XFAIL: *
 // RUN: pyasc-opt %s -p asc-buffer-alloc | filecheck %s
 
 // KNOWN BUG (passes/buffer_alloc.py, pack): two tmp buffers in different blocks are never

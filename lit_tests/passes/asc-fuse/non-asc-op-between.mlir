@@ -1,4 +1,3 @@
-// XFAIL: *
 // RUN: pyasc-opt %s -p asc-fuse | filecheck %s
 
 // KNOWN BUG (passes/fuse.py, _fuse_block): all tensor ops of a block go into one fusion

@@ -1,4 +1,3 @@
-// XFAIL: *
 // RUN: pyasc-opt %s -p asc-fuse | filecheck %s
 
 // KNOWN BUG (dialects/asc.py, ReduceOp.verify_): the verifier builds a throw-away
