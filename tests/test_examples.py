@@ -403,3 +403,29 @@ def test_default_end_to_end_set_covers_every_tail_in_both_dtypes() -> None:
         lengths = {s[-1] for _, d, s in E2E_DEFAULT if d == dtype}
         assert lengths >= set(TAILS), (dtype, sorted(lengths))
     assert {n for n, _, _ in E2E_DEFAULT} == set(CASE_BY_NAME)
+
+
+# --------------------------------------------------------------------------- the demo
+
+
+def test_demo_lists_rows_and_rejects_bad_arguments(capsys: pytest.CaptureFixture) -> None:
+    from pyasc_mlir.tools.demo import run_demo
+
+    assert run_demo(["--list"]) == 0
+    out = capsys.readouterr().out
+    for case in CASES:
+        assert case.name in out
+    assert "all-MiniLM-L6-v2" in out
+    assert run_demo(["--dtypes", "bfloat16"]) == 2
+    assert run_demo(["--only", "no_such_kernel"]) == 2
+    assert run_demo(["--no-such-flag"]) == 2
+
+
+def test_demo_runs_one_kernel_on_minilm(capsys: pytest.CaptureFixture) -> None:
+    from pyasc_mlir.tools.demo import run_demo
+
+    rc = run_demo(["--only", "softmax", "--dtypes", "float16", "--repeats", "1", "--plain"])
+    out = capsys.readouterr().out
+    assert "softmax" in out and "5x12x25x25" in out and "0.001" in out
+    assert "1/1 kernels within tolerance" in out, out
+    assert rc == 0

@@ -17,9 +17,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pyasc", description=__doc__)
     parser.add_argument("--version", action="store_true", help="print the version")
     sub = parser.add_subparsers(dest="command")
-    demo = sub.add_parser("demo", help="compile every example and run it on MiniLM data")
-    demo.add_argument("rest", nargs=argparse.REMAINDER, help="options passed to the demo")
-    args = parser.parse_args(argv)
+    sub.add_parser("demo", help="compile every example and run it on MiniLM data "
+                   "(other options go to the demo; see `pyasc demo --help`)", add_help=False)
+    args, rest = parser.parse_known_args(argv)
+    args.rest = rest
     if args.version:
         from pyasc_mlir import __version__
         print(f"pyasc-mlir {__version__}")

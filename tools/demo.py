@@ -357,7 +357,9 @@ def print_report(results: Sequence[Result], rows: Sequence[DemoRow], about: str,
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pyasc demo", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="pyasc demo", description="Compile every example operator and run it on real "
+        "all-MiniLM-L6-v2 activations (CPU build and IR interpreter vs NumPy).")
     p.add_argument("--dtypes", default=",".join(DTYPES),
                    help="comma-separated dtypes (default: float32,float16)")
     p.add_argument("--only", default="",
