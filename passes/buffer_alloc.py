@@ -40,7 +40,7 @@ def _ancestor_in(op: Operation, block: Block) -> Operation | None:
     return op if op.parent is block else None
 
 
-def _live_ranges(allocs: list[asc.AllocOp]) -> dict[asc.AllocOp, tuple[int, int]]:
+def live_ranges(allocs: list[asc.AllocOp]) -> dict[asc.AllocOp, tuple[int, int]]:
     ranges: dict[asc.AllocOp, tuple[int, int]] = {}
     for a in allocs:
         block = a.parent
@@ -93,7 +93,7 @@ def allocate_kernel(kernel: func.FuncOp, usable: int) -> int:
                 lines.append(f"{role} buffer {a.buffers.value.data} x {_aligned(a.nbytes)} B")
                 offset += size
     tmps = [a for a in allocs if a.role.data == "tmp"]
-    offsets, arena = pack({a: _aligned(a.nbytes) for a in tmps}, _live_ranges(tmps))
+    offsets, arena = pack({a: _aligned(a.nbytes) for a in tmps}, live_ranges(tmps))
     for a in tmps:
         a.offset = IntegerAttr(offset + offsets[a], 64)
     total = offset + arena

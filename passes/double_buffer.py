@@ -3,7 +3,8 @@
 With two buffers per queue, MTE2 (GM->UB copy-in) fills tile i+1 while the vector unit (V)
 computes tile i and MTE3 (UB->GM copy-out) drains tile i-1 (Ascend C ``TPipe::InitBuffer(que,
 2, len)``). Buffers loaded once per kernel (``const``) and scratch (``tmp``) are not rotated.
-Run it before ``asc-buffer-alloc``, which must see the final buffer counts to prove capacity.
+A kernel that ``asc-tile`` could only fit single-buffered (``asc.max_buffers = 1``) keeps one
+copy. Run it before ``asc-buffer-alloc``, which must see the final buffer counts to prove capacity.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.passes import ModulePass
 
@@ -26,7 +28,13 @@ class AscDoubleBufferPass(ModulePass):
     stages: int = 2
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        count = self.stages if self.enable else 1
-        for alloc in op.walk():
-            if isinstance(alloc, asc.AllocOp) and alloc.role.data in ("in", "out"):
-                alloc.buffers = IntegerAttr(count, 64)
+        for kernel in op.walk():
+            if not (isinstance(kernel, func.FuncOp) and "asc.kernel" in kernel.attributes):
+                continue
+            count = self.stages if self.enable else 1
+            limit = kernel.attributes.get("asc.max_buffers")
+            if isinstance(limit, IntegerAttr) and limit.value.data < count:
+                count = limit.value.data  # asc-tile found that only this many fit UB
+            for alloc in kernel.walk():
+                if isinstance(alloc, asc.AllocOp) and alloc.role.data in ("in", "out"):
+                    alloc.buffers = IntegerAttr(count, 64)

@@ -40,6 +40,7 @@ from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.passes.buffer_alloc import live_ranges, pack
 from pyasc_mlir.passes.common import loc_of
 from pyasc_mlir.passes.iteration_space import IterationSpace, analyze, shape_of
 from pyasc_mlir.platform import get_platform
@@ -515,31 +516,49 @@ def _plan(fusion: asc.FusionOp, space: IterationSpace, cores: int) -> Plan:
     return plan
 
 
-def _ub_bytes(builder_allocs: list[tuple[asc.AllocOp, Layout]], plan: Plan, tile: int,
-              buffers: int) -> int:
-    saved = plan.tile
-    plan.tile = tile
-    total = 0
-    for op, lay in builder_allocs:
-        t = op.result.type
-        bits = asc.element_bits(t.element_type)  # type: ignore[attr-defined]
-        nbytes = round_up(plan.elems(lay) * bits // 8, 32)
-        total += nbytes * (buffers if op.role.data in ("in", "out") else 1)
+def _alloc_bytes(op: asc.AllocOp, lay: Layout, plan: Plan, tile: int) -> int:
+    saved, plan.tile = plan.tile, tile
+    t = op.result.type
+    bits = asc.element_bits(t.element_type)  # type: ignore[attr-defined]
+    elems = plan.elems(lay)
     plan.tile = saved
-    return total
+    if bits == 1:
+        elems = round_up(elems, 256)
+    return round_up(elems * bits // 8, 32)
 
 
-def _describe(allocs: list[tuple[asc.AllocOp, Layout]], plan: Plan, tile: int,
-              buffers: int) -> str:
-    parts = []
-    for op, lay in allocs:
-        saved, plan.tile = plan.tile, tile
-        t = op.result.type
-        n = plan.elems(lay) * asc.element_bits(t.element_type) // 8  # type: ignore
-        plan.tile = saved
-        k = buffers if op.role.data in ("in", "out") else 1
-        parts.append(f"{op.role.data} {k}x{n} B")
-    return ", ".join(parts)
+@dataclass
+class _Budget:
+    """UB bytes of a probe kernel as a function of the tile size, with the same layout rules
+    as ``asc-buffer-alloc`` (queues x buffers, once-loaded buffers, shared scratch arena)."""
+
+    allocs: list[tuple[asc.AllocOp, Layout]]
+    plan: Plan
+    buffers: int
+
+    def __post_init__(self) -> None:
+        self.tmps = [a for a, _ in self.allocs if a.role.data == "tmp"]
+        self.ranges = live_ranges(self.tmps)
+
+    def total(self, tile: int) -> int:
+        fixed = 0
+        sizes: dict[asc.AllocOp, int] = {}
+        for op, lay in self.allocs:
+            n = _alloc_bytes(op, lay, self.plan, tile)
+            if op.role.data in ("in", "out"):
+                fixed += n * self.buffers
+            elif op.role.data == "const":
+                fixed += n
+            else:
+                sizes[op] = n
+        return fixed + pack(sizes, self.ranges)[1]
+
+    def describe(self, tile: int) -> str:
+        parts = []
+        for op, lay in self.allocs:
+            k = self.buffers if op.role.data in ("in", "out") else 1
+            parts.append(f"{op.role.data} {k}x{_alloc_bytes(op, lay, self.plan, tile)} B")
+        return ", ".join(parts)
 
 
 def choose_tile(fusion: asc.FusionOp, plan: Plan, name: str, usable: int, buffers: int,
@@ -553,16 +572,17 @@ def choose_tile(fusion: asc.FusionOp, plan: Plan, name: str, usable: int, buffer
     plan.tile = step
     probe = _KernelBuilder(fusion, plan, name)
     probe.build()
-    allocs = probe.allocs
+    budget = _Budget(probe.allocs, plan, buffers)
 
     def fits(x: int) -> bool:
-        return _ub_bytes(allocs, plan, x, buffers) <= usable
+        return budget.total(x) <= usable
 
     if not fits(step):
         raise PyAscCompileError(
-            f"the fused kernel needs {_ub_bytes(allocs, plan, step, buffers)} bytes of UB for "
+            f"the fused kernel needs {budget.total(step)} bytes of UB for "
             f"the smallest tile, but only {usable} bytes are usable on this platform "
-            f"(buffers: {_describe(allocs, plan, step, buffers)})", loc_of(fusion),
+            f"(buffers: {budget.describe(step)})", loc_of(fusion),
+            "reduce over fewer elements per row or split the operator" if buffers == 1 else
             "reduce over fewer elements per row, split the operator, or disable double "
             "buffering")
     if plan.chunked:
@@ -615,13 +635,23 @@ class AscTilePass(ModulePass):
                 name, suffix = f"{base}_kernel_{suffix}", suffix + 1
             space = analyze(fusion)
             plan = _plan(fusion, space, plat.vector_cores)
-            plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, self.buffers,
-                                    plat.vector_cores)
+            buffers = self.buffers
+            try:
+                plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
+                                        plat.vector_cores)
+            except PyAscCompileError:
+                if buffers == 1:
+                    raise
+                buffers = 1  # a row only fits single-buffered: give up the MTE2/V overlap
+                plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
+                                        plat.vector_cores)
             kernel = _KernelBuilder(fusion, plan, name).build()
             values = tiling_values(plan, plat.vector_cores)
             kernel.attributes["asc.tiling"] = DictionaryAttr(
                 {k: IntegerAttr(v, i64) for k, v in values.items()})
             kernel.attributes["asc.platform"] = StringAttr(plat.name)
+            if buffers < self.buffers:
+                kernel.attributes["asc.max_buffers"] = IntegerAttr(buffers, i64)
             op.body.block.add_op(kernel)
             launch = asc.LaunchOp(name, values["block_dim"], list(fusion.inputs),
                                   [r.type for r in fusion.outputs])
