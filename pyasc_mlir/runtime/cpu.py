@@ -119,31 +119,49 @@ def _check_names(sources: dict[str, str]) -> None:
             raise ValueError(f"build_library: bad source file name {name!r}")
 
 
-def _compile(workdir: Path, sources: dict[str, str], platform: Platform) -> None:
-    """Compile every ``.cpp`` in ``workdir`` to an object in parallel, then link ``lib.so``."""
+def _pch_dir(root: Path, platform: Platform) -> Path | None:
+    """A folder holding ``kernel_operator.h`` precompiled for these flags (built once, cached
+    under ``<root>/pch/<key>``); ``None`` when g++ cannot make one (then builds just go slower).
+    """
     cxx = _compiler()
-    flags = _flags(platform)
-    include = f"-I{INCLUDE_DIR}"
+    flags = [f for f in _flags(platform) if f != "-shared"]
+    key = hashlib.sha256("\0".join([_compiler_version(cxx), _header_text(), *flags])
+                         .encode()).hexdigest()[:32]
+    entry = root / "pch" / key
+    if (entry / "kernel_operator.h.gch").is_file():
+        return entry
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-pch-", dir=entry.parent))
+    try:
+        header = tmp / "kernel_operator.h"
+        shutil.copy(INCLUDE_DIR / "kernel_operator.h", header)
+        cmd = [cxx, *flags, "-x", "c++-header", str(header), "-o", str(header) + ".gch"]
+        if subprocess.run(cmd, capture_output=True, text=True).returncode != 0:
+            return None
+        try:
+            os.replace(tmp, entry)
+        except OSError:
+            if not (entry / "kernel_operator.h.gch").is_file():
+                return None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return entry
+
+
+def _compile(workdir: Path, sources: dict[str, str], platform: Platform,
+             pch: Path | None) -> None:
+    """Compile every ``.cpp`` in ``workdir`` as ONE translation unit (the runtime header is
+    parsed once, from its precompiled form when available) and link ``lib.so``."""
+    cxx = _compiler()
     cpps = sorted(name for name in sources if name.endswith(".cpp"))
-    procs = []
-    for name in cpps:
-        cmd = [cxx, *flags, include, "-c", name, "-o", name + ".o"]
-        procs.append((cmd, subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, text=True)))
-    failures = []
-    for cmd, proc in procs:
-        out, err = proc.communicate()
-        if proc.returncode != 0:
-            failures.append((cmd, (out + err).strip()))
-    if failures:
-        names = ", ".join(cmd[cmd.index("-c") + 1] for cmd, _ in failures)
-        diagnostics = "\n".join(diag for _, diag in failures)
-        raise CompileError(f"g++ failed compiling {names}", diagnostics,
-                           failures[0][0])
-    cmd = [cxx, *flags, *(name + ".o" for name in cpps), "-o", LIBRARY_NAME]
+    unity = "\n".join(['#include "kernel_operator.h"', *(f'#include "{n}"' for n in cpps), ""])
+    (workdir / "unity.cc").write_text(unity)
+    includes = ([f"-I{pch}"] if pch is not None else []) + [f"-I{INCLUDE_DIR}", "-I."]
+    cmd = [cxx, *_flags(platform), *includes, "unity.cc", "-o", LIBRARY_NAME]
     proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise CompileError(f"g++ failed linking {LIBRARY_NAME}",
+        raise CompileError(f"g++ failed compiling {', '.join(cpps)}",
                            (proc.stdout + proc.stderr).strip(), cmd)
 
 
@@ -181,9 +199,7 @@ def build_library(sources: dict[str, str], platform: Platform,
     try:
         for name, text in sources.items():
             (tmp / name).write_text(text)
-        _compile(tmp, sources, platform)
-        for obj in tmp.glob("*.o"):
-            obj.unlink()
+        _compile(tmp, sources, platform, _pch_dir(root, platform))
         if entry.exists() and not lib.is_file():
             shutil.rmtree(entry, ignore_errors=True)  # a broken entry from an older crash
         try:
@@ -201,7 +217,8 @@ class CpuKernel:
     """A kernel library built by :func:`build_library`, loaded with ctypes.
 
     Args:
-        so_path: path of the ``lib.so``; it must export ``pyasc_run_block`` and
+        so_path: path of the ``lib.so``; it must export the ``entry`` function (default
+            ``pyasc_run_block``; ``pyasc_run_block_<kernel>`` in batch libraries) and
             ``pyasc_last_error`` (see docs/CPU_RUNTIME.md).
 
     Raises:
@@ -209,10 +226,10 @@ class CpuKernel:
         AttributeError: an entry point is missing.
     """
 
-    def __init__(self, so_path: Path | str):
+    def __init__(self, so_path: Path | str, entry: str = "pyasc_run_block"):
         self.so_path = Path(so_path)
         self._lib = ctypes.CDLL(str(self.so_path))
-        self._run_block = self._lib.pyasc_run_block
+        self._run_block = getattr(self._lib, entry)
         self._run_block.restype = ctypes.c_int
         self._run_block.argtypes = [ctypes.c_int64, ctypes.c_int64,
                                     ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64]

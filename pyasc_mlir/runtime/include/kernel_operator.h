@@ -1220,4 +1220,14 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
   }                                                                                            \
   extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }
 
+// Per-kernel entry, so several kernels can share one library (batch builds):
+// pyasc_run_block_<KERNEL>; pyasc_last_error is shared and defined by PYASC_CPU_LAST_ERROR.
+#define PYASC_CPU_ENTRY_NAMED(KERNEL)                                                          \
+  extern "C" int pyasc_run_block_##KERNEL(int64_t block_idx, int64_t block_num,               \
+                                          uint8_t** args, int64_t nargs) {                     \
+    return ::AscendC::cpu::RunBlock(KERNEL, block_idx, block_num, args, nargs);                \
+  }
+#define PYASC_CPU_LAST_ERROR()                                                                 \
+  extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }
+
 #endif  // PYASC_KERNEL_OPERATOR_H
