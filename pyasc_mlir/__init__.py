@@ -19,9 +19,10 @@ from pyasc_mlir.errors import PyAscCompileError, PyAscError, PyAscUsageError
 from pyasc_mlir.jit import JitFunction, Op, jit, operator
 from pyasc_mlir.ops import *  # noqa: F403
 from pyasc_mlir.ops import __all__ as _ops_all
+from pyasc_mlir.profiler import profiler
 from pyasc_mlir.types import TensorDesc
 
 __version__ = driver.__version__
 __all__ = ["CompiledOp", "JitFunction", "Op", "PyAscCompileError", "PyAscError",
            "PyAscUsageError", "TensorDesc", "clear_memory_cache", "compile", "driver", "jit",
-           "load_op", "operator", *_ops_all]
+           "load_op", "operator", "profiler", *_ops_all]

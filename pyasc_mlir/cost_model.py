@@ -1,0 +1,284 @@
+"""A pipe-level cost model of an Ascend AI core running an ``ascendc``-level kernel (MODELED).
+
+Every figure this module returns is a model estimate, not a measurement on an NPU.
+
+How a kernel is costed (core 0, which holds the largest share of work units):
+1. The kernel IR is walked with the tiling values and ``GetBlockIdx() = 0``; index arithmetic is
+   evaluated exactly and every loop is iterated (a loop of more than ``MAX_UNROLL`` iterations is
+   costed once and multiplied), so tail tiles are costed as they are.
+2. Each tile-loop iteration gets a cycle count per pipe:
+   * MTE2 (GM -> UB) and MTE3 (UB -> GM): ``bytes / bytes_per_cycle`` with
+     ``bytes_per_cycle = HBM bandwidth / blockDim / clock`` — the core's share of the chip's
+     bandwidth (``Platform.hbm_gbps``, ``Platform.clock_mhz``), plus ``COPY_ISSUE_CYCLES`` per
+     copy instruction. UB -> UB ``DataCopy`` runs on the vector pipe.
+   * V (vector): ``ceil(count * sizeof(T) / 256)`` repeats per instruction — 256 bytes per
+     repeat per cycle (ASCEND_FACTS.md) — plus ``VECTOR_ISSUE_CYCLES``; ``Cast`` counts the wider
+     type; reductions add ``log2`` of the lanes of one repeat for the in-repeat tree.
+   * S (scalar): ``SCALAR_TILE_CYCLES`` per tile iteration plus ``SCALAR_OP_CYCLES`` per
+     scalar read (``GetValue``) and per loop iteration inside the tile.
+3. Tiles are combined with a 3-stage pipeline recurrence over B buffers per queue (B = 2 with
+   double buffering): ``A_i = max(A_{i-1}, V_{i-B}) + mte2_i``;
+   ``V_i = max(A_i, V_{i-1}, C_{i-B}) + v_i + s_i``; ``C_i = max(V_i, C_{i-1}) + mte3_i``;
+   the kernel time is ``C_last`` (plus the once-per-kernel loads before the loop).
+4. The bandwidth roofline is ``GM bytes / HBM bandwidth``; the bound pipe is the pipe with the
+   largest total busy time.
+
+The issue-overhead constants are assumptions (order of magnitude of published Ascend C
+performance guides), stated here so they can be calibrated against a real device.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+
+from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.emitter import kernels, tiling_fields
+from pyasc_mlir.platform import VECTOR_REPEAT_BYTES, Platform, get_platform
+
+VECTOR_ISSUE_CYCLES = 8
+"""Assumed fixed cost of issuing one vector instruction (cycles)."""
+COPY_ISSUE_CYCLES = 30
+"""Assumed fixed cost of one DataCopy/DataCopyPad instruction (cycles)."""
+SCALAR_TILE_CYCLES = 200
+"""Assumed scalar work per tile iteration: queue handling, address arithmetic (cycles)."""
+SCALAR_OP_CYCLES = 4
+"""Assumed cost of one scalar read or one inner-loop iteration (cycles)."""
+MAX_UNROLL = 4096
+PIPES = ("MTE2", "V", "MTE3", "S")
+
+
+@dataclass
+class _Cost:
+    mte2: float = 0.0
+    v: float = 0.0
+    mte3: float = 0.0
+    s: float = 0.0
+    mte2_bytes: int = 0
+    mte3_bytes: int = 0
+
+    def add(self, other: _Cost, times: float = 1.0) -> None:
+        self.mte2 += other.mte2 * times
+        self.v += other.v * times
+        self.mte3 += other.mte3 * times
+        self.s += other.s * times
+        self.mte2_bytes += int(other.mte2_bytes * times)
+        self.mte3_bytes += int(other.mte3_bytes * times)
+
+
+@dataclass
+class KernelEstimate:
+    """Modeled execution of one kernel (all times MODELED, in µs).
+
+    Attributes:
+        name: kernel name. block_dim: cores used. tiles: tile iterations on core 0.
+        buffers: copies per queue (2 = double buffered).
+        pipe_us: busy time of each pipe on core 0 (MTE2, V, MTE3, S).
+        time_us: modeled kernel time (pipeline recurrence, core 0).
+        bound: the pipe with the largest busy time.
+        gm_bytes: bytes core 0 moves times blockDim (approximately the kernel's GM traffic).
+        roofline_us: GM bytes / chip HBM bandwidth.
+    """
+
+    name: str
+    block_dim: int
+    tiles: int
+    buffers: int
+    pipe_us: dict[str, float]
+    time_us: float
+    bound: str
+    gm_bytes: int
+    roofline_us: float
+    per_tile: list[dict[str, float]] = field(default_factory=list, repr=False)
+
+    @property
+    def roofline_fraction(self) -> float:
+        """Roofline time / modeled time (1.0 = at the bandwidth bound)."""
+        return self.roofline_us / self.time_us if self.time_us else 0.0
+
+
+def _elem_bytes(t: object) -> int:
+    e = ac.elem(t)  # type: ignore[arg-type]
+    from pyasc_mlir.dialects.asc import element_bits
+    return max(1, element_bits(e) // 8)
+
+
+class _Walker:
+    def __init__(self, kernel: func.FuncOp, platform: Platform):
+        self.kernel = kernel
+        self.tiling = tiling_fields(kernel)
+        bw = platform.hbm_gbps * 1e9 / max(1, self.tiling["block_dim"])
+        self.bytes_per_cycle = bw / (platform.clock_mhz * 1e6)
+        self.env: dict[SSAValue, int] = {}
+        self.buffers = 1
+
+    def _val(self, v: SSAValue) -> int:
+        return self.env.get(v, 0)
+
+    def _arith(self, op: Operation) -> bool:
+        e = self.env
+        if isinstance(op, arith.ConstantOp):
+            if isinstance(op.value, IntegerAttr):
+                e[op.result] = op.value.value.data
+            return True
+        binops = {arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b,
+                  arith.MuliOp: lambda a, b: a * b,
+                  arith.DivSIOp: lambda a, b: a // b if b else 0,
+                  arith.RemSIOp: lambda a, b: a % b if b else 0}
+        if type(op) in binops:
+            a, b = (self._val(x) for x in op.operands)
+            e[op.results[0]] = binops[type(op)](a, b)
+            return True
+        if isinstance(op, arith.CmpiOp):
+            a, b = self._val(op.lhs), self._val(op.rhs)
+            pred = op.predicate.value.data
+            e[op.result] = int({0: a == b, 1: a != b, 2: a < b, 3: a <= b, 4: a > b,
+                                5: a >= b}.get(pred, a < b))
+            return True
+        if isinstance(op, arith.SelectOp):
+            e[op.result] = self._val(op.lhs) if self._val(op.cond) else self._val(op.rhs)
+            return True
+        return False
+
+    def _vector(self, count: int, nbytes: int, extra: float = 0.0) -> float:
+        return math.ceil(count * nbytes / VECTOR_REPEAT_BYTES) + VECTOR_ISSUE_CYCLES + extra
+
+    def _copy_bytes(self, op: ac.DataCopyOp | ac.DataCopyPadOp) -> tuple[str, int]:
+        dst_local = isinstance(op.dst.type, ac.LocalTensorType)
+        src_local = isinstance(op.src.type, ac.LocalTensorType)
+        sz = _elem_bytes(op.dst.type)
+        if isinstance(op, ac.DataCopyOp):
+            n = self._val(op.count) * sz // 32 * 32
+        else:
+            n = self._val(op.block_count) * self._val(op.block_len)
+        if dst_local and src_local:
+            return "V", n
+        return ("MTE2" if dst_local else "MTE3"), n
+
+    def _op(self, op: Operation, cost: _Cost) -> None:
+        if self._arith(op):
+            return
+        if isinstance(op, ac.TilingFieldOp):
+            self.env[op.result] = self.tiling.get(op.field.data, 0)
+        elif isinstance(op, ac.GetBlockIdxOp):
+            self.env[op.result] = 0
+        elif isinstance(op, ac.InitQueueOp):
+            self.buffers = max(self.buffers, op.num.value.data)
+        elif isinstance(op, ac.DataCopyOp | ac.DataCopyPadOp):
+            pipe, n = self._copy_bytes(op)
+            if pipe == "V":
+                cost.v += n / VECTOR_REPEAT_BYTES + VECTOR_ISSUE_CYCLES
+            elif pipe == "MTE2":
+                cost.mte2 += n / self.bytes_per_cycle + COPY_ISSUE_CYCLES
+                cost.mte2_bytes += n
+            else:
+                cost.mte3 += n / self.bytes_per_cycle + COPY_ISSUE_CYCLES
+                cost.mte3_bytes += n
+        elif isinstance(op, ac.VecBinaryOp | ac.VecUnaryOp | ac.VecScalarOp | ac.DuplicateOp
+                        | ac.SelectOp):
+            cost.v += self._vector(self._val(op.count), _elem_bytes(op.dst.type))
+        elif isinstance(op, ac.CastOp):
+            wide = max(_elem_bytes(op.dst.type), _elem_bytes(op.src.type))
+            cost.v += self._vector(self._val(op.count), wide)
+        elif isinstance(op, ac.CompareOp):
+            cost.v += self._vector(self._val(op.count), _elem_bytes(op.lhs.type))
+        elif isinstance(op, ac.ReduceOp):
+            sz = _elem_bytes(op.src.type)
+            cost.v += self._vector(self._val(op.count), sz, math.log2(VECTOR_REPEAT_BYTES // sz))
+        elif isinstance(op, ac.GetValueOp):
+            cost.s += SCALAR_OP_CYCLES
+        elif isinstance(op, scf.ForOp):
+            self._loop(op, cost)
+
+    def _block(self, block: Block, cost: _Cost) -> None:
+        for op in block.ops:
+            self._op(op, cost)
+
+    def _loop(self, op: scf.ForOp, cost: _Cost) -> None:
+        lb, ub, step = self._val(op.lb), self._val(op.ub), max(1, self._val(op.step))
+        trips = max(0, -(-(ub - lb) // step))
+        iv = op.body.block.args[0]
+        if trips > MAX_UNROLL:
+            self.env[iv] = lb
+            body = _Cost()
+            self._block(op.body.block, body)
+            cost.add(body, trips)
+        else:
+            for i in range(trips):
+                self.env[iv] = lb + i * step
+                self._block(op.body.block, cost)
+        cost.s += SCALAR_OP_CYCLES * trips
+
+    def run(self) -> tuple[_Cost, list[_Cost]]:
+        """Cost of the code before the tile loop, and of each tile iteration."""
+        pre = _Cost()
+        tiles: list[_Cost] = []
+        for op in self.kernel.body.block.ops:
+            if isinstance(op, scf.ForOp):
+                lb, ub = self._val(op.lb), self._val(op.ub)
+                step = max(1, self._val(op.step))
+                iv = op.body.block.args[0]
+                for u in range(lb, ub, step):
+                    self.env[iv] = u
+                    c = _Cost(s=SCALAR_TILE_CYCLES)
+                    self._block(op.body.block, c)
+                    tiles.append(c)
+            else:
+                self._op(op, pre)
+        return pre, tiles
+
+
+def pipeline_cycles(tiles: list[_Cost], buffers: int) -> float:
+    """Finish time of the last copy-out under the 3-stage recurrence (see module doc)."""
+    a: list[float] = []
+    v: list[float] = []
+    c: list[float] = []
+    for i, t in enumerate(tiles):
+        free_in = v[i - buffers] if i >= buffers else 0.0
+        free_out = c[i - buffers] if i >= buffers else 0.0
+        a.append(max(a[-1] if a else 0.0, free_in) + t.mte2)
+        v.append(max(a[-1], v[-1] if v else 0.0, free_out) + t.v + t.s)
+        c.append(max(v[-1], c[-1] if c else 0.0) + t.mte3)
+    return c[-1] if c else 0.0
+
+
+def estimate_kernel(kernel: func.FuncOp, platform: Platform,
+                    buffers: int | None = None) -> KernelEstimate:
+    """Model one ascendc-level kernel. ``buffers`` overrides the queue depth (1 or 2) to model
+    the same kernel without or with double buffering."""
+    w = _Walker(kernel, platform)
+    pre, tiles = w.run()
+    nbuf = buffers if buffers is not None else w.buffers
+    cycles = pre.mte2 + pre.v + pre.s + pipeline_cycles(tiles, nbuf)
+    total = _Cost()
+    total.add(pre)
+    for t in tiles:
+        total.add(t)
+    to_us = 1.0 / platform.clock_mhz
+    busy = {"MTE2": total.mte2, "V": total.v, "MTE3": total.mte3, "S": total.s}
+    block_dim = w.tiling["block_dim"]
+    gm = (total.mte2_bytes + total.mte3_bytes) * block_dim
+    return KernelEstimate(
+        name=kernel.sym_name.data, block_dim=block_dim, tiles=len(tiles), buffers=nbuf,
+        pipe_us={k: x * to_us for k, x in busy.items()}, time_us=cycles * to_us,
+        bound=max(busy, key=lambda k: busy[k]), gm_bytes=gm,
+        roofline_us=gm / (platform.hbm_gbps * 1e9) * 1e6,
+        per_tile=[{"MTE2": t.mte2, "V": t.v, "MTE3": t.mte3, "S": t.s} for t in tiles[:4]])
+
+
+def estimate(module: ModuleOp, platform: str | Platform | None = None,
+             buffers: int | None = None) -> list[KernelEstimate]:
+    """Model every kernel of an ascendc-level module (MODELED times)."""
+    plat = platform if isinstance(platform, Platform) else None
+    out = []
+    for k in kernels(module):
+        if plat is None:
+            attr = k.attributes.get("asc.platform")
+            plat = get_platform(getattr(attr, "data", None) or (platform if isinstance(
+                platform, str) else None))
+        out.append(estimate_kernel(k, plat, buffers))
+    return out
