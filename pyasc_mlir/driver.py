@@ -31,6 +31,7 @@ from pyasc_mlir.dialects.ascendc import Ascendc
 from pyasc_mlir.errors import PyAscUsageError
 from pyasc_mlir.passes.registry import PASSES
 from pyasc_mlir.platform import get_platform
+from pyasc_mlir.profiler import notify as notify_profilers
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 
 __version__ = "0.1.0"
@@ -196,7 +197,9 @@ class CompiledOp:
         outs = [np.zeros(d.shape, d.np_dtype) for d in self.outputs]
         tiling = np.array(list(self.info["tiling"].values()), dtype=np.int64).tobytes()
         ins = [args[i] for i in self.info.get("kernel_args", range(len(args)))]
+        start = time.perf_counter()
         self._cpu_kernel().run(self.info["block_dim"], [*ins, *outs], tiling)
+        notify_profilers(self, start)
         return outs
 
     def __call__(self, *arrays: Any, backend: str = "cpu") -> np.ndarray | tuple[np.ndarray, ...]:
