@@ -63,10 +63,9 @@ def test_pipeline_recurrence():
     assert pipeline_cycles([], 2) == 0
 
 
-def test_profiler_labels_modeled_figures(tmp_path, monkeypatch):
+def test_profiler_labels_modeled_figures():
     import numpy as np
 
-    monkeypatch.setenv("PYASC_CACHE_DIR", str(tmp_path))
     op = pa.compile(add, [pa.TensorDesc((7, 33), "float32")] * 2)
     x = np.ones((7, 33), np.float32)
     with pa.profiler() as prof:
