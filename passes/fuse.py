@@ -33,9 +33,26 @@ def _runs(block: Block) -> list[list[Operation]]:
     return [r for r in runs if r]
 
 
-def _fuse_block(block: Block) -> None:
+def _fuse_block(block: Block, per_op: bool = False) -> None:
     for ops in _runs(block):
-        _fuse_run(block, ops)
+        if per_op:
+            for op in ops:
+                if isinstance(op, asc.ConstantOp):
+                    continue
+                group: list[Operation] = []
+                for i, v in enumerate(op.operands):
+                    if isinstance(v.owner, asc.ConstantOp):  # splats travel with their user
+                        c = v.owner.clone()
+                        block.insert_op_before(c, op)
+                        op.operands[i] = c.results[0]
+                        group.append(c)
+                _fuse_run(block, [*group, op])
+            for op in ops:
+                if isinstance(op, asc.ConstantOp) and not op.results[0].uses:
+                    op.detach()
+                    op.erase()
+        else:
+            _fuse_run(block, ops)
 
 
 def _fuse_run(block: Block, ops: list[Operation]) -> None:
@@ -74,11 +91,14 @@ def _fuse_run(block: Block, ops: list[Operation]) -> None:
 
 @dataclass(frozen=True)
 class AscFusePass(ModulePass):
-    """Wrap each function's tensor-level asc ops into one ``asc.fusion``."""
+    """Wrap each function's tensor-level asc ops into one ``asc.fusion``. With
+    ``per_op=true`` every op becomes its own group (one kernel per op, intermediates through
+    GM): the unfused baseline the benchmarks compare against."""
 
     name = "asc-fuse"
+    per_op: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and "asc.kernel" not in f.attributes and f.body.blocks:
-                _fuse_block(f.body.block)
+                _fuse_block(f.body.block, self.per_op)

@@ -211,7 +211,8 @@ class CompiledOp:
 
 
 def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str,
-           double_buffer: bool) -> tuple[dict[str, ModuleOp], list[str], dict[str, float]]:
+           double_buffer: bool, fuse: bool = True
+           ) -> tuple[dict[str, ModuleOp], list[str], dict[str, float]]:
     from pyasc_mlir.frontend.ast_frontend import build_module
 
     times: dict[str, float] = {}
@@ -220,7 +221,7 @@ def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform
     times["frontend"] = time.perf_counter() - t0
     ctx = make_context()
     stages = {"tensor": module.clone()}
-    plan = [("asc-decompose", {}), ("asc-fuse", {}),
+    plan = [("asc-decompose", {}), ("asc-fuse", {"per_op": not fuse}),
             ("asc-tile", {"platform": platform, "buffers": 2 if double_buffer else 1}),
             ("asc-double-buffer", {"enable": double_buffer}), ("asc-buffer-alloc", {}),
             ("convert-asc-to-ascendc", {})]
