@@ -257,6 +257,14 @@ class _KernelBuilder:
         src, dst = (gm, ub) if cls is asc.CopyInOp else (ub, gm)
         ix.add(cls(src, dst, vals))
 
+    def _chunk_block(self, ix: _Ix, lay: Layout, row_off: SSAValue | int,
+                     t: _Tile) -> tuple[SSAValue | int, SSAValue | int, SSAValue | int]:
+        """GM offset, block length and GM gap of one chunk (``M`` blocks of ``clen``)."""
+        if not lay.l:
+            return row_off, 1, 0
+        gap = ix.subi(self.plan.L, t.clen) if lay.m and self.plan.M > 1 else 0
+        return ix.addi(row_off, t.c0), t.clen, gap
+
     # -- inputs and outputs --------------------------------------------------------------
     def _is_const_input(self, v: SSAValue) -> bool:
         lay = self.plan.layout(v)
@@ -272,9 +280,8 @@ class _KernelBuilder:
         slot = plan.l_slot if lay.l else LANE_ALIGN
         if plan.chunked:
             row_off = self._gm_row_offset(ix, arg, t.first)
-            off = ix.addi(row_off, t.c0 if lay.l else 0)
-            length = t.clen if lay.l else 1
-            self._copy(ix, asc.CopyInOp, gm, buf.ref, [off, 0, 1, length, 0, slot])
+            off, length, gap = self._chunk_block(ix, lay, row_off, t)
+            self._copy(ix, asc.CopyInOp, gm, buf.ref, [off, 0, mv, length, gap, slot])
             return buf
         lv = plan.L if lay.l else 1
         outer_has = plan.space.has[arg].intersection(plan.outer)
@@ -316,9 +323,8 @@ class _KernelBuilder:
         slot = plan.l_slot if lay.l else LANE_ALIGN
         row_off = self._gm_row_offset(ix, v, t.first)
         if plan.chunked:
-            off = ix.addi(row_off, t.c0 if lay.l else 0)
-            self._copy(ix, asc.CopyOutOp, gm, buf.ref,
-                       [off, 0, 1, t.clen if lay.l else 1, 0, slot])
+            off, length, gap = self._chunk_block(ix, lay, row_off, t)
+            self._copy(ix, asc.CopyOutOp, gm, buf.ref, [off, 0, mv, length, gap, slot])
         else:
             self._copy(ix, asc.CopyOutOp, gm, buf.ref,
                        [row_off, 0, ix.muli(t.n, mv), plan.L if lay.l else 1, 0, slot])
@@ -511,7 +517,7 @@ def _plan(fusion: asc.FusionOp, space: IterationSpace, cores: int) -> Plan:
     term = block.last_op
     assert isinstance(term, asc.YieldOp)
     outs_span_l = all(plan.l_axis in space.has[v] for v in term.values)
-    if not red and outs_span_l and (plan.rows < cores or plan.L >= CHUNK_MIN_L):
+    if plan.l_axis not in red and outs_span_l and (plan.rows < cores or plan.L >= CHUNK_MIN_L):
         plan.chunked = True
     return plan
 
@@ -643,6 +649,10 @@ class AscTilePass(ModulePass):
                 if buffers == 1:
                     raise
                 buffers = 1  # a row only fits single-buffered: give up the MTE2/V overlap
+                plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
+                                        plat.vector_cores)
+            if plan.chunked and plan.tile >= plan.L:
+                plan.chunked = False  # one chunk per row: plain rows are simpler and tighter
                 plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
                                         plat.vector_cores)
             kernel = _KernelBuilder(fusion, plan, name).build()
