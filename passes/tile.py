@@ -208,6 +208,8 @@ class _KernelBuilder:
         self.plan = plan
         self.name = name
         self.allocs: list[tuple[asc.AllocOp, Layout]] = []
+        self.last_use: dict[SSAValue, int] = {}
+        self.position = 0
         self.block = fusion.body.block
         self.loc = fusion.attributes.get(asc.LOC_ATTR)
 
@@ -343,9 +345,33 @@ class _KernelBuilder:
     def _result(self, t: _Tile, v: SSAValue) -> _Buf:
         t_ = v.type
         assert isinstance(t_, TensorType)
-        buf = self._alloc(t, "tmp", self.plan.layout(v), t_.element_type)
+        buf = self._reusable(t, v) or self._alloc(t, "tmp", self.plan.layout(v),
+                                                   t_.element_type)
         t.bufs[v] = buf
         return buf
+
+    def _reusable(self, t: _Tile, v: SSAValue) -> _Buf | None:
+        """An operand's scratch buffer that dies at this op and has ``v``'s layout and dtype:
+        elementwise vector ops may write in place, which keeps the UB peak (and so the tile
+        size) from growing with the number of ops."""
+        op = v.owner
+        if not isinstance(op, asc.BinaryOp | asc.UnaryOp | asc.SelectOp):
+            return None
+        lay = self.plan.layout(v)
+        for x in op.operands:
+            b = t.bufs.get(x)
+            if (b is None or b.alloc is None or b.alloc.role.data != "tmp" or b.layout != lay
+                    or b.alloc.result.type != self._alloc_type(lay, v)):
+                continue
+            owners = [y for y, bb in t.bufs.items() if bb.ref is b.ref]
+            if all(self.last_use.get(y, -1) <= self.position for y in owners):
+                return b
+        return None
+
+    def _alloc_type(self, lay: Layout, v: SSAValue) -> Attribute:
+        t_ = v.type
+        assert isinstance(t_, TensorType)
+        return asc.buffer_type(self.plan.elems(lay), t_.element_type, "ub")
 
     def _binary(self, t: _Tile, op: asc.BinaryOp) -> None:
         kind = op.kind.data
@@ -485,9 +511,16 @@ class _KernelBuilder:
         for a in args:
             if a not in const_bufs:
                 t.bufs[a] = self._load(t, a, gm_of[a], "in")
-        for op in self.block.ops:
-            if not isinstance(op, asc.YieldOp):
-                self._op(t, op)
+        body_ops = [op for op in self.block.ops if not isinstance(op, asc.YieldOp)]
+        self.last_use = {}
+        for i, op in enumerate(body_ops):
+            for x in op.operands:
+                self.last_use[x] = i
+        for x in outs:
+            self.last_use[x] = len(body_ops)  # results stay live until copy-out
+        for i, op in enumerate(body_ops):
+            self.position = i
+            self._op(t, op)
         used: set[SSAValue] = set()
         for v, gm in zip(outs, entry.args[len(args):], strict=True):
             self._store(t, v, gm, used)

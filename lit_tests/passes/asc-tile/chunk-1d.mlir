@@ -37,16 +37,16 @@
 // CHECK-NEXT:      %[[OB:[0-9]+]] = arith.addi %[[Z]], %[[C0E]] : index
 // CHECK-NEXT:      asc.copy_in %[[GY]][%[[OB]]] -> %[[IB]][%[[Z]]] blocks %[[ONE]] x %[[LEN]] gap %[[Z]] stride %[[C384]] : memref<13243xf32, #asc.scope<gm>>, memref<384xf32, #asc.scope<ub>>
 
-// Vector ops always run on the whole 384-element chunk (3 repeats of 128).
-// CHECK-NEXT:      %[[S:[0-9]+]] = asc.alloc "tmp" {buffers = 1 : i64} : memref<384xf32, #asc.scope<ub>>
+// Vector ops always run on the whole 384-element chunk (3 repeats of 128). relu runs in place
+// on the add's buffer (the add's result dies there), which becomes the copy-out buffer.
+// CHECK-NEXT:      %[[OUT:[0-9]+]] = asc.alloc "out" {buffers = 1 : i64} : memref<384xf32, #asc.scope<ub>>
 // CHECK-NEXT:      %[[C127:[0-9]+]] = arith.constant 127 : index
 // CHECK-NEXT:      %[[T1:[0-9]+]] = arith.addi %[[C384]], %[[C127]] : index
 // CHECK-NEXT:      %[[C128:[0-9]+]] = arith.constant 128 : index
 // CHECK-NEXT:      %[[T2:[0-9]+]] = arith.divsi %[[T1]], %[[C128]] : index
 // CHECK-NEXT:      %[[CNT:[0-9]+]] = arith.muli %[[T2]], %[[C128]] : index
-// CHECK-NEXT:      asc.vbinary "add" %[[S]], %[[IA]], %[[IB]], %[[CNT]]
-// CHECK-NEXT:      %[[OUT:[0-9]+]] = asc.alloc "out" {buffers = 1 : i64} : memref<384xf32, #asc.scope<ub>>
-// CHECK-NEXT:      asc.vunary "relu" %[[OUT]], %[[S]], %[[CNT]]
+// CHECK-NEXT:      asc.vbinary "add" %[[OUT]], %[[IA]], %[[IB]], %[[CNT]]
+// CHECK-NEXT:      asc.vunary "relu" %[[OUT]], %[[OUT]], %[[CNT]]
 
 // Copy-out writes exactly LEN elements (no write past the end of the tensor).
 // CHECK-NEXT:      %[[OO:[0-9]+]] = arith.addi %[[Z]], %[[C0E]] : index
