@@ -1,0 +1,1 @@
+"""pyasc-mlir benchmark suite (not tests). Run ``python benchmarks/run.py [--quick]``."""
