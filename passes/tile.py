@@ -78,6 +78,8 @@ class Plan:
     l_axis: int
     chunked: bool
     tile: int = 1
+    hoist: bool = True
+    """Compute loop-invariant values once per kernel (costs UB for their persistent buffers)."""
     """Rows per tile (rows mode) or elements per chunk (chunk mode)."""
 
     @property
@@ -210,6 +212,10 @@ class _KernelBuilder:
         self.allocs: list[tuple[asc.AllocOp, Layout]] = []
         self.last_use: dict[SSAValue, int] = {}
         self.position = 0
+        self.pre: _Tile | None = None
+        self.hoisted: dict[SSAValue, _Buf] = {}
+        self.invariant: set[SSAValue] = set()
+        self.role = "tmp"
         self.block = fusion.body.block
         self.loc = fusion.attributes.get(asc.LOC_ATTR)
 
@@ -218,7 +224,8 @@ class _KernelBuilder:
         elems = self.plan.elems(lay)
         if asc.element_bits(dtype) == 1:
             elems = round_up(elems, 256)  # masks: whole 32-byte blocks of bits
-        op = asc.AllocOp(role, elems, dtype)
+        op = asc.AllocOp("const" if role == "tmp" and self.role == "const" else role, elems,
+                         dtype)
         t.ix.add(op)
         self.allocs.append((op, lay))
         return _Buf(op.result, lay, op)
@@ -405,8 +412,22 @@ class _KernelBuilder:
         if lay == src.layout:
             t.bufs[op.result] = src
             return
-        dst = self._result(t, op.result)
         s = src.layout
+        if (self.pre is not None and self.plan.hoist and not self.plan.chunked and lay.rows
+                and not s.rows
+                and src.alloc is not None and src.alloc.role.data == "const"):
+            # Loop-invariant: expand a once-loaded input (e.g. LayerNorm's weight) to a whole
+            # tile once per kernel instead of once per tile.
+            if op.result not in self.hoisted:
+                pre = self.pre
+                buf = self._alloc(pre, "const", lay, src.alloc.result.type.element_type)
+                sizes = [pre.ix.c(self.plan.tile), pre.ix.c(self.plan.M if lay.m else 1),
+                         pre.ix.c(self.plan.l_slot if lay.l else LANE_ALIGN)]
+                pre.ix.add(asc.VBroadcastOp(buf.ref, src.ref, sizes, (s.rows, s.m, s.l)))
+                self.hoisted[op.result] = buf
+            t.bufs[op.result] = self.hoisted[op.result]
+            return
+        dst = self._result(t, op.result)
         t.ix.add(asc.VBroadcastOp(dst.ref, src.ref, self._sizes(t, lay), (s.rows, s.m, s.l)))
 
     def _reduce(self, t: _Tile, op: asc.ReduceOp) -> None:
@@ -439,10 +460,36 @@ class _KernelBuilder:
             cur = dst
         t.bufs[op.result] = cur
 
+    HOISTABLE = (asc.BinaryOp, asc.UnaryOp, asc.CastOp, asc.CompareOp, asc.SelectOp,
+                 asc.ReshapeOp, asc.BroadcastOp)
+
+    def _hoistable(self, op: Operation) -> bool:
+        """Loop-invariant: computed only from once-loaded inputs and constants, and spanning
+        no tiled dimension, so its value is the same for every tile."""
+        if (self.pre is None or not self.plan.hoist or self.plan.chunked
+                or not isinstance(op, self.HOISTABLE)):
+            return False
+        if self.plan.layout(op.results[0]).rows:
+            return False
+        return all(x in self.invariant or isinstance(x.owner, asc.ConstantOp)
+                   for x in op.operands)
+
     def _op(self, t: _Tile, op: Operation) -> None:
-        ix = t.ix
         if isinstance(op, asc.ConstantOp):
             return  # materialised on first use (or folded into a scalar op)
+        if self._hoistable(op):
+            assert self.pre is not None
+            self.role = "const"
+            self._lower(self.pre, op)
+            self.role = "tmp"
+            for r in op.results:
+                t.bufs[r] = self.pre.bufs[r]
+                self.invariant.add(r)
+            return
+        self._lower(t, op)
+
+    def _lower(self, t: _Tile, op: Operation) -> None:
+        ix = t.ix
         if isinstance(op, asc.BinaryOp):
             self._binary(t, op)
         elif isinstance(op, asc.UnaryOp):
@@ -495,6 +542,7 @@ class _KernelBuilder:
         end = ix.addi(start, ix.addi(per, extra))
         const_bufs: dict[SSAValue, _Buf] = {}
         pre = _Tile(ix, 1, ix.c(0))
+        self.pre = pre
         for a in args:
             if self._is_const_input(a):
                 const_bufs[a] = self._load(pre, a, gm_of[a], "const")
@@ -508,6 +556,8 @@ class _KernelBuilder:
         else:
             t = _Tile(bx, bx.mini(step, bx.subi(end, u)), u)
         t.bufs.update(const_bufs)
+        pre.bufs.update(const_bufs)
+        self.invariant.update(const_bufs)
         for a in args:
             if a not in const_bufs:
                 t.bufs[a] = self._load(t, a, gm_of[a], "in")
@@ -675,15 +725,19 @@ class AscTilePass(ModulePass):
             space = analyze(fusion)
             plan = _plan(fusion, space, plat.vector_cores)
             buffers = self.buffers
-            try:
-                plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
-                                        plat.vector_cores)
-            except PyAscCompileError:
-                if buffers == 1:
-                    raise
-                buffers = 1  # a row only fits single-buffered: give up the MTE2/V overlap
-                plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
-                                        plat.vector_cores)
+            # Preference order when UB is tight: drop hoisting of loop invariants first, then
+            # double buffering; report the last failure if nothing fits.
+            attempts = [(True, buffers), (False, buffers)] + (
+                [(False, 1)] if buffers > 1 else [])
+            for i, (hoist, nbuf) in enumerate(attempts):
+                plan.hoist, buffers = hoist, nbuf
+                try:
+                    plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
+                                            plat.vector_cores)
+                    break
+                except PyAscCompileError:
+                    if i == len(attempts) - 1:
+                        raise
             if plan.chunked and plan.tile >= plan.L:
                 plan.chunked = False  # one chunk per row: plain rows are simpler and tighter
                 plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,

@@ -19,7 +19,9 @@ How a kernel is costed (core 0, which holds the largest share of work units):
 3. Tiles are combined with a 3-stage pipeline recurrence over B buffers per queue (B = 2 with
    double buffering): ``A_i = max(A_{i-1}, V_{i-B}) + mte2_i``;
    ``V_i = max(A_i, V_{i-1}, C_{i-B}) + v_i + s_i``; ``C_i = max(V_i, C_{i-1}) + mte3_i``;
-   the kernel time is ``C_last`` (plus the once-per-kernel loads before the loop).
+   the kernel time is ``C_last`` (plus the once-per-kernel loads before the loop), but never
+   less than all GM bytes of both copy pipes over the core's bandwidth share (MTE2 and MTE3
+   share it).
 4. The bandwidth roofline is ``GM bytes / HBM bandwidth``; the bound pipe is the pipe with the
    largest total busy time.
 
@@ -253,11 +255,14 @@ def estimate_kernel(kernel: func.FuncOp, platform: Platform,
     w = _Walker(kernel, platform)
     pre, tiles = w.run()
     nbuf = buffers if buffers is not None else w.buffers
-    cycles = pre.mte2 + pre.v + pre.s + pipeline_cycles(tiles, nbuf)
     total = _Cost()
     total.add(pre)
     for t in tiles:
         total.add(t)
+    # MTE2 and MTE3 share the core's GM bandwidth: the kernel cannot finish before all of its
+    # bytes have crossed it, however the pipes overlap.
+    shared_gm = (total.mte2_bytes + total.mte3_bytes) / w.bytes_per_cycle
+    cycles = max(pre.mte2 + pre.v + pre.s + pipeline_cycles(tiles, nbuf), shared_gm)
     to_us = 1.0 / platform.clock_mhz
     busy = {"MTE2": total.mte2, "V": total.v, "MTE3": total.mte3, "S": total.s}
     block_dim = w.tiling["block_dim"]
