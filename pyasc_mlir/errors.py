@@ -6,8 +6,15 @@ says what is wrong and what to do. Internal stacks are hidden unless ``PYASC_LOG
 
 from __future__ import annotations
 
+import functools
 import linecache
+import os
+import sys
+import types
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
 
 
 @dataclass(frozen=True)
@@ -31,11 +38,7 @@ class SourceLoc:
 
 
 class PyAscError(Exception):
-    """Base class of every error pyasc-mlir reports to its users."""
-
-
-class PyAscCompileError(PyAscError):
-    """A problem in the user's operator, reported at a source location.
+    """Base class of every error pyasc-mlir reports to its users.
 
     Args:
         message: what is wrong.
@@ -43,13 +46,16 @@ class PyAscCompileError(PyAscError):
         hint: what to do about it.
     """
 
-    def __init__(self, message: str, loc: SourceLoc | None = None, hint: str | None = None):
+    def __init__(self, message: str = "", loc: SourceLoc | None = None,
+                 hint: str | None = None):
         self.message = message
         self.loc = loc
         self.hint = hint
         super().__init__(self.format())
 
     def format(self) -> str:
+        """``file:line:col: error: message``, the source line, a caret under the column and
+        ``hint: ...`` (the parts that are known)."""
         lines = []
         if self.loc is not None:
             lines.append(f"{self.loc}: error: {self.message}")
@@ -57,6 +63,8 @@ class PyAscCompileError(PyAscError):
             if src:
                 lines.append(f"    {src}")
                 lines.append("    " + " " * self.loc.col + "^")
+        elif self.hint is None and not isinstance(self, PyAscCompileError):
+            return self.message
         else:
             lines.append(f"error: {self.message}")
         if self.hint:
@@ -64,5 +72,95 @@ class PyAscCompileError(PyAscError):
         return "\n".join(lines)
 
 
+class PyAscCompileError(PyAscError):
+    """A problem in the user's operator, reported at a source location (``loc``, the line of
+    the operator's source that causes it) with a ``hint``."""
+
+
+class CacheWarning(UserWarning):
+    """An on-disk cache entry was unusable (truncated, corrupt, or its library is missing or
+    does not load); it is rebuilt."""
+
+
 class PyAscUsageError(PyAscError, ValueError):
-    """Wrong arguments at call time (count, shapes, dtypes versus the compiled signature)."""
+    """Wrong arguments at call time (count, shapes, dtypes versus the compiled signature).
+
+    Raised at the public API, ``loc`` is the caller's line (see :func:`caller_loc`)."""
+
+
+_LEVELS = {"error": 0, "warning": 0, "info": 1, "debug": 2, "trace": 3}
+
+
+def log_level() -> int:
+    """``PYASC_LOG_LEVEL`` as an int (``0`` default; ``debug`` = 2). At 2 and above, errors keep
+    pyasc-mlir's internal stack (for bug reports)."""
+    text = os.environ.get("PYASC_LOG_LEVEL", "").strip().lower()
+    if not text:
+        return 0
+    try:
+        return int(text)
+    except ValueError:
+        return _LEVELS.get(text, 0)
+
+
+@functools.cache
+def _internal_roots() -> tuple[str, ...]:
+    """Folders holding pyasc-mlir's own code (the package and its mapped subpackages)."""
+    import importlib
+
+    roots = {Path(__file__).resolve().parent}
+    for name in ("pyasc_mlir.dialects", "pyasc_mlir.passes", "pyasc_mlir.frontend"):
+        mod = importlib.import_module(name)
+        if getattr(mod, "__file__", None):
+            roots.add(Path(mod.__file__).resolve().parent)
+    return tuple(str(r) + os.sep for r in roots)
+
+
+def is_internal_file(filename: str) -> bool:
+    """Whether ``filename`` is part of pyasc-mlir itself (not user code)."""
+    try:
+        path = str(Path(filename).resolve())
+    except (OSError, ValueError):
+        return False
+    return path.startswith(_internal_roots())
+
+
+def caller_loc(frame: types.FrameType | None = None) -> SourceLoc | None:
+    """The innermost stack position outside pyasc-mlir: where the user called the API (line and
+    the column of the call expression)."""
+    f = frame if frame is not None else sys._getframe(1)
+    while f is not None and (is_internal_file(f.f_code.co_filename)
+                             or f.f_code.co_filename == functools.__file__):
+        f = f.f_back
+    if f is None:
+        return None
+    col = 0
+    try:
+        positions = list(f.f_code.co_positions())
+        pos = positions[f.f_lasti // 2] if f.f_lasti >= 0 else None
+        if pos is not None and pos[2] is not None:
+            col = pos[2]
+    except (AttributeError, IndexError):
+        pass
+    return SourceLoc(f.f_code.co_filename, f.f_lineno, col)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def user_facing(fn: F) -> F:
+    """Decorate a public entry point: a :class:`PyAscError` leaves it without pyasc-mlir's
+    internal stack (and without chained internal exceptions), so the user sees their own frames
+    and the located message. ``PYASC_LOG_LEVEL`` >= 2 keeps the full stack."""
+
+    @functools.wraps(fn)
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # noqa: F841  (pytest)
+        try:
+            return fn(*args, **kwargs)
+        except PyAscError as exc:
+            if log_level() >= 2:
+                raise
+            raise exc.with_traceback(None) from None  # the user-facing error, no internals
+
+    return entry  # type: ignore[return-value]

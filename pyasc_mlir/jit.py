@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,12 @@ from typing import Any
 import numpy as np
 
 from pyasc_mlir.driver import CompiledOp, compile
-from pyasc_mlir.types import TensorDesc
+from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
+from pyasc_mlir.types import DTYPES, TensorDesc
+
+
+def _is_array(a: Any) -> bool:
+    return isinstance(a, np.ndarray) or hasattr(a, "__array__")
 
 
 class JitFunction:
@@ -18,7 +24,13 @@ class JitFunction:
 
     Array arguments (NumPy) become tensors; every other argument is a compile-time constant and
     part of the cache key. ``backend``: ``"cpu"`` (the CPU build of the emitted Ascend C) or
-    ``"interp"`` (the IR interpreter).
+    ``"interp"`` (the IR interpreter). ``always_compile``: compile again on every call
+    (bypassing the caches; the fresh result refreshes the disk cache).
+
+    Input rule: the tensor dtypes come from the arrays, so arrays must be float16 or float32
+    (float64, integer and bool arrays are refused: convert them with ``astype`` first, or
+    compile a signature with ``pyasc_mlir.compile`` whose ``CompiledOp`` converts numeric
+    inputs); non-contiguous views are copied; zero-size dimensions give empty results.
     """
 
     def __init__(self, fn: Callable[..., Any], backend: str = "cpu", platform: str = "910B2",
@@ -31,11 +43,35 @@ class JitFunction:
         self._compiled: dict[tuple, CompiledOp] = {}
         functools.update_wrapper(self, fn)
 
+    def _check_call(self, args: tuple[Any, ...]) -> None:
+        """Argument count versus the Python signature, and array dtypes, at the caller's line."""
+        try:
+            inspect.signature(self.fn).bind(*args)
+        except TypeError as exc:
+            code = getattr(inspect.unwrap(self.fn), "__code__", None)
+            where = (f"; def {self.fn.__name__}{_plain(self.fn)} is at "
+                     f"{SourceLoc(code.co_filename, code.co_firstlineno, 0)}" if code else "")
+            raise PyAscUsageError(f"{self.fn.__name__}(): {exc}", caller_loc(),
+                                  "pass one array per tensor parameter and one value per "
+                                  f"compile-time parameter{where}") from None
+        for i, a in enumerate(args):
+            if not _is_array(a) or isinstance(a, TensorDesc):
+                continue
+            dt = np.asarray(a).dtype
+            if dt.name not in DTYPES:
+                raise PyAscUsageError(
+                    f"argument {i} of {self.fn.__name__}() is a {dt} array; tensors are "
+                    "float16 or float32", caller_loc(),
+                    "convert it first, e.g. x.astype(np.float32); a CompiledOp from "
+                    "pyasc_mlir.compile converts float and integer arrays to its compiled dtype")
+
+    @user_facing
     def compile(self, *args: Any) -> CompiledOp:
         """Compile for these arguments (arrays or ``TensorDesc``) without running."""
+        self._check_call(args)
         descs: list[object] = [
             a if isinstance(a, TensorDesc) else TensorDesc.of(np.asarray(a))
-            if isinstance(a, np.ndarray) or hasattr(a, "__array__") else a for a in args]
+            if _is_array(a) else a for a in args]
         sig = tuple(repr(d) for d in descs)
         if self.always_compile or sig not in self._compiled:
             self._compiled[sig] = compile(self.fn, descs, platform=self.platform,
@@ -43,10 +79,21 @@ class JitFunction:
                                           cache=not self.always_compile)
         return self._compiled[sig]
 
+    @user_facing
     def __call__(self, *args: Any) -> Any:
         op = self.compile(*args)
-        arrays = [a for a in args if isinstance(a, np.ndarray) or hasattr(a, "__array__")]
+        arrays = [a for a in args if _is_array(a)]
         return op(*arrays, backend=self.backend)
+
+
+def _plain(fn: Callable[..., Any]) -> str:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return "(...)"
+    return str(sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty)
+                                       for p in sig.parameters.values()],
+                           return_annotation=inspect.Signature.empty))
 
 
 def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu", platform: str = "910B2",
@@ -75,6 +122,7 @@ class Op:
         raise NotImplementedError
 
     @classmethod
+    @user_facing
     def compile(cls, output_dir: str | Path | None = None) -> CompiledOp:
         fwd = cls.forward
         op = compile(fwd, [cls, *cls.inputs], output_dir=output_dir, platform=cls.platform,
@@ -82,12 +130,18 @@ class Op:
         declared = [(tuple(d.shape), d.dtype) for d in cls.outputs]
         got = [(tuple(d.shape), d.dtype) for d in op.outputs]
         if declared and declared != got:
-            from pyasc_mlir.errors import PyAscUsageError
+            try:
+                file, line = inspect.getsourcefile(cls), inspect.getsourcelines(cls)[1]
+                loc = SourceLoc(file, line, 0) if file else None
+            except (OSError, TypeError):
+                loc = None
             raise PyAscUsageError(f"{cls.__name__}.forward returns {got} but outputs declares "
-                                  f"{declared}")
+                                  f"{declared}", loc,
+                                  "make `outputs` match what forward returns (shape, dtype)")
         return op
 
+    @user_facing
     def __call__(self, *arrays: Any) -> Any:
-        if not hasattr(type(self), "_compiled_op"):
+        if "_compiled_op" not in vars(type(self)):  # per class, not inherited
             type(self)._compiled_op = type(self).compile()
         return type(self)._compiled_op(*arrays)

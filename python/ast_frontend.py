@@ -302,10 +302,11 @@ class _Compiler:
         arg_types: list[TensorType] = []
         for i, a in enumerate(args):
             if isinstance(a, TensorDesc):
-                if any(d is None or d <= 0 for d in a.shape):
+                if any(d is None or d < 0 for d in a.shape):
                     raise PyAscCompileError(
                         f"argument {i} of {fn.__name__}() has shape {list(a.shape)}: only "
-                        "static, positive dimensions are supported", def_loc)
+                        "static, positive dimensions are supported (or 0 for an empty tensor)",
+                        def_loc, "give every dimension as an int")
                 arg_types.append(TensorType(ir_type(a.dtype), a.shape))
             elif isinstance(a, np.ndarray):
                 raise PyAscCompileError(
@@ -1203,7 +1204,7 @@ def build_module(fn: Callable[..., Any], args: Sequence[TensorDesc | int | float
     Args:
         fn: a plain ``def`` function (or bound method) defined in a source file.
         args: one entry per parameter, in order. A :class:`TensorDesc` becomes a function
-            argument of type ``tensor<shape x f16|f32>`` (static, positive dims only); any
+            argument of type ``tensor<shape x f16|f32>`` (static dims; 0 = empty); any
             other value (int, float, bool, str, tuple, ...) is a compile-time constant baked
             into the IR.
         name: the symbol name of the ``func.func`` (default ``fn.__name__``).

@@ -457,6 +457,62 @@ void CaseEvents(const Args& a) {
   go.SetValue(3, (int32_t)pipe.CpuUsedBytes());
 }
 
+// The tests pass round and compare modes as integer codes (Cast: a[0] sweeps MODES, Compare:
+// a[0] sweeps CMP); these are the codes of the modes by name.
+static_assert((int)RoundMode::CAST_NONE == 0 && (int)RoundMode::CAST_RINT == 1 &&
+              (int)RoundMode::CAST_FLOOR == 2 && (int)RoundMode::CAST_CEIL == 3 &&
+              (int)RoundMode::CAST_ROUND == 4 && (int)RoundMode::CAST_TRUNC == 5 &&
+              (int)RoundMode::CAST_ODD == 6, "Cast tests: MODES order");
+static_assert((int)CMPMODE::LT == 0 && (int)CMPMODE::GT == 1 && (int)CMPMODE::EQ == 2 &&
+              (int)CMPMODE::LE == 3 && (int)CMPMODE::GE == 4 && (int)CMPMODE::NE == 5,
+              "Compare tests: CMP order");
+
+// 30: the scalar path of emitted kernels with every HardEvent by name: o[0..P) = max(x[0..n))
+// (DataCopy in, MTE2->V, ReduceMax, V->S, GetValue, S->V, Duplicate, V->MTE3, DataCopy out;
+// the remaining events around them are no-ops on the CPU as well).
+template <class T>
+void CaseScalarPath(const Args& a) {
+  const Tiling& t = *a.t;
+  if constexpr (kFloat<T>) {
+    const int32_t P = t.a[7];
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bs, bd, bw;
+    pipe.InitBuffer(bs, P * sizeof(T));
+    pipe.InitBuffer(bd, P * sizeof(T));
+    pipe.InitBuffer(bw, P * sizeof(T));
+    LocalTensor<T> s = bs.Get<T>(), d = bd.Get<T>(), w = bw.Get<T>();
+    TEventID e = GetTPipePtr()->FetchEventID(HardEvent::MTE3_MTE2);
+    SetFlag<HardEvent::MTE3_MTE2>(e);
+    WaitFlag<HardEvent::MTE3_MTE2>(e);
+    DataCopy(s, G<T>(a.x, t.sx), P);
+    e = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
+    SetFlag<HardEvent::MTE2_V>(e);
+    WaitFlag<HardEvent::MTE2_V>(e);
+    e = GetTPipePtr()->FetchEventID(HardEvent::MTE2_S);
+    SetFlag<HardEvent::MTE2_S>(e);
+    WaitFlag<HardEvent::MTE2_S>(e);
+    ReduceMax(d, s, w, t.n);
+    e = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+    SetFlag<HardEvent::V_S>(e);
+    WaitFlag<HardEvent::V_S>(e);
+    const T v = d.GetValue(0);
+    e = GetTPipePtr()->FetchEventID(HardEvent::S_V);
+    SetFlag<HardEvent::S_V>(e);
+    WaitFlag<HardEvent::S_V>(e);
+    Duplicate(d, v, P);
+    e = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(e);
+    WaitFlag<HardEvent::V_MTE3>(e);
+    e = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
+    SetFlag<HardEvent::S_MTE3>(e);
+    WaitFlag<HardEvent::S_MTE3>(e);
+    DataCopy(G<T>(a.o, t.so), d, P);
+    e = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);
+    SetFlag<HardEvent::MTE3_V>(e);
+    WaitFlag<HardEvent::MTE3_V>(e);
+  }
+}
+
 extern "C" __global__ __aicore__ void conformance(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR o,
                                                   GM_ADDR workspace, GM_ADDR tiling) {
   (void)workspace;
@@ -485,6 +541,7 @@ extern "C" __global__ __aicore__ void conformance(GM_ADDR x, GM_ADDR y, GM_ADDR 
     case 15: CaseBlocks(a); break;
     case 16: CasePipeline(a); break;
     case 17: CaseEvents(a); break;
+    case 30: Dispatch(t.dt, [&](auto tag) { CaseScalarPath<decltype(tag)>(a); }); break;
     default: Dispatch(t.dt, typed);
   }
 }
@@ -1076,6 +1133,17 @@ def test_double_buffered_pipeline(kernel):
     # in-queue buffers alternate 0, b; out-queue buffers follow at 2b, 3b (round robin)
     np.testing.assert_array_equal(log[0::2], [0, b] * (n // tile // 2))
     np.testing.assert_array_equal(log[1::2], [2 * b, 3 * b] * (n // tile // 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("n", [1, 100, 300])
+def test_scalar_path_and_every_event(kernel, dtype, n):
+    """ReduceMax -> V_S -> GetValue -> S_V -> Duplicate (how emitted kernels broadcast a
+    reduction result), bracketed by every HardEvent, all no-ops on the CPU."""
+    p = 320
+    x = rand(p, dtype)
+    o = run(kernel, 30, dtype, n, x=x, o=np.zeros(p, dtype), a=[0, 0, 0, 0, 0, 0, 0, p])
+    np.testing.assert_array_equal(o, np.full(p, x[:n].max(), dtype))
 
 
 def test_events_are_noops_and_ub_macros(kernel):
