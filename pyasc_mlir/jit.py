@@ -41,6 +41,7 @@ class JitFunction:
         self.double_buffer = double_buffer
         self.always_compile = always_compile
         self._compiled: dict[tuple, CompiledOp] = {}
+        self._fast: dict[tuple, CompiledOp] = {}
         functools.update_wrapper(self, fn)
 
     def _check_call(self, args: tuple[Any, ...]) -> None:
@@ -79,9 +80,40 @@ class JitFunction:
                                           cache=not self.always_compile)
         return self._compiled[sig]
 
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """Keyword arguments to positional ones, in the function's parameter order."""
+        try:
+            bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise PyAscUsageError(f"{self.fn.__name__}(): {exc}", caller_loc(),
+                                  f"the signature is {self.fn.__name__}{_plain(self.fn)}"
+                                  ) from None
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+
+    @staticmethod
+    def _signature_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """A cheap per-call key (shapes, dtypes, constant values); ``None`` if unhashable."""
+        key: list[Any] = []
+        for a in args:
+            if isinstance(a, np.ndarray):
+                key.append((a.shape, a.dtype.str))
+            elif isinstance(a, int | float | str | bool | None):
+                key.append((type(a).__name__, a))
+            else:
+                return None
+        return tuple(key)
+
     @user_facing
-    def __call__(self, *args: Any) -> Any:
-        op = self.compile(*args)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            args = self._bind(args, kwargs)
+        key = None if self.always_compile else self._signature_key(args)
+        op = self._fast.get(key) if key is not None else None
+        if op is None:
+            op = self.compile(*args)
+            if key is not None:
+                self._fast[key] = op
         arrays = [a for a in args if _is_array(a)]
         return op(*arrays, backend=self.backend)
 
