@@ -285,6 +285,12 @@ class _Converter:
         return True
 
     def _op(self, out: _Out, op: Operation, top_of_tile: bool) -> None:
+        """Translate one op; the ascendc ops it becomes carry its own source location."""
+        loc = op.attributes.get(asc.LOC_ATTR)
+        here = _Out(out.block, loc) if loc is not None and loc != out.loc else out
+        self._op_at(here, op, top_of_tile)
+
+    def _op_at(self, out: _Out, op: Operation, top_of_tile: bool) -> None:
         if isinstance(op, asc.AllocOp):
             self._alloc(out, op)
         elif isinstance(op, asc.CopyInOp | asc.CopyOutOp):

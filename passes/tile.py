@@ -475,6 +475,20 @@ class _KernelBuilder:
                    for x in op.operands)
 
     def _op(self, t: _Tile, op: Operation) -> None:
+        """Lower one tensor op; the tile ops it becomes carry its source location."""
+        loc = op.attributes.get(asc.LOC_ATTR, self.loc)
+        saved = (t.ix.loc, self.pre.ix.loc if self.pre is not None else None)
+        t.ix.loc = loc
+        if self.pre is not None:
+            self.pre.ix.loc = loc
+        try:
+            self._op_at(t, op)
+        finally:
+            t.ix.loc = saved[0]
+            if self.pre is not None:
+                self.pre.ix.loc = saved[1]
+
+    def _op_at(self, t: _Tile, op: Operation) -> None:
         if isinstance(op, asc.ConstantOp):
             return  # materialised on first use (or folded into a scalar op)
         if self._hoistable(op):

@@ -14,6 +14,14 @@ Quick start::
 """
 
 from pyasc_mlir import driver
+from pyasc_mlir.checks import (
+    MemoryCheckError,
+    NumericCheckError,
+    enable_memory_check,
+    enable_numeric_check,
+    memory_check_enabled,
+    numeric_check_enabled,
+)
 from pyasc_mlir.driver import CompiledOp, clear_memory_cache, compile, load_op
 from pyasc_mlir.errors import PyAscCompileError, PyAscError, PyAscUsageError
 from pyasc_mlir.jit import JitFunction, Op, jit, operator
@@ -25,4 +33,6 @@ from pyasc_mlir.types import TensorDesc
 __version__ = driver.__version__
 __all__ = ["CompiledOp", "JitFunction", "Op", "PyAscCompileError", "PyAscError",
            "PyAscUsageError", "TensorDesc", "clear_memory_cache", "compile", "driver", "jit",
-           "load_op", "operator", "profiler", *_ops_all]
+           "load_op", "operator", "profiler", *_ops_all,
+           "MemoryCheckError", "NumericCheckError", "enable_memory_check",
+           "enable_numeric_check", "memory_check_enabled", "numeric_check_enabled"]

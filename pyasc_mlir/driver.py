@@ -6,6 +6,15 @@
 in memory and on disk (``PYASC_CACHE_DIR``, default ``~/.cache/pyasc_mlir``) under a key made of
 the compiler version, the operator's source (and its helpers'), the argument descriptions,
 compile-time constants, platform and options. ``PYASC_CACHE_DISABLE=1`` turns the cache off.
+
+Cache details: the key covers a hash of the compiler's own sources, the source of the operator
+and of every user helper it reaches (through globals, closures, module attributes, classes),
+default arguments and the global constants they read. Files are published atomically (a
+temporary file, then ``os.replace``), so concurrent compilations of one operator leave a valid
+entry; ``op.json`` records the SHA-256 of the library, and a truncated or corrupt entry is
+rebuilt with a :class:`CacheWarning`.
+
+Inputs: see :meth:`CompiledOp.__call__` (dtype conversion rule, views, zero-size dimensions).
 """
 
 from __future__ import annotations
@@ -16,7 +25,12 @@ import inspect
 import json
 import math
 import os
+import shutil
+import sys
+import tempfile
 import time
+import types
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +42,13 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from pyasc_mlir.dialects.asc import Asc, LaunchOp
 from pyasc_mlir.dialects.ascendc import Ascendc
-from pyasc_mlir.errors import PyAscUsageError
+from pyasc_mlir.errors import (
+    CacheWarning,
+    PyAscCompileError,
+    PyAscUsageError,
+    caller_loc,
+    user_facing,
+)
 from pyasc_mlir.passes.registry import PASSES
 from pyasc_mlir.platform import get_platform
 from pyasc_mlir.profiler import notify as notify_profilers
@@ -61,21 +81,125 @@ def cache_enabled() -> bool:
     return os.environ.get("PYASC_CACHE_DISABLE", "") not in ("1", "true", "yes")
 
 
-def _source_of(fn: Callable[..., Any]) -> str:
-    try:
-        text = inspect.getsource(fn)
-    except (OSError, TypeError):
-        text = repr(fn)
-    helpers = []
-    for name, value in sorted(getattr(fn, "__globals__", {}).items()):
-        if name in text and inspect.isfunction(value) and value is not fn:
+_LIBRARY_MODULES = frozenset({"pyasc_mlir", "numpy", "ml_dtypes", "xdsl", "builtins"})
+
+
+def _is_user_code(obj: Any) -> bool:
+    """Whether ``obj`` (function, class or module) is code whose source belongs in the cache key:
+    everything but pyasc-mlir itself (covered by the compiler fingerprint), the standard
+    library and NumPy (``ml_dtypes``, ``xdsl``)."""
+    module = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", "")
+    top = (module or "").split(".")[0]
+    return top not in _LIBRARY_MODULES and top not in sys.stdlib_module_names
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    """Global and attribute names a code object (and the code nested in it) reads."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _code_names(c)
+    return names
+
+
+class _Fingerprint:
+    """Text that changes whenever anything the frontend would read while compiling an operator
+    changes: the source of the operator and of every user helper it reaches (transitively,
+    through globals, closures, module attributes and classes), default arguments, and the
+    global constants they read (``name=repr``; arrays by content hash)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.seen: set[int] = set()
+
+    def value(self, name: str, v: Any, depth: int = 0) -> None:
+        if isinstance(v, types.MethodType):
+            self.value(f"{name}.__self__", v.__self__, depth)
+            v = v.__func__
+        wrapped = getattr(v, "__wrapped__", None) if not isinstance(v, type) else None
+        if isinstance(wrapped, types.FunctionType):  # @jit helpers, functools.wraps
+            v = wrapped
+        if isinstance(v, types.FunctionType):
+            self.function(name, v, depth)
+        elif isinstance(v, type):
+            self.klass(name, v, depth)
+        elif isinstance(v, types.ModuleType):
+            self.parts.append(f"{name}=<module {v.__name__}>")
+        elif isinstance(v, np.ndarray):
+            digest = hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
+            self.parts.append(f"{name}=ndarray({v.dtype},{v.shape},{digest})")
+        else:
             try:
-                helpers.append(inspect.getsource(value))
-            except (OSError, TypeError):
+                text = repr(v)
+            except Exception:  # noqa: BLE001 - any broken __repr__
+                text = f"<{type(v).__qualname__} object>"
+            self.parts.append(f"{name}={text}")
+
+    def function(self, name: str, fn: types.FunctionType, depth: int) -> None:
+        fn = inspect.unwrap(fn)
+        if not isinstance(fn, types.FunctionType) or not _is_user_code(fn):
+            self.parts.append(f"{name}=<{getattr(fn, '__module__', '')}."
+                              f"{getattr(fn, '__qualname__', fn)!s}>")
+            return
+        if id(fn) in self.seen or depth > 50:
+            self.parts.append(f"{name}=<{fn.__module__}.{fn.__qualname__} (seen)>")
+            return
+        self.seen.add(id(fn))
+        try:
+            source = inspect.getsource(fn)
+        except (OSError, TypeError):
+            source = repr(fn.__code__.co_code) + repr(fn.__code__.co_consts)
+        self.parts.append(f"def {name} {fn.__module__}.{fn.__qualname__}:\n{source}")
+        if fn.__defaults__:
+            self.value(f"{name}.__defaults__", fn.__defaults__, depth + 1)
+        if fn.__kwdefaults__:
+            self.value(f"{name}.__kwdefaults__", sorted(fn.__kwdefaults__.items()), depth + 1)
+        names = _code_names(fn.__code__)
+        for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
+            try:
+                self.value(f"{name}.<closure {var}>", cell.cell_contents, depth + 1)
+            except ValueError:  # empty cell
                 continue
-        elif name in text and isinstance(value, int | float | str | bool):
-            helpers.append(f"{name}={value!r}")
-    return text + "\n".join(helpers)
+        g = fn.__globals__
+        for var in sorted(names):
+            if var not in g:
+                continue
+            v = g[var]
+            if isinstance(v, types.ModuleType):
+                if _is_user_code(v):  # helpers reached as module.attr
+                    for attr in sorted(names):
+                        if attr in vars(v):
+                            self.value(f"{var}.{attr}", vars(v)[attr], depth + 1)
+                else:
+                    self.parts.append(f"{var}=<module {v.__name__}>")
+            else:
+                self.value(var, v, depth + 1)
+
+    def klass(self, name: str, cls: type, depth: int) -> None:
+        if not _is_user_code(cls) or id(cls) in self.seen:
+            self.parts.append(f"{name}=<class {cls.__module__}.{cls.__qualname__}>")
+            return
+        self.seen.add(id(cls))
+        for k in cls.__mro__:
+            if not _is_user_code(k):
+                continue
+            for attr, v in sorted(vars(k).items()):
+                if (attr.startswith("__") and attr.endswith("__")) or attr == "_compiled_op":
+                    continue  # dunders; the compiled result Op.__call__ caches on the class
+                if isinstance(v, staticmethod | classmethod):
+                    v = v.__func__
+                self.value(f"{k.__qualname__}.{attr}", v, depth + 1)
+
+
+def _source_of(fn: Callable[..., Any], inputs: Sequence[object] = ()) -> str:
+    """The source-level part of the cache key (see :class:`_Fingerprint`); ``inputs`` adds the
+    compile-time arguments that are classes or objects (e.g. an ``Op`` subclass as ``self``)."""
+    fp = _Fingerprint()
+    fp.value(getattr(fn, "__name__", "fn"), fn)
+    for i, a in enumerate(inputs):
+        if not isinstance(a, TensorDesc | int | float | str | bool | type(None)):
+            fp.value(f"<input {i}>", a)
+    return "\n".join(fp.parts)
 
 
 @functools.cache
@@ -98,7 +222,7 @@ def compiler_fingerprint() -> str:
 
 def _cache_key(fn: Callable[..., Any], inputs: Sequence[object], options: dict) -> str:
     h = hashlib.sha256()
-    for part in (compiler_fingerprint(), _source_of(fn), repr(list(inputs)),
+    for part in (compiler_fingerprint(), _source_of(fn, inputs), repr(list(inputs)),
                  repr(sorted(options.items()))):
         h.update(part.encode())
         h.update(b"\0")
@@ -141,27 +265,76 @@ class CompiledOp:
         self._rebuild = rebuild
         self._stages: dict[str, ModuleOp] | None = None
         self._cpu = None
+        self._keep: Any = None  # a TemporaryDirectory holding the files (cache disabled)
 
     # -- argument handling -----------------------------------------------------------------
+    def _signature(self) -> str:
+        names = self.info.get("arg_names") or [f"arg{i}" for i in range(len(self.inputs))]
+        return ", ".join(f"{n}: {list(d.shape)} {d.dtype}"
+                         for n, d in zip(names, self.inputs, strict=False))
+
+    def _arg_name(self, i: int) -> str:
+        names = self.info.get("arg_names") or []
+        return f"argument {i} ({names[i]!r})" if i < len(names) else f"argument {i}"
+
     def _check(self, arrays: Sequence[Any]) -> list[np.ndarray]:
+        """The arguments as C-contiguous arrays of the compiled dtypes (see ``__call__``)."""
         if len(arrays) != len(self.inputs):
-            raise PyAscUsageError(f"{self.name} takes {len(self.inputs)} tensor arguments "
-                                  f"({', '.join(str(list(d.shape)) for d in self.inputs)}), "
-                                  f"got {len(arrays)}")
+            n = len(self.inputs)
+            raise PyAscUsageError(
+                f"{self.name}() takes {n} tensor argument{'s' if n != 1 else ''}, got "
+                f"{len(arrays)}", caller_loc(),
+                f"the operator was compiled for ({self._signature()})")
         out = []
         for i, (a, d) in enumerate(zip(arrays, self.inputs, strict=True)):
-            arr = np.asarray(a)
+            arr = a if isinstance(a, np.ndarray) else np.asarray(a)
             if tuple(arr.shape) != d.shape:
-                raise PyAscUsageError(f"argument {i} of {self.name} has shape {list(arr.shape)}"
-                                      f" but the operator was compiled for {list(d.shape)}; "
-                                      "compile again for the new shape")
-            if arr.dtype != d.np_dtype:
-                if arr.dtype.kind not in "fiu" or arr.dtype == np.bool_:
-                    raise PyAscUsageError(f"argument {i} of {self.name} has dtype {arr.dtype};"
-                                          f" expected {d.dtype}")
-                arr = arr.astype(d.np_dtype)  # documented rule: numeric inputs are converted
-            out.append(np.ascontiguousarray(arr))
+                raise PyAscUsageError(
+                    f"{self._arg_name(i)} of {self.name}() has shape {list(arr.shape)} but the "
+                    f"operator was compiled for {list(d.shape)}", caller_loc(),
+                    f"compiled signature: ({self._signature()}); compile again for the new "
+                    "shape (a @jit function does that by itself)")
+            out.append(np.ascontiguousarray(self._convert(i, arr, d)))
         return out
+
+    def _convert(self, i: int, arr: np.ndarray, d: TensorDesc) -> np.ndarray:
+        """The documented input rule: an array of the compiled dtype is used as is; another
+        float or integer array is converted with ``astype`` (rounding to nearest) unless a
+        finite value would overflow to inf; bool, complex and other arrays are refused."""
+        if arr.dtype == d.np_dtype:
+            return arr
+        what = f"{self._arg_name(i)} of {self.name}()"
+        if arr.dtype.kind not in "fiu":
+            raise PyAscUsageError(
+                f"{what} has dtype {arr.dtype}; the operator was compiled for {d.dtype}",
+                caller_loc(), f"float and integer arrays are converted to {d.dtype}; convert "
+                f"this one explicitly, e.g. x.astype(np.{d.dtype})")
+        with np.errstate(over="ignore", invalid="ignore"):
+            conv = arr.astype(d.np_dtype)
+        bad = ~np.isfinite(conv)
+        if arr.dtype.kind == "f":
+            bad &= np.isfinite(arr)
+        if bad.any():
+            idx = tuple(int(k) for k in np.argwhere(bad)[0])
+            top = float(np.finfo(d.np_dtype).max)
+            raise PyAscUsageError(
+                f"{what} holds {arr.dtype} value {arr[idx].item()!r} at index {list(idx)}, "
+                f"outside the {d.dtype} range (largest finite {top:g}); "
+                "converting it would give inf", caller_loc(),
+                "scale the input, or compile the operator for float32")
+        return conv
+
+    def _run_empty(self, args: list[np.ndarray]) -> list[np.ndarray]:
+        """Outputs of an operator with a zero-size input dimension (no kernel)."""
+        if all(0 in d.shape for d in self.outputs):
+            return [np.zeros(d.shape, d.np_dtype) for d in self.outputs]
+        from pyasc_mlir.interpreter.core import run_function
+
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # mean of an empty axis: NaN
+            outs = run_function(self.stages()["tensor"], self.name, args)
+        return [np.asarray(o).astype(d.np_dtype).reshape(d.shape)
+                for o, d in zip(outs, self.outputs, strict=True)]
 
     @staticmethod
     def _result(outs: list[np.ndarray]) -> np.ndarray | tuple[np.ndarray, ...]:
@@ -171,10 +344,25 @@ class CompiledOp:
     def stages(self) -> dict[str, ModuleOp]:
         """IR modules after the frontend (tensor), tiling (tile) and conversion (ascendc)."""
         if self._stages is None:
-            assert self._rebuild is not None, "this operator was loaded without its source"
-            self._stages = self._rebuild()
+            self._stages = self._rebuild() if self._rebuild is not None else self._read_ir()
         return self._stages
 
+    def _read_ir(self) -> dict[str, ModuleOp]:
+        """The stage modules ``compile`` wrote next to ``op.json`` (``<stage>.mlir``)."""
+        from xdsl.parser import Parser
+
+        stages = {}
+        for stage in STAGES:
+            path = self.directory / f"{stage}.mlir"
+            if not path.is_file():
+                raise PyAscUsageError(f"{path} is missing, so this loaded operator cannot run "
+                                      "in the interpreter", None,
+                                      "compile it again with pyasc_mlir.compile(..., "
+                                      "output_dir=...) to write its IR")
+            stages[stage] = Parser(make_context(), path.read_text(), str(path)).parse_module()
+        return stages
+
+    @user_facing
     def run_stage(self, stage: str, *arrays: Any) -> list[np.ndarray]:
         """Run the IR of ``stage`` ("tensor", "tile" or "ascendc") in the interpreter."""
         from pyasc_mlir.interpreter.core import run_function
@@ -182,27 +370,88 @@ class CompiledOp:
         if stage not in STAGES:
             raise PyAscUsageError(f"unknown stage {stage!r}; use one of {STAGES}")
         args = self._check(arrays)
-        outs = run_function(self.stages()[stage], self.name, args)
-        return [np.asarray(o).reshape(d.shape) for o, d in zip(outs, self.outputs, strict=True)]
+        if self.info.get("empty"):
+            return self._run_empty(args)
+        outs = run_function(self.stages()[stage], self.name, args)  # memory check: BlockState
+        outs = [np.asarray(o).reshape(d.shape) for o, d in zip(outs, self.outputs, strict=True)]
+        self._numeric_check(outs, args, f"interpreter, {stage} stage")
+        return outs
 
-    def _cpu_kernel(self) -> Any:
+    def _numeric_check(self, outs: list[np.ndarray], args: list[np.ndarray], where: str) -> None:
+        """Numeric-check mode (``pyasc_mlir.checks``): NaN/Inf in an output raises."""
+        from pyasc_mlir import checks
+
+        if not checks.numeric_check_enabled():
+            return
+
+        def origin() -> tuple[str, str | None] | None:
+            if self._stages is None and self._rebuild is None:
+                return None  # loaded without its source
+            return checks.nonfinite_origin(self.stages()["tensor"], self.name, args)
+
+        checks.check_outputs(outs, self.name, where, origin)
+
+    def _cpu_kernel(self, memcheck: bool = False) -> Any:
+        """The loaded CPU library; ``memcheck``: its memory-check build (``-DPYASC_MEMCHECK=1``,
+        built from ``kernel.cpp``/``cpu_entry.cpp`` on first use and cached like any build)."""
+        from pyasc_mlir.runtime.cpu import CpuKernel
+
+        if memcheck:
+            if getattr(self, "_cpu_memcheck", None) is None:
+                self._cpu_memcheck = CpuKernel(self._memcheck_library())
+            return self._cpu_memcheck
         if self._cpu is None:
-            from pyasc_mlir.runtime.cpu import CpuKernel
             self._cpu = CpuKernel(Path(self.info["library"]))
         return self._cpu
 
+    def _memcheck_library(self) -> Path:
+        from pyasc_mlir.runtime.cpu import build_library
+
+        try:
+            sources = {f: (self.directory / f).read_text() for f in ("kernel.cpp", "cpu_entry.cpp")}
+        except OSError as exc:
+            raise PyAscUsageError(f"memory check needs the emitted sources in {self.directory}: "
+                                  f"{exc}; compile again") from exc
+        root = None
+        if not cache_enabled():  # PYASC_CACHE_DISABLE: build privately, next to nothing shared
+            self._memcheck_dir = tempfile.TemporaryDirectory(prefix=f"pyasc-{self.name}-mc-")
+            root = Path(self._memcheck_dir.name)
+        return build_library(sources, get_platform(self.info["platform"]), cache_dir=root,
+                             memcheck=True)
+
+    @user_facing
     def run_cpu(self, *arrays: Any) -> list[np.ndarray]:
         """Run the CPU build of the emitted Ascend C, block by block."""
         args = self._check(arrays)
+        if self.info.get("empty"):
+            return self._run_empty(args)
         outs = [np.zeros(d.shape, d.np_dtype) for d in self.outputs]
         tiling = np.array(list(self.info["tiling"].values()), dtype=np.int64).tobytes()
         ins = [args[i] for i in self.info.get("kernel_args", range(len(args)))]
+        from pyasc_mlir.checks import memory_check_enabled
+
+        kernel = self._cpu_kernel(memory_check_enabled())  # may build the memcheck library
         start = time.perf_counter()
-        self._cpu_kernel().run(self.info["block_dim"], [*ins, *outs], tiling)
+        kernel.run(self.info["block_dim"], [*ins, *outs], tiling)
         notify_profilers(self, start)
+        self._numeric_check(outs, args, "CPU build")
         return outs
 
+    @user_facing
     def __call__(self, *arrays: Any, backend: str = "cpu") -> np.ndarray | tuple[np.ndarray, ...]:
+        """Run the operator: ``backend="cpu"`` (the CPU build) or ``"interp"`` (the IR
+        interpreter). One array per tensor parameter, of the compiled shape.
+
+        Input rule: arrays of the compiled dtype are used as they are; other float or integer
+        arrays (float64, int32, ...) are converted with ``astype`` (round to nearest), except
+        that a finite value that would overflow the compiled dtype (e.g. 70000.0 for float16)
+        is refused; bool, complex and object arrays are refused. Non-contiguous views (slices,
+        transposes, negative strides) are copied to C order first. Operators compiled for a
+        zero-size dimension return empty results without running a kernel.
+
+        Raises:
+            PyAscUsageError: wrong argument count, shape or dtype (names the calling line).
+        """
         if backend == "cpu":
             return self._result(self.run_cpu(*arrays))
         if backend == "interp":
@@ -235,6 +484,213 @@ def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform
     return stages, result_dtypes, times
 
 
+_REQUIRED_INFO = ("name", "key", "inputs", "outputs", "library", "library_sha256", "block_dim",
+                  "tiling")
+
+
+def _warn_cache(message: str) -> None:
+    loc = caller_loc()
+    text = f"pyasc-mlir cache: {message}"
+    if loc is None:
+        warnings.warn(text, CacheWarning, stacklevel=3)
+    else:
+        warnings.warn_explicit(text, CacheWarning, loc.file, loc.line)
+
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _atomic_write(path: Path, data: str | bytes) -> None:
+    """Write ``path`` so that readers (other processes too) see the old or the new content,
+    never a partial file: a unique temporary file in the same folder, then ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _load_cached(directory: Path, key: str, rebuild: Callable[[], dict[str, ModuleOp]]
+                 ) -> tuple[CompiledOp | None, bool]:
+    """The operator cached in ``directory`` for ``key``, or ``(None, corrupt_library)``.
+
+    A truncated or corrupt ``op.json``, a missing library or one whose SHA-256 differs from the
+    recorded one is reported with a :class:`CacheWarning` and rebuilt by the caller
+    (``corrupt_library``: the library cache entry itself must be rebuilt with g++)."""
+    info_path = directory / "op.json"
+    if not info_path.exists():
+        return None, False
+    try:
+        info = json.loads(info_path.read_text())
+        if not isinstance(info, dict):
+            raise ValueError("not a JSON object")
+        missing = [k for k in _REQUIRED_INFO if k not in info]
+        if missing and not info.get("empty"):
+            raise ValueError(f"missing {', '.join(missing)}")
+    except (OSError, ValueError) as exc:
+        _warn_cache(f"{info_path} is truncated or corrupt ({exc}); rebuilding it")
+        return None, False
+    if info.get("key") != key or info.get("empty"):
+        return None, False  # another operator's output folder, or an empty-input operator
+    lib = Path(info["library"])
+    if not lib.is_file():
+        _warn_cache(f"the CPU library {lib} of {info_path} is missing; rebuilding it")
+        return None, False
+    if info["library_sha256"] is not None and _sha256(lib) != info["library_sha256"]:
+        _warn_cache(f"the CPU library {lib} of {info_path} is corrupt (its SHA-256 differs "
+                    "from the recorded one); rebuilding it")
+        return None, True
+    info["cache_hit"] = True
+    return CompiledOp(directory, info, rebuild), False
+
+
+def _library_problem(lib: Path) -> str | None:
+    """``None`` when ``lib`` looks like a complete ELF shared library, else what is wrong. A
+    truncated file loses the section header table at its end, so this catches truncation
+    without loading the library into the process."""
+    try:
+        size = lib.stat().st_size
+        with open(lib, "rb") as f:
+            head = f.read(64)
+    except OSError as exc:
+        return str(exc)
+    if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
+        return "not an ELF shared library"
+    order = "little" if head[5] == 1 else "big"
+    if head[4] == 2:  # 64-bit
+        shoff, shentsize, shnum = (int.from_bytes(head[a:b], order)
+                                   for a, b in ((0x28, 0x30), (0x3A, 0x3C), (0x3C, 0x3E)))
+    else:
+        shoff, shentsize, shnum = (int.from_bytes(head[a:b], order)
+                                   for a, b in ((0x20, 0x24), (0x2E, 0x30), (0x30, 0x32)))
+    end = shoff + shentsize * shnum
+    if shnum == 0 or end > size:
+        return f"truncated: {size} bytes, its section headers end at byte {end}"
+    return None
+
+
+def _publish(entry: Path, files: dict[str, str | bytes]) -> None:
+    """Put ``files`` into the library cache entry ``entry`` atomically: a whole new folder
+    renamed into place, or, where the entry exists (possibly corrupt), each file replaced."""
+    for attempt in range(3):
+        try:
+            if entry.is_dir():
+                for fname, data in files.items():
+                    _atomic_write(entry / fname, data)
+                return
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-publish-", dir=entry.parent))
+            try:
+                for fname, data in files.items():
+                    (tmp / fname).write_bytes(data.encode() if isinstance(data, str) else data)
+                os.replace(tmp, entry)
+                return
+            finally:
+                if tmp.exists():
+                    shutil.rmtree(tmp, ignore_errors=True)
+        except OSError:
+            if attempt == 2:
+                raise  # after retries: a real failure, not a race with another builder
+
+
+def _build_library(sources: dict[str, str], platform: str, directory: Path, fresh: bool,
+                   publish: bool) -> Path:
+    """The CPU library of ``sources``.
+
+    Not ``fresh``: the content-addressed library cache (``<cache>/cpu/<sha256>``), rebuilt with
+    a :class:`CacheWarning` when the cached file is truncated or not a shared library.
+    ``fresh``: g++ runs in a private folder (only the precompiled runtime header is shared);
+    the library is then
+    published atomically into the library cache (``publish``) or copied into ``directory``
+    (cache disabled)."""
+    from pyasc_mlir.runtime.cpu import LIBRARY_NAME, build_library
+
+    plat = get_platform(platform)
+    if not fresh:
+        lib = build_library(sources, plat)
+        problem = _library_problem(lib) if lib.is_file() else None
+        if problem is None:
+            return lib
+        _warn_cache(f"the cached CPU library {lib} is unusable ({problem}); rebuilding it")
+    shared = cache_dir() / "cpu"
+    (shared / "pch").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="pyasc-build-") as tmp:
+        root = Path(tmp)
+        (root / "cpu").mkdir()
+        (root / "cpu" / "pch").symlink_to(shared / "pch", target_is_directory=True)
+        built = build_library(sources, plat, cache_dir=root)
+        if not built.is_file():  # nothing was built (a stand-in build_library)
+            return built
+        data = built.read_bytes()
+        if publish:
+            entry = shared / built.parent.name
+            _publish(entry, {**sources, LIBRARY_NAME: data})
+            return entry / LIBRARY_NAME
+        lib = directory / f"lib-{built.parent.name[:16]}.so"  # content-named: dlopen caches
+        _atomic_write(lib, data)                                # libraries by path
+        return lib
+
+
+def _tensor_arg_names(fn: Callable[..., Any], inputs: Sequence[object]) -> list[str]:
+    """Parameter names of the tensor arguments (for messages); ``arg<i>`` where unknown."""
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, d in enumerate(inputs):
+        if isinstance(d, TensorDesc):
+            names.append(params[i] if i < len(params) else f"arg{i}")
+    return names
+
+
+def _compile_empty(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str,
+                   directory: Path, key: str, keep: Any) -> CompiledOp:
+    """An operator with a zero-size input dimension: the frontend gives the result shapes and
+    no kernel is built. Empty results are returned as empty arrays; a result that is not empty
+    (e.g. a sum over the zero-size axis) is computed by the tensor-level interpreter."""
+    from pyasc_mlir.dialects import asc
+    from pyasc_mlir.frontend.ast_frontend import build_module
+    from pyasc_mlir.passes.common import loc_of
+
+    t0 = time.perf_counter()
+    module, _ = build_module(fn, list(inputs), name)
+    top = next(o for o in module.body.block.ops
+               if isinstance(o, func.FuncOp) and o.sym_name.data == name)
+    outs = [TensorDesc(t.get_shape(), np_dtype_of(t.element_type))  # type: ignore
+            for t in top.function_type.outputs.data]
+    for op in module.walk() if not all(0 in d.shape for d in outs) else ():
+        if isinstance(op, asc.ReduceOp) and op.kind.data in ("max", "min"):
+            shape = op.input.type.get_shape()  # type: ignore[attr-defined]
+            if any(shape[a] == 0 for a in op.axes.get_values()):
+                raise PyAscCompileError(
+                    f"{op.kind.data}() over a zero-size dimension (shape {list(shape)}) has no "
+                    "result", loc_of(op), "skip the call for empty inputs, or use sum()")
+    descs = [d for d in inputs if isinstance(d, TensorDesc)]
+    info: dict[str, Any] = {
+        "name": name, "platform": platform, "empty": True, "key": key, "library": None,
+        "inputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in descs],
+        "outputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in outs],
+        "arg_names": _tensor_arg_names(fn, inputs), "kernels": 0, "kernel_names": [],
+        "kernel_args": [], "block_dim": 0, "tiling": {}, "ub_bytes": 0, "gm_bytes": 0,
+        "gm_bytes_per_core_consts": 0, "unfused_gm_bytes": 0, "fused_ops": 0,
+        "compile_ms": (time.perf_counter() - t0) * 1e3, "cache_hit": False,
+        "version": __version__}
+    if keep is None:
+        _atomic_write(directory / "op.json", json.dumps(info, indent=2))
+    op = CompiledOp(directory, info, lambda: {"tensor": module})
+    op._stages = {"tensor": module}
+    op._keep = keep
+    return op
+
+
+@user_facing
 def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | Path | None = None,
             platform: str = "910B2", double_buffer: bool = True, cache: bool = True,
             name: str | None = None) -> CompiledOp:
@@ -248,7 +704,10 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
             ``op.json`` (default: a folder in the cache).
         platform: Ascend SoC from ``pyasc_mlir.platform.PLATFORMS``.
         double_buffer: two rotating copy-in/copy-out buffers (MTE2/V/MTE3 overlap).
-        cache: reuse an earlier compilation with the same key.
+        cache: reuse an earlier compilation with the same key (memory, then disk). ``False``
+            (``@jit(always_compile=True)``) lowers and builds again, g++ included, and
+            refreshes the cache entry. ``PYASC_CACHE_DISABLE=1`` neither reads nor writes the
+            cache (the default output folder is then a temporary one).
 
     Returns:
         A ``CompiledOp``; ``info`` holds name, inputs, outputs, block_dim, tiling, ub_bytes,
@@ -261,33 +720,38 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
         CompileError: g++ rejected the emitted code (a compiler bug).
     """
     from pyasc_mlir.emitter import emit_cpu_entry, emit_host_source, emit_kernel_source
-    from pyasc_mlir.runtime.cpu import build_library
 
     get_platform(platform)
     name = name or fn.__name__
     options = {"platform": platform, "double_buffer": double_buffer, "name": name}
     key = _cache_key(fn, inputs, options)
-    use_cache = cache and cache_enabled()
+    write_cache = cache_enabled()
+    read_cache = cache and write_cache
 
     def rebuild() -> dict[str, ModuleOp]:
         return _lower(fn, inputs, name, platform, double_buffer)[0]
 
-    if use_cache and key in _MEMORY_CACHE and output_dir is None:
+    if read_cache and key in _MEMORY_CACHE and output_dir is None:
         return _MEMORY_CACHE[key]
-    directory = Path(output_dir) if output_dir is not None else cache_dir() / "ops" / key
-    info_path = directory / "op.json"
-    if use_cache and info_path.exists():
-        try:
-            t0 = time.perf_counter()
-            info = json.loads(info_path.read_text())
-            if info.get("key") == key and Path(info["library"]).exists():
-                info["compile_ms"] = (time.perf_counter() - t0) * 1e3
-                info["cache_hit"] = True
-                op = CompiledOp(directory, info, rebuild)
-                _MEMORY_CACHE[key] = op
-                return op
-        except (OSError, ValueError, KeyError):
-            pass  # corrupt entry: rebuild below
+    keep: tempfile.TemporaryDirectory[str] | None = None
+    if output_dir is not None:
+        directory = Path(output_dir)
+    elif write_cache:
+        directory = cache_dir() / "ops" / key
+    else:  # PYASC_CACHE_DISABLE=1: nothing goes to (or comes from) the cache
+        keep = tempfile.TemporaryDirectory(prefix=f"pyasc-{name}-")
+        directory = Path(keep.name)
+    if any(isinstance(d, TensorDesc) and 0 in d.shape for d in inputs):
+        return _compile_empty(fn, inputs, name, platform, directory, key, keep)
+    fresh = not read_cache  # run g++ even where the library cache has this build
+    if read_cache:
+        t0 = time.perf_counter()
+        op, corrupt_library = _load_cached(directory, key, rebuild)
+        if op is not None:
+            op.info["compile_ms"] = (time.perf_counter() - t0) * 1e3
+            _MEMORY_CACHE[key] = op
+            return op
+        fresh = corrupt_library
     t0 = time.perf_counter()
     stages, result_dtypes, times = _lower(fn, inputs, name, platform, double_buffer)
     module = stages["ascendc"]
@@ -297,23 +761,27 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
     entry_src = emit_cpu_entry(module)
     lower_ms = (time.perf_counter() - t0) * 1e3
     t1 = time.perf_counter()
-    lib = build_library({"kernel.cpp": kernel_src, "cpu_entry.cpp": entry_src},
-                        get_platform(platform))
+    lib = _build_library({"kernel.cpp": kernel_src, "cpu_entry.cpp": entry_src},
+                         platform, directory, fresh=fresh, publish=write_cache)
     gxx_ms = (time.perf_counter() - t1) * 1e3
     info = _describe(stages, name, descs, result_dtypes, platform)
-    info.update(key=key, library=str(lib), compile_ms=lower_ms + gxx_ms, lower_ms=lower_ms,
-                gxx_ms=gxx_ms, stage_ms={k: v * 1e3 for k, v in times.items()},
-                cache_hit=False, version=__version__)
+    info.update(key=key, library=str(lib),
+                library_sha256=_sha256(lib) if lib.is_file() else None,
+                arg_names=_tensor_arg_names(fn, inputs), compile_ms=lower_ms + gxx_ms,
+                lower_ms=lower_ms, gxx_ms=gxx_ms,
+                stage_ms={k: v * 1e3 for k, v in times.items()}, cache_hit=False,
+                version=__version__)
     directory.mkdir(parents=True, exist_ok=True)
     for fname, text in (("kernel.cpp", kernel_src), ("host.cpp", host_src),
                         ("cpu_entry.cpp", entry_src)):
-        (directory / fname).write_text(text)
-    tmp = directory / f"op.json.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(info, indent=2))
-    os.replace(tmp, info_path)
+        _atomic_write(directory / fname, text)
+    for stage, module in stages.items():  # every stage's IR, so load_op can interpret it
+        _atomic_write(directory / f"{stage}.mlir", str(module))
+    _atomic_write(directory / "op.json", json.dumps(info, indent=2))  # last: marks complete
     op = CompiledOp(directory, info, lambda: stages)
     op._stages = stages
-    if use_cache:
+    op._keep = keep
+    if write_cache:
         _MEMORY_CACHE[key] = op
     return op
 
@@ -358,6 +826,7 @@ def _describe(stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc],
     }
 
 
+@user_facing
 def load_op(directory: str | Path) -> CompiledOp:
     """Load a compiled operator from the folder ``compile`` wrote (CPU backend only).
 
@@ -369,6 +838,8 @@ def load_op(directory: str | Path) -> CompiledOp:
         info = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise PyAscUsageError(f"{path} is missing or corrupt: {exc}") from exc
-    if not Path(info.get("library", "")).exists():
+    if info.get("empty") and all(0 in d["shape"] for d in info.get("outputs", [])):
+        return CompiledOp(Path(directory), info)
+    if not Path(info.get("library") or "").exists():
         raise PyAscUsageError(f"the CPU library of {path} is missing; compile again")
     return CompiledOp(Path(directory), info)

@@ -95,3 +95,27 @@ def test_double_buffer_off_and_on_agree():
                             and o.role.data in ("in", "out"))
     assert set(bufs(off)) == {1} and set(bufs(on)) == {2}
     np.testing.assert_equal(len(bufs(off)), len(bufs(on)))
+
+
+def two_lines(x):
+    y = x * 3.0
+    return pa.exp(y)
+
+
+def test_lowered_ops_keep_their_own_source_line():
+    import inspect
+
+    from pyasc_mlir.driver import _lower
+    from pyasc_mlir.emitter import emit_kernel_source
+
+    first = inspect.getsourcelines(two_lines)[1]
+    exp_line = first + 2
+    stages, _, _ = _lower(two_lines, [pa.TensorDesc((4, 40), "float32")], "two_lines", "910B2",
+                          True)
+    locs = {op.name + ":" + getattr(getattr(op, "kind", None), "data", getattr(
+        getattr(op, "api", None), "data", "")): op.attributes["asc.loc"].data
+        for st in ("tile", "ascendc") for op in stages[st].walk()
+        if op.name in ("asc.vunary", "ascendc.vec_unary")}
+    assert locs["asc.vunary:exp"].endswith(f":{exp_line}:12")
+    assert locs["ascendc.vec_unary:Exp"].endswith(f":{exp_line}:12")
+    assert f':{exp_line}:12");' in emit_kernel_source(stages["ascendc"])

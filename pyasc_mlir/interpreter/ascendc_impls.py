@@ -4,7 +4,7 @@ Each op follows the Ascend C API call it prints, with the semantics of ``docs/CP
 (the clean-room CPU runtime ``kernel_operator.h`` implements the same table; results agree bit
 for bit except: ``Exp``/``Ln`` (numpy's float32 functions vs the C library's, within 1 ulp),
 NaN operands of ``Max``/``Min``/``Relu``/``ReduceMax``/``ReduceMin`` (numpy propagates NaN) and
-never-written UB (poisoned here, zeroed there)).
+never-written UB (poisoned here; zeroed there except in its memory-check build)).
 
 Model:
 
@@ -36,7 +36,16 @@ Arithmetic: f32 lanes compute in float32; f16 lanes compute in float32 and round
 the documented order of the CPU runtime: 256-byte repeats (zero-padded), a pairwise binary tree
 inside each repeat, then the repeat results left to right, every addition rounded to ``T``.
 Violations raise :class:`AscendcInterpretationError` with the API name, the op's ``asc.loc``
-and the numbers.
+and the numbers; memory access violations (out of bounds, misaligned UB operands, reads of
+uninitialised UB) raise its subclass :class:`AscendcMemoryError`, also a
+``pyasc_mlir.checks.MemoryCheckError``.
+
+Memory check (``pyasc_mlir.checks``): ``BlockState.shadow`` (one "defined" bit per UB bit,
+cleared at every block start) follows the rule of ``docs/CPU_RUNTIME.md`` ("Memory check"), as
+the CPU runtime's ``-DPYASC_MEMCHECK=1`` build: copies into UB and ``Duplicate`` define, vector
+ops and ``Cast``/``Compare``/``Select`` propagate lane by lane, UB->UB ``DataCopy`` copies the
+shadow; ``DataCopy``/``DataCopyPad`` UB->GM, ``ReduceSum/Max/Min`` (over ``count``) and
+``GetValue`` raise "read of uninitialised UB" on undefined data.
 """
 
 from __future__ import annotations
@@ -66,9 +75,10 @@ from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
+from pyasc_mlir.checks import MemoryCheckError
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dialects.asc import LOC_ATTR
-from pyasc_mlir.interpreter.tile_impls import BlockState, block_state, convert
+from pyasc_mlir.interpreter.tile_impls import _UINT, BlockState, block_state, convert
 from pyasc_mlir.platform import (
     DATA_BLOCK_BYTES,
     UB_DEFAULT_RESERVED_BYTES,
@@ -90,10 +100,23 @@ class AscendcInterpretationError(InterpretationError):
     operand, UB overflow, queue misuse, bad count)."""
 
 
+class AscendcMemoryError(AscendcInterpretationError, MemoryCheckError):
+    """A memory access violation of an ``ascendc`` op (out of bounds, misaligned UB operand,
+    read of uninitialised UB). ``op`` is the Ascend C call, ``loc`` the op's ``asc.loc``."""
+
+
 def _fail(op: Operation, api: str, message: str) -> AscendcInterpretationError:
     loc = op.attributes.get(LOC_ATTR)
     where = f"{loc.data}: " if isinstance(loc, StringAttr) else ""
     return AscendcInterpretationError(f"{where}{op.name} ({api}): {message}")
+
+
+def _mem_fail(op: Operation, api: str, message: str) -> AscendcMemoryError:
+    loc = op.attributes.get(LOC_ATTR)
+    where = f"{loc.data}: " if isinstance(loc, StringAttr) else ""
+    err = AscendcMemoryError(f"{where}{op.name} ({api}): {message}")
+    err.located(message, api, loc.data if isinstance(loc, StringAttr) else None)
+    return err
 
 
 def _i(v: Any) -> int:
@@ -228,12 +251,12 @@ def _local(op: Operation, api: str, role: str, t: LocalTensor, count: int,
            ub: np.ndarray) -> np.ndarray:
     """The first ``count`` elements of ``t`` as a numpy view of ``ub`` (checked)."""
     if t.offset % _BLOCK:
-        raise _fail(op, api, f"{role} UB offset {t.offset} is not 32-byte aligned")
+        raise _mem_fail(op, api, f"{role} UB offset {t.offset} is not 32-byte aligned")
     if count < 0:
         raise _fail(op, api, f"negative count {count}")
     if count > t.size:
         isz = t.dtype.itemsize
-        raise _fail(op, api, f"{role} LocalTensor at UB offset {t.offset} holds {t.size} "
+        raise _mem_fail(op, api, f"{role} LocalTensor at UB offset {t.offset} holds {t.size} "
                              f"elements ({t.size * isz} bytes); access of {count} elements "
                              f"({count * isz} bytes) exceeds it")
     start = t.offset
@@ -244,11 +267,11 @@ def _local_bytes(op: Operation, api: str, role: str, t: LocalTensor, end: int,
                  ub: np.ndarray) -> np.ndarray:
     """Bytes ``[0, end)`` of ``t`` as a ``uint8`` view of ``ub`` (checked)."""
     if t.offset % _BLOCK:
-        raise _fail(op, api, f"{role} UB offset {t.offset} is not 32-byte aligned")
+        raise _mem_fail(op, api, f"{role} UB offset {t.offset} is not 32-byte aligned")
     if end < 0:
         raise _fail(op, api, f"negative byte count {end}")
     if end > t.nbytes:
-        raise _fail(op, api, f"{role} LocalTensor at UB offset {t.offset} holds {t.nbytes} "
+        raise _mem_fail(op, api, f"{role} LocalTensor at UB offset {t.offset} holds {t.nbytes} "
                              f"bytes; access up to byte {end} exceeds it")
     return ub[t.offset:t.offset + end]
 
@@ -257,7 +280,7 @@ def _global_bytes(op: Operation, api: str, role: str, g: GlobalTensor, end: int)
     """Bytes ``[0, end)`` of ``g`` as a ``uint8`` view of its GM array (checked)."""
     isz = g.array.dtype.itemsize
     if end > g.size * isz:
-        raise _fail(op, api, f"{role} GlobalTensor holds {g.size * isz} bytes ({g.size} "
+        raise _mem_fail(op, api, f"{role} GlobalTensor holds {g.size * isz} bytes ({g.size} "
                              f"elements from element {g.offset} of {g.array.size}); access up "
                              f"to byte {end} exceeds it")
     start = g.offset * isz
@@ -270,6 +293,43 @@ def _rows(buf: np.ndarray, count: int, length: int, step: int) -> np.ndarray:
     if count == 1 or step == length:
         return buf[:count * length].reshape(count, length)
     return as_strided(buf, shape=(count, length), strides=(step, 1))
+
+
+# --------------------------------------------------------------------------- memory check
+
+
+def _sh(state: BlockState, t: LocalTensor, count: int) -> np.ndarray:
+    """Shadow of the first ``count`` elements of ``t``: one unsigned integer per element, all
+    ones where defined (call only when ``state.shadow`` is set)."""
+    isz = t.dtype.itemsize
+    assert state.shadow is not None
+    return state.shadow[t.offset:t.offset + count * isz].view(_UINT[isz])
+
+
+def _ok(state: BlockState, t: LocalTensor, count: int) -> np.ndarray:
+    sh = _sh(state, t, count)
+    return sh == np.iinfo(sh.dtype).max
+
+
+def _set(state: BlockState, t: LocalTensor, count: int, ok: Any = True) -> None:
+    sh = _sh(state, t, count)
+    full = np.iinfo(sh.dtype).max
+    sh[...] = full if ok is True else np.where(ok, full, 0)
+
+
+def _require(op: Operation, api: str, role: str, t: LocalTensor, begin: int, nbytes: int,
+             state: BlockState, what: str = "") -> None:
+    """Raise "read of uninitialised UB" unless bytes ``[begin, begin + nbytes)`` of ``t`` are
+    all defined (the CPU runtime's ``mc::RequireDefined``)."""
+    assert state.shadow is not None
+    sh = state.shadow[t.offset + begin:t.offset + begin + nbytes]
+    bad = sh != 0xFF
+    if bad.any():
+        b = begin + int(np.argmax(bad))
+        raise _mem_fail(op, api, f"read of uninitialised UB: {role}{what} byte {b} (element "
+                                 f"{b // t.dtype.itemsize}, UB offset {t.offset + b}) of the "
+                                 f"LocalTensor at UB offset {t.offset} was never written in "
+                                 "this block")
 
 
 def _scalar_value(v: Any) -> float:
@@ -439,7 +499,7 @@ class AscendcFunctions(InterpreterFunctions):
         size = buf.length // dtype.itemsize
         off = op.offset.value.data
         if not 0 <= off <= size:
-            raise _fail(op, "TBuf::Get", f"offset {off} out of range for a {buf.length}-byte "
+            raise _mem_fail(op, "TBuf::Get", f"offset {off} out of range for a {buf.length}-byte "
                                          f"buffer of {size} {dtype} elements")
         return (LocalTensor(buf.base + off * dtype.itemsize, dtype, size - off),)
 
@@ -509,12 +569,12 @@ class AscendcFunctions(InterpreterFunctions):
         off = _i(off)
         if isinstance(t, LocalTensor):
             if not 0 <= off <= t.size:
-                raise _fail(op, "LocalTensor::operator[]",
+                raise _mem_fail(op, "LocalTensor::operator[]",
                             f"offset {off} out of range for tensor at UB offset {t.offset} "
                             f"with {t.size} elements")
             return (LocalTensor(t.offset + off * t.dtype.itemsize, t.dtype, t.size - off),)
         if not 0 <= off <= t.size:
-            raise _fail(op, "GlobalTensor::operator[]",
+            raise _mem_fail(op, "GlobalTensor::operator[]",
                         f"offset {off} out of range for {t.size} elements (GM array of "
                         f"{t.array.size}, view at {t.offset})")
         return (GlobalTensor(t.array, t.offset + off),)
@@ -542,6 +602,15 @@ class AscendcFunctions(InterpreterFunctions):
              else _global_bytes(op, api, "dst", dst, nbytes))
         s = (_local_bytes(op, api, "src", src, nbytes, ub) if src_ub
              else _global_bytes(op, api, "src", src, nbytes))
+        state = block_state(interpreter)
+        if state.shadow is not None and nbytes:
+            sh = state.shadow
+            if not src_ub:
+                sh[dst.offset:dst.offset + nbytes] = 0xFF
+            elif not dst_ub:
+                _require(op, api, "src", src, 0, nbytes, state)
+            else:
+                sh[dst.offset:dst.offset + nbytes] = sh[src.offset:src.offset + nbytes].copy()
         if nbytes:
             d[...] = s
         return ()
@@ -580,6 +649,17 @@ class AscendcFunctions(InterpreterFunctions):
                                  src if inbound else dst, gm_end)
         if not n or not length:
             return ()
+        state = block_state(interpreter)
+        if state.shadow is not None:
+            t = dst if inbound else src
+            sh_rows = _rows(state.shadow[t.offset:t.offset + ub_end], n, length, ub_step)
+            if inbound:  # the padding (isPad is false) keeps its old contents and shadow
+                sh_rows[...] = 0xFF
+            else:
+                for k in range(n):
+                    if not (sh_rows[k] == 0xFF).all():
+                        _require(op, api, "src", src, k * ub_step, length, state,
+                                 f" block {k} of {n},")
         ub_rows = _rows(ub_bytes, n, length, ub_step)
         gm_rows = _rows(gm_bytes, n, length, gm_step)
         if inbound:
@@ -601,6 +681,9 @@ class AscendcFunctions(InterpreterFunctions):
         d = _local(op, api, "dst", dst, n, ub)
         a = _local(op, api, "src0", lhs, n, ub)
         b = _local(op, api, "src1", rhs, n, ub)
+        state = block_state(interpreter)
+        if state.shadow is not None:
+            _set(state, dst, n, _ok(state, lhs, n) & _ok(state, rhs, n))
         with np.errstate(all="ignore"):
             if d.dtype == _F16:
                 d[...] = _BINARY[api](a.astype(np.float32), b.astype(np.float32))
@@ -618,6 +701,9 @@ class AscendcFunctions(InterpreterFunctions):
         ub = block_state(interpreter).ub
         d = _local(op, api, "dst", dst, n, ub)
         s = _local(op, api, "src", src, n, ub)
+        state = block_state(interpreter)
+        if state.shadow is not None:
+            _set(state, dst, n, _ok(state, src, n))
         with np.errstate(all="ignore"):
             d[...] = _UNARY[api](_lanes(s))
         return ()
@@ -632,6 +718,9 @@ class AscendcFunctions(InterpreterFunctions):
         ub = block_state(interpreter).ub
         d = _local(op, api, "dst", dst, n, ub)
         s = _local(op, api, "src", src, n, ub)
+        state = block_state(interpreter)
+        if state.shadow is not None:
+            _set(state, dst, n, _ok(state, src, n))
         with np.errstate(all="ignore"):
             scalar = d.dtype.type(op.scalar.value.data)
             if d.dtype == _F16:
@@ -646,7 +735,10 @@ class AscendcFunctions(InterpreterFunctions):
         """``Duplicate(dst, (T)scalar, count)``."""
         dst, scalar, n = args
         n = _i(n)
-        d = _local(op, "Duplicate", "dst", dst, n, block_state(interpreter).ub)
+        state = block_state(interpreter)
+        d = _local(op, "Duplicate", "dst", dst, n, state.ub)
+        if state.shadow is not None:
+            _set(state, dst, n)
         with np.errstate(all="ignore"):
             d[...] = d.dtype.type(_scalar_value(scalar))
         return ()
@@ -658,12 +750,18 @@ class AscendcFunctions(InterpreterFunctions):
         t, i = args
         i = _i(i)
         if not 0 <= i < t.size:
-            raise _fail(op, "LocalTensor::GetValue", f"index {i} out of range for tensor at "
+            raise _mem_fail(op, "LocalTensor::GetValue", f"index {i} out of range for tensor at "
                                                      f"UB offset {t.offset} with {t.size} "
                                                      "elements")
-        ub = block_state(interpreter).ub
+        state = block_state(interpreter)
+        ub = state.ub
         isz = t.dtype.itemsize
         start = t.offset + i * isz
+        if state.shadow is not None and not (state.shadow[start:start + isz] == 0xFF).all():
+            raise _mem_fail(op, "LocalTensor::GetValue", f"read of uninitialised UB: element {i} "
+                                                         f"(UB offset {start}) of the tensor at "
+                                                         f"UB offset {t.offset} was never "
+                                                         "written in this block")
         value = ub[start:start + isz].view(t.dtype)[0]
         return (FloatAttr(float(value), op.result.type),)
 
@@ -677,6 +775,9 @@ class AscendcFunctions(InterpreterFunctions):
         ub = block_state(interpreter).ub
         d = _local(op, "Cast", "dst", dst, n, ub)
         s = _local(op, "Cast", "src", src, n, ub)
+        state = block_state(interpreter)
+        if state.shadow is not None:
+            _set(state, dst, n, _ok(state, src, n))
         try:
             d[...] = _cast(s, d.dtype, _ROUND[op.round.data])
         except InterpretationError as exc:
@@ -701,6 +802,10 @@ class AscendcFunctions(InterpreterFunctions):
         a = _local(op, "Compare", "src0", lhs, n, ub)
         b = _local(op, "Compare", "src1", rhs, n, ub)
         m = _local_bytes(op, "Compare", "dstMask", mask, n // 8, ub)
+        state = block_state(interpreter)
+        if state.shadow is not None:  # mask bit i is defined iff a[i] and b[i] are
+            state.shadow[mask.offset:mask.offset + n // 8] = np.packbits(
+                _ok(state, lhs, n) & _ok(state, rhs, n), bitorder="little")
         m[...] = np.packbits(_COMPARE[op.mode.data](a, b), bitorder="little")
         return ()
 
@@ -717,6 +822,11 @@ class AscendcFunctions(InterpreterFunctions):
         b = _local(op, "Select", "src1", rhs, n, ub)
         m = _local_bytes(op, "Select", "mask", mask, (n + 7) // 8, ub)
         bits = np.unpackbits(m, count=n, bitorder="little").view(np.bool_)
+        state = block_state(interpreter)
+        if state.shadow is not None:  # defined iff the mask bit and the selected lane are
+            m_ok = np.unpackbits(state.shadow[mask.offset:mask.offset + (n + 7) // 8], count=n,
+                                 bitorder="little").view(np.bool_)
+            _set(state, dst, n, m_ok & np.where(bits, _ok(state, lhs, n), _ok(state, rhs, n)))
         d[...] = np.where(bits, a, b)
         return ()
 
@@ -734,6 +844,10 @@ class AscendcFunctions(InterpreterFunctions):
         d = _local(op, api, "dst", dst, 1, ub)
         s = _local(op, api, "src", src, n, ub)
         _local(op, api, "work", work, 0, ub)
+        state = block_state(interpreter)
+        if state.shadow is not None:  # a reduction reads its whole count: it must be defined
+            _require(op, api, "src", src, 0, n * src.dtype.itemsize, state)
+            _set(state, dst, 1)
         if api == "ReduceSum":
             d[0] = reduce_sum(s)
         else:

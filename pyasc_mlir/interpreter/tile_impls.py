@@ -20,7 +20,15 @@ Model:
 
 Every op works on whole buffers with one or a few numpy calls; violations (out-of-bounds copies,
 counts larger than a buffer, a view past the end of UB) raise :class:`TileInterpretationError`
-naming the op, its ``asc.loc`` and the numbers involved.
+naming the op, its ``asc.loc`` and the numbers involved (memory access violations as its
+subclass :class:`TileMemoryError`, also a ``pyasc_mlir.checks.MemoryCheckError``).
+
+Memory check (``pyasc_mlir.checks``; read at every block start): ``BlockState.shadow`` holds one
+"defined" bit per UB bit (fresh allocs get their own shadow), cleared at the block start. Writes
+define, elementwise ops propagate lane by lane, and ``asc.copy_out``, ``asc.vreduce "last"``
+(over ``len``) and scalar broadcasts (``asc.vbroadcast`` without ``src_l``) raise
+:class:`TileMemoryError` ("read of uninitialised UB") on undefined data: the rule of
+``docs/CPU_RUNTIME.md`` ("Memory check"), the same as the CPU build and the ascendc level.
 """
 
 from __future__ import annotations
@@ -54,6 +62,7 @@ from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
+from pyasc_mlir.checks import MemoryCheckError, memory_check_enabled
 from pyasc_mlir.dialects.asc import (
     LOC_ATTR,
     AllocOp,
@@ -94,10 +103,23 @@ class TileInterpretationError(InterpretationError):
     """A tile-level op did something the hardware would not allow (out of bounds, bad count)."""
 
 
+class TileMemoryError(TileInterpretationError, MemoryCheckError):
+    """A memory access violation of a tile-level op: out of bounds, or (memory check) a read of
+    uninitialised UB. ``op`` and ``loc`` name the op and its ``asc.loc``."""
+
+
 def _fail(op: Operation, message: str) -> TileInterpretationError:
     loc = op.attributes.get(LOC_ATTR)
     where = f"{loc.data}: " if isinstance(loc, StringAttr) else ""
     return TileInterpretationError(f"{where}{op.name}: {message}")
+
+
+def _mem_fail(op: Operation, message: str) -> TileMemoryError:
+    loc = op.attributes.get(LOC_ATTR)
+    where = f"{loc.data}: " if isinstance(loc, StringAttr) else ""
+    err = TileMemoryError(f"{where}{op.name}: {message}")
+    err.located(message, op.name, loc.data if isinstance(loc, StringAttr) else None)
+    return err
 
 
 def _i(v: Any) -> int:
@@ -160,6 +182,9 @@ class BlockState:
         ub: the block's Unified Buffer as ``uint8``.
         allocs: per ``asc.alloc`` op run in this block: ``[dtype, elements, nbytes, offset,
             buffers, times_run]``.
+        shadow: memory check only (else ``None``): one byte per UB byte holding its "defined"
+            bits (0xFF: written since the block started).
+        fresh: memory check only: ``(address, array, shadow)`` of fresh (offset-less) allocs.
     """
 
     idx: int = 0
@@ -168,14 +193,25 @@ class BlockState:
     ub: np.ndarray = field(
         default_factory=lambda: np.full(UB_BYTES_DEFAULT, POISON_BYTE, np.uint8))
     allocs: dict[Operation, list[Any]] = field(default_factory=dict)
+    shadow: np.ndarray | None = None
+    fresh: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
 
     def reset(self, idx: int, num: int, tiling: dict[str, int], ub_bytes: int) -> None:
-        """Start a new block: poison the UB (resized if needed) and forget alloc counters."""
+        """Start a new block: poison the UB (resized if needed), forget alloc counters and, in
+        memory-check mode, clear the shadow map."""
         self.idx, self.num, self.tiling = idx, num, dict(tiling)
         if self.ub.size != ub_bytes:
             self.ub = np.empty(ub_bytes, np.uint8)
         self.ub.fill(POISON_BYTE)
         self.allocs.clear()
+        self.fresh.clear()
+        if memory_check_enabled():
+            if self.shadow is None or self.shadow.size != ub_bytes:
+                self.shadow = np.zeros(ub_bytes, np.uint8)
+            else:
+                self.shadow.fill(0)
+        else:
+            self.shadow = None
 
 
 def block_state(interpreter: Interpreter) -> BlockState:
@@ -198,19 +234,101 @@ def _fresh(dtype: np.dtype, elements: int) -> np.ndarray:
     return np.full(elements * dtype.itemsize, POISON_BYTE, np.uint8).view(dtype)
 
 
+# --------------------------------------------------------------------------- memory check
+# A shadow is viewed with one unsigned integer per element of its buffer (uint16 for f16,
+# uint32 for f32, uint8 for i8 and for packed masks): an element is defined iff its shadow is
+# all ones; a mask bit iff its shadow bit is set.
+
+_UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+         8: np.dtype(np.uint64)}
+
+
+def _address(buf: np.ndarray) -> int:
+    return buf.__array_interface__["data"][0]
+
+
+def shadow_of(state: BlockState, buf: np.ndarray) -> np.ndarray | None:
+    """The shadow of ``buf`` (a contiguous view of UB or of a fresh alloc), one unsigned
+    integer per element; ``None`` when memory check is off or ``buf`` is GM."""
+    if state.shadow is None:
+        return None
+    addr, ub = _address(buf), state.ub
+    start = addr - _address(ub)
+    if 0 <= start < ub.size:
+        return state.shadow[start:start + buf.nbytes].view(_UINT[buf.dtype.itemsize])
+    for base, arr, sh in state.fresh:
+        if base <= addr < base + arr.nbytes:
+            return sh[addr - base:addr - base + buf.nbytes].view(_UINT[buf.dtype.itemsize])
+    return None
+
+
+def _full(sh: np.ndarray) -> Any:
+    return np.iinfo(sh.dtype).max
+
+
+def _defined(sh: np.ndarray) -> np.ndarray:
+    """Per element: all bits defined."""
+    return sh == _full(sh)
+
+
+def _define(sh: np.ndarray, ok: Any = True) -> None:
+    """Set the shadow of every element of ``sh``: defined where ``ok``."""
+    sh[...] = np.where(ok, _full(sh), 0) if ok is not True else _full(sh)
+
+
+def _elems_defined(state: BlockState, buf: np.ndarray, n: int) -> np.ndarray | bool:
+    """Definedness of the first ``n`` elements (mask bits for masks) of ``buf``; ``True`` when
+    it has no shadow (GM, or memory check off)."""
+    sh = shadow_of(state, buf)
+    if sh is None:
+        return True
+    if _is_mask(buf):
+        return _bits(sh)[:n]
+    return _defined(sh[:n])
+
+
+def _set_defined(state: BlockState, buf: np.ndarray, n: int, ok: Any) -> None:
+    """Set the definedness of the first ``n`` elements (mask bits) of ``buf`` to ``ok``."""
+    sh = shadow_of(state, buf)
+    if sh is None:
+        return
+    if _is_mask(buf):
+        bits = _bits(sh)
+        bits[:n] = ok
+        _store_bits(sh, bits)
+    else:
+        _define(sh[:n], ok)
+
+
+def _propagate(state: BlockState, dst: np.ndarray, n: int, *srcs: np.ndarray) -> None:
+    """Elementwise rule: ``dst`` element i (i < n) is defined iff element i of every source
+    is."""
+    if state.shadow is None:
+        return
+    ok: Any = True
+    for src in srcs:
+        ok = ok & _elems_defined(state, src, n)
+    _set_defined(state, dst, n, ok)
+
+
+def _uninit(op: Operation, what: str, element: int) -> TileMemoryError:
+    return _mem_fail(op, f"read of uninitialised UB: {what} (buffer element {element}) was "
+                         "never written in this block")
+
+
 def _check_count(op: Operation, n: int, **buffers: np.ndarray) -> None:
     if n < 0:
         raise _fail(op, f"negative count {n}")
     for name, buf in buffers.items():
         if n > buf.size:
-            raise _fail(op, f"count {n} exceeds {name} buffer of {buf.size} elements")
+            raise _mem_fail(op, f"count {n} exceeds {name} buffer of {buf.size} elements")
 
 
 def _check_mask(op: Operation, n: int, mask: np.ndarray) -> None:
     if n < 0:
         raise _fail(op, f"negative count {n}")
     if n > mask.size * 8:
-        raise _fail(op, f"count {n} exceeds mask buffer of {mask.size * 8} bits")
+        raise _mem_fail(op, f"count {n} exceeds mask buffer of {mask.size * 8} bits")
 
 
 def _is_i1(t: TensorType) -> bool:
@@ -237,7 +355,7 @@ def _blocks(op: Operation, side: str, buf: np.ndarray, start: int, count: int, l
     """A ``[count, length]`` view of ``buf`` whose row ``i`` starts at ``start + i*stride``."""
     end = start + (count - 1) * stride + length
     if start < 0 or stride < 0 or end > buf.size:
-        raise _fail(op, f"{side} access out of bounds: {count} blocks x {length} elements from "
+        raise _mem_fail(op, f"{side} access out of bounds: {count} blocks x {length} elements from "
                         f"offset {start}, block stride {stride} (last element {end - 1}) in a "
                         f"buffer of {buf.size} elements")
     if count == 1 or stride == length:
@@ -433,11 +551,14 @@ class AscTileFunctions(InterpreterFunctions):
         dtype, elements, nbytes, offset, buffers, k = entry
         entry[5] = k + 1
         if offset is None:
-            return (_fresh(dtype, elements),)
+            arr = _fresh(dtype, elements)
+            if state.shadow is not None:
+                state.fresh.append((_address(arr), arr, np.zeros(arr.nbytes, np.uint8)))
+            return (arr,)
         start = offset + (k % buffers) * nbytes
         ub = state.ub
         if start < 0 or start + nbytes > ub.size:
-            raise _fail(op, f"buffer {k % buffers} of {buffers} ({nbytes} bytes at UB offset "
+            raise _mem_fail(op, f"buffer {k % buffers} of {buffers} ({nbytes} bytes at UB offset "
                             f"{start}) ends at byte {start + nbytes}, past the end of UB "
                             f"({ub.size} bytes)")
         return (ub[start:start + nbytes].view(dtype),)
@@ -450,15 +571,22 @@ class AscTileFunctions(InterpreterFunctions):
         count, length = _i(count), _i(length)
         if count <= 0 or length <= 0:
             return ()
+        sh = shadow_of(block_state(interpreter), ub)
         if _is_mask(ub):
             gm_bits, ub_bits = _bits(gm), _bits(ub)
             src = _blocks(op, "GM", gm_bits, _i(gm_off), count, length, length + _i(gap))
             _blocks(op, "UB", ub_bits, _i(ub_off), count, length, _i(stride))[...] = src
             _store_bits(ub, ub_bits)
+            if sh is not None:
+                sh_bits = _bits(sh)
+                _blocks(op, "UB", sh_bits, _i(ub_off), count, length, _i(stride))[...] = True
+                _store_bits(sh, sh_bits)
             return ()
         src = _blocks(op, "GM", gm, _i(gm_off), count, length, length + _i(gap))
         dst = _blocks(op, "UB", ub, _i(ub_off), count, length, _i(stride))
         dst[...] = src
+        if sh is not None:
+            _blocks(op, "UB", sh, _i(ub_off), count, length, _i(stride))[...] = _full(sh)
         return ()
 
     @impl(CopyOutOp)
@@ -469,6 +597,14 @@ class AscTileFunctions(InterpreterFunctions):
         count, length = _i(count), _i(length)
         if count <= 0 or length <= 0:
             return ()
+        sh = shadow_of(block_state(interpreter), ub)
+        if sh is not None:
+            ok = _blocks(op, "UB", _bits(sh) if _is_mask(ub) else _defined(sh), _i(ub_off), count,
+                         length, _i(stride))
+            if not ok.all():
+                k, j = (int(v) for v in np.argwhere(~ok)[0])
+                raise _uninit(op, f"block {k} of {count}, element {j} of {length}",
+                              _i(ub_off) + k * _i(stride) + j)
         if _is_mask(ub):
             gm_bits, ub_bits = _bits(gm), _bits(ub)
             src = _blocks(op, "UB", ub_bits, _i(ub_off), count, length, _i(stride))
@@ -489,6 +625,7 @@ class AscTileFunctions(InterpreterFunctions):
         dst, src, n = args
         n = _i(n)
         _check_count(op, n, dst=dst, src=src)
+        _propagate(block_state(interpreter), dst, n, src)
         with np.errstate(all="ignore"):
             _UNARY[op.kind.data](src[:n], dst[:n])
         return ()
@@ -500,6 +637,7 @@ class AscTileFunctions(InterpreterFunctions):
         dst, lhs, rhs, n = args
         n = _i(n)
         _check_count(op, n, dst=dst, lhs=lhs, rhs=rhs)
+        _propagate(block_state(interpreter), dst, n, lhs, rhs)
         with np.errstate(all="ignore"):
             _BINARY[op.kind.data](lhs[:n], rhs[:n], out=dst[:n])
         return ()
@@ -511,6 +649,7 @@ class AscTileFunctions(InterpreterFunctions):
         dst, src, n = args
         n = _i(n)
         _check_count(op, n, dst=dst, src=src)
+        _propagate(block_state(interpreter), dst, n, src)
         with np.errstate(all="ignore"):
             scalar = src.dtype.type(op.scalar.value.data)
             _SCALAR[op.kind.data](src[:n], scalar, out=dst[:n])
@@ -527,8 +666,10 @@ class AscTileFunctions(InterpreterFunctions):
             bits = _bits(dst)
             bits[:n] = op.value.value.data != 0
             _store_bits(dst, bits)
+            _set_defined(block_state(interpreter), dst, n, True)
             return ()
         _check_count(op, n, dst=dst)
+        _set_defined(block_state(interpreter), dst, n, True)
         with np.errstate(all="ignore"):
             dst[:n] = op.value.value.data
         return ()
@@ -542,11 +683,13 @@ class AscTileFunctions(InterpreterFunctions):
         if _is_mask(dst):
             _check_mask(op, n, dst)
             _check_mask(op, n, src)
+            _propagate(block_state(interpreter), dst, n, src)
             bits = _bits(dst)
             bits[:n] = _bits(src)[:n]
             _store_bits(dst, bits)
             return ()
         _check_count(op, n, dst=dst, src=src)
+        _propagate(block_state(interpreter), dst, n, src)
         dst[:n] = src[:n]
         return ()
 
@@ -559,6 +702,7 @@ class AscTileFunctions(InterpreterFunctions):
         if _is_mask(src) or _is_mask(dst):
             _check_mask(op, n, src) if _is_mask(src) else _check_count(op, n, src=src)
             _check_mask(op, n, dst) if _is_mask(dst) else _check_count(op, n, dst=dst)
+            _propagate(block_state(interpreter), dst, n, src)
             values = _bits(src)[:n] if _is_mask(src) else src[:n]
             if _is_mask(dst):
                 bits = _bits(dst)
@@ -568,6 +712,7 @@ class AscTileFunctions(InterpreterFunctions):
                 dst[:n] = values  # a mask becomes 1.0 / 0.0
             return ()
         _check_count(op, n, dst=dst, src=src)
+        _propagate(block_state(interpreter), dst, n, src)
         try:
             dst[:n] = convert(src[:n], dst.dtype, op.round.data)
         except InterpretationError as exc:
@@ -582,6 +727,7 @@ class AscTileFunctions(InterpreterFunctions):
         n = _i(n)
         _check_count(op, n, lhs=lhs, rhs=rhs)
         _check_mask(op, n, mask)
+        _propagate(block_state(interpreter), mask, n, lhs, rhs)
         packed = np.packbits(_COMPARE[op.predicate.data](lhs[:n], rhs[:n]), bitorder="little")
         full, rest = divmod(n, 8)
         mask[:full] = packed[:full]
@@ -599,6 +745,10 @@ class AscTileFunctions(InterpreterFunctions):
         _check_count(op, n, dst=dst, lhs=lhs, rhs=rhs)
         _check_mask(op, n, mask)
         bits = np.unpackbits(mask[:(n + 7) // 8], count=n, bitorder="little").view(np.bool_)
+        state = block_state(interpreter)
+        if state.shadow is not None:  # defined iff the mask bit and the selected lane are
+            chosen = np.where(bits, _elems_defined(state, lhs, n), _elems_defined(state, rhs, n))
+            _set_defined(state, dst, n, _elems_defined(state, mask, n) & chosen)
         dst[:n] = np.where(bits, lhs[:n], rhs[:n])
         return ()
 
@@ -616,23 +766,38 @@ class AscTileFunctions(InterpreterFunctions):
                             "(need non-negative, len <= ls)")
         total = rows * m * ls
         if total > src.size:
-            raise _fail(op, f"source tile {rows} x {m} x {ls} = {total} elements exceeds its "
-                            f"buffer of {src.size}")
+            raise _mem_fail(op, f"source tile {rows} x {m} x {ls} = {total} elements exceeds "
+                                f"its buffer of {src.size}")
         if total == 0 and (op.axis.data == "mid" or rows * m == 0):
             return ()
+        state = block_state(interpreter)
+        s_sh, d_sh = shadow_of(state, src), shadow_of(state, dst)
         with np.errstate(all="ignore"):
             if op.axis.data == "last":
                 q = rows * m
                 need = (q - 1) * REDUCE_LAST_STRIDE + 1
                 if need > dst.size:
-                    raise _fail(op, f"{q} results 16 elements apart need {need} elements; "
+                    raise _mem_fail(op, f"{q} results 16 elements apart need {need} elements; "
                                     f"destination has {dst.size}")
+                if s_sh is not None:  # a reduction reads its valid range: it must be defined
+                    ok = _defined(s_sh[:total]).reshape(q, ls)[:, :length]
+                    if not ok.all():
+                        r, j = (int(v) for v in np.argwhere(~ok)[0])
+                        raise _uninit(op, f"row {r} of {q}, element {j} of the {length} "
+                                          "reduced", r * ls + j)
+                if d_sh is not None:
+                    _define(d_sh[:need:REDUCE_LAST_STRIDE])
                 tile = src[:total].reshape(q, ls)[:, :length]
                 dst[:need:REDUCE_LAST_STRIDE] = _reduce(kind, tile, 1, dst.dtype)
             else:
                 if rows * ls > dst.size:
-                    raise _fail(op, f"{rows} x {ls} results exceed the destination of "
+                    raise _mem_fail(op, f"{rows} x {ls} results exceed the destination of "
                                     f"{dst.size} elements")
+                if state.shadow is not None:  # elementwise over m (Add/Max/Min of rows)
+                    ok = _elems_defined(state, src, total)
+                    if ok is not True:
+                        ok = ok.reshape(rows, m, ls).all(axis=1).reshape(-1)
+                    _set_defined(state, dst, rows * ls, ok)
                 tile = src[:total].reshape(rows, m, ls)
                 dst[:rows * ls] = _reduce(kind, tile, 1, dst.dtype).reshape(-1)
         return ()
@@ -644,6 +809,9 @@ class AscTileFunctions(InterpreterFunctions):
         missing trailing dim is 16 elements with the value at index 0) to ``[rows, m, ls]``."""
         dst, src, rows, m, ls = args
         rows, m, ls = _i(rows), _i(m), _i(ls)
+        state = block_state(interpreter)
+        if state.shadow is not None:
+            self._broadcast_defined(op, state, dst, src, rows, m, ls)
         if _is_mask(dst):
             bits = _bits(dst)
             self._broadcast(op, bits, _bits(src), rows, m, ls)
@@ -653,17 +821,46 @@ class AscTileFunctions(InterpreterFunctions):
         return ()
 
     @staticmethod
+    def _broadcast_defined(op: VBroadcastOp, state: BlockState, dst: np.ndarray,
+                           src: np.ndarray, rows: int, m: int, ls: int) -> None:
+        """Memory check of a broadcast: with ``src_l`` rows are copied (definedness too);
+        without, the value at index 0 of each 16-slot is read as a scalar (``GetValue``) and
+        must be defined."""
+        has_r, has_m, has_l = op.src_has
+        shape = (rows if has_r else 1, m if has_m else 1, ls if has_l else REDUCE_LAST_STRIDE)
+        n_src, total = shape[0] * shape[1] * shape[2], rows * m * ls
+        size = lambda b: b.size * 8 if _is_mask(b) else b.size  # noqa: E731
+        if total == 0 or total > size(dst) or n_src > size(src):
+            return  # nothing to do, or _broadcast reports the bad size
+        s_ok = _elems_defined(state, src, n_src)
+        if s_ok is True:
+            _set_defined(state, dst, total, True)
+            return
+        s_ok = s_ok.reshape(shape)
+        if has_l:
+            d_ok = np.empty((rows, m, ls), np.bool_)
+            d_ok[...] = s_ok
+            _set_defined(state, dst, total, d_ok.reshape(-1))
+            return
+        first = s_ok[:, :, 0].reshape(-1)
+        if not first.all():
+            i = int(np.argmin(first))
+            raise _uninit(op, f"scalar {i} of the broadcast source (index 0 of its 16-slot)",
+                          i * REDUCE_LAST_STRIDE)
+        _set_defined(state, dst, total, True)
+
+    @staticmethod
     def _broadcast(op: VBroadcastOp, dst: np.ndarray, src: np.ndarray, rows: int, m: int,
                    ls: int) -> None:
         has_r, has_m, has_l = op.src_has
         total = rows * m * ls
         if total > dst.size:
-            raise _fail(op, f"destination tile {rows} x {m} x {ls} = {total} elements exceeds "
-                            f"its buffer of {dst.size}")
+            raise _mem_fail(op, f"destination tile {rows} x {m} x {ls} = {total} elements "
+                                f"exceeds its buffer of {dst.size}")
         shape = (rows if has_r else 1, m if has_m else 1, ls if has_l else REDUCE_LAST_STRIDE)
         n_src = shape[0] * shape[1] * shape[2]
         if n_src > src.size:
-            raise _fail(op, f"source tile {shape[0]} x {shape[1]} x {shape[2]} = {n_src} "
+            raise _mem_fail(op, f"source tile {shape[0]} x {shape[1]} x {shape[2]} = {n_src} "
                             f"elements exceeds its buffer of {src.size}")
         if total == 0:
             return

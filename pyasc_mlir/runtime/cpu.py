@@ -4,6 +4,9 @@ The contract is ``docs/CPU_RUNTIME.md``. :func:`build_library` compiles the emit
 (``kernel.cpp`` and ``cpu_entry.cpp``) into a shared library, cached on disk under the SHA-256 of
 the sources, the runtime header, the flags and the g++ version. :class:`CpuKernel` loads such a
 library with ctypes and runs it block by block through ``pyasc_run_block``.
+
+Memory-check builds (``build_library(..., memcheck=True)``, see ``pyasc_mlir.checks``) add
+:data:`MEMCHECK_FLAGS` and are cached separately (the flags are part of the key).
 """
 
 from __future__ import annotations
@@ -12,13 +15,16 @@ import ctypes
 import functools
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from pyasc_mlir.checks import MemoryCheckError
 from pyasc_mlir.platform import Platform
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
@@ -26,6 +32,9 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 
 CXX_FLAGS = ("-std=c++17", "-O2", "-shared", "-fPIC")
 """Compiler flags of the contract, besides ``-I`` and the UB size macros."""
+
+MEMCHECK_FLAGS = ("-DPYASC_MEMCHECK=1",)
+"""Extra g++ flags of a memory-check build (NaN-filled UB, shadow "defined" map)."""
 
 LIBRARY_NAME = "lib.so"
 
@@ -53,6 +62,25 @@ class KernelError(RuntimeError):
         self.block_idx = block_idx
         self.block_num = block_num
         self.detail = detail
+
+
+_LOC = re.compile(r"\S.*:\d+:\d+")
+
+
+class KernelMemoryError(KernelError, MemoryCheckError):
+    """A block made a memory access violation (``AscendC::cpu::AccessError``): out of bounds,
+    misaligned or, in memory-check builds, a read of uninitialised UB.
+
+    Attributes (besides :class:`KernelError`'s): ``op`` the Ascend C call (the message's first
+    word, e.g. ``DataCopyPad(UB->GM)``), ``loc`` the ``SourceLoc`` of the ``file:line:col`` the
+    message ends with (``None`` when the kernel recorded no location).
+    """
+
+    def __init__(self, block_idx: int, block_num: int, detail: str):
+        super().__init__(block_idx, block_num, detail)
+        tail = detail.rsplit(" at ", 1)[-1] if " at " in detail else ""
+        self.located(detail, detail.split(": ", 1)[0] if ": " in detail else None,
+                     tail if _LOC.fullmatch(tail) else None)
 
 
 def default_cache_dir() -> Path:
@@ -84,15 +112,17 @@ def _header_text() -> str:
     return "\0".join(parts)
 
 
-def _flags(platform: Platform) -> list[str]:
+def _flags(platform: Platform, extra: Sequence[str] = ()) -> list[str]:
     return [
         *CXX_FLAGS,
         f"-DPYASC_UB_BYTES={platform.ub_bytes}",
         f"-DPYASC_UB_USABLE={platform.ub_usable_bytes}",
+        *extra,
     ]
 
 
-def library_key(sources: dict[str, str], platform: Platform) -> str:
+def library_key(sources: dict[str, str], platform: Platform,
+                extra_flags: Sequence[str] = ()) -> str:
     """SHA-256 (hex) cache key of a build: sources, runtime header, flags and g++ version.
 
     Raises:
@@ -102,7 +132,7 @@ def library_key(sources: dict[str, str], platform: Platform) -> str:
     for part in (
         _compiler_version(_compiler()),
         _header_text(),
-        "\0".join(_flags(platform)),
+        "\0".join(_flags(platform, extra_flags)),
         *(f"{name}\0{text}" for name, text in sorted(sources.items())),
     ):
         data = part.encode()
@@ -119,12 +149,12 @@ def _check_names(sources: dict[str, str]) -> None:
             raise ValueError(f"build_library: bad source file name {name!r}")
 
 
-def _pch_dir(root: Path, platform: Platform) -> Path | None:
+def _pch_dir(root: Path, platform: Platform, extra: Sequence[str] = ()) -> Path | None:
     """A folder holding ``kernel_operator.h`` precompiled for these flags (built once, cached
     under ``<root>/pch/<key>``); ``None`` when g++ cannot make one (then builds just go slower).
     """
     cxx = _compiler()
-    flags = [f for f in _flags(platform) if f != "-shared"]
+    flags = [f for f in _flags(platform, extra) if f != "-shared"]
     key = hashlib.sha256("\0".join([_compiler_version(cxx), _header_text(), *flags])
                          .encode()).hexdigest()[:32]
     entry = root / "pch" / key
@@ -150,7 +180,7 @@ def _pch_dir(root: Path, platform: Platform) -> Path | None:
 
 
 def _compile(workdir: Path, sources: dict[str, str], platform: Platform,
-             pch: Path | None) -> None:
+             pch: Path | None, extra: Sequence[str] = ()) -> None:
     """Compile every ``.cpp`` in ``workdir`` as ONE translation unit (the runtime header is
     parsed once, from its precompiled form when available) and link ``lib.so``."""
     cxx = _compiler()
@@ -158,7 +188,7 @@ def _compile(workdir: Path, sources: dict[str, str], platform: Platform,
     unity = "\n".join(['#include "kernel_operator.h"', *(f'#include "{n}"' for n in cpps), ""])
     (workdir / "unity.cc").write_text(unity)
     includes = ([f"-I{pch}"] if pch is not None else []) + [f"-I{INCLUDE_DIR}", "-I."]
-    cmd = [cxx, *_flags(platform), *includes, "unity.cc", "-o", LIBRARY_NAME]
+    cmd = [cxx, *_flags(platform, extra), *includes, "unity.cc", "-o", LIBRARY_NAME]
     proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
     if proc.returncode != 0:
         raise CompileError(f"g++ failed compiling {', '.join(cpps)}",
@@ -166,7 +196,8 @@ def _compile(workdir: Path, sources: dict[str, str], platform: Platform,
 
 
 def build_library(sources: dict[str, str], platform: Platform,
-                  cache_dir: Path | None = None) -> Path:
+                  cache_dir: Path | None = None, memcheck: bool = False,
+                  extra_flags: Sequence[str] = ()) -> Path:
     """Compile emitted Ascend C sources into a shared library for the CPU runtime, with caching.
 
     Args:
@@ -176,6 +207,8 @@ def build_library(sources: dict[str, str], platform: Platform,
             (``platform.ub_usable_bytes``), both in bytes.
         cache_dir: the pyasc cache root (default :func:`default_cache_dir`); libraries live in
             ``<cache_dir>/cpu/<sha256>/lib.so`` next to their sources.
+        memcheck: build the memory-check variant (adds :data:`MEMCHECK_FLAGS`).
+        extra_flags: more g++ flags (e.g. ``-D`` defines); part of the cache key.
 
     Returns:
         Path of the cached ``lib.so``. A second call with the same inputs returns the same path
@@ -189,7 +222,8 @@ def build_library(sources: dict[str, str], platform: Platform,
     _check_names(sources)
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     root = root / "cpu"
-    key = library_key(sources, platform)
+    extra = [*(MEMCHECK_FLAGS if memcheck else ()), *extra_flags]
+    key = library_key(sources, platform, extra)
     entry = root / key
     lib = entry / LIBRARY_NAME
     if lib.is_file():
@@ -199,7 +233,7 @@ def build_library(sources: dict[str, str], platform: Platform,
     try:
         for name, text in sources.items():
             (tmp / name).write_text(text)
-        _compile(tmp, sources, platform, _pch_dir(root, platform))
+        _compile(tmp, sources, platform, _pch_dir(root, platform, extra), extra)
         if entry.exists() and not lib.is_file():
             shutil.rmtree(entry, ignore_errors=True)  # a broken entry from an older crash
         try:
@@ -236,6 +270,12 @@ class CpuKernel:
         self._last_error = self._lib.pyasc_last_error
         self._last_error.restype = ctypes.c_char_p
         self._last_error.argtypes = []
+        try:  # libraries built before memory checks existed lack it
+            self._last_error_kind = self._lib.pyasc_last_error_kind
+            self._last_error_kind.restype = ctypes.c_int
+            self._last_error_kind.argtypes = []
+        except AttributeError:
+            self._last_error_kind = None
 
     def run(self, block_dim: int, gm_args: list[np.ndarray], tiling: bytes,
             workspace_bytes: int = 0) -> None:
@@ -251,7 +291,8 @@ class CpuKernel:
 
         Raises:
             ValueError: bad ``block_dim`` or a non-contiguous array.
-            KernelError: a block raised an error; it names the block and the C++ message.
+            KernelError: a block raised an error; it names the block and the C++ message
+                (:class:`KernelMemoryError` for a memory access violation).
         """
         if block_dim < 1:
             raise ValueError(f"block_dim must be >= 1, got {block_dim}")
@@ -273,7 +314,10 @@ class CpuKernel:
             rc = self._run_block(block, block_dim, argv, nargs)
             if rc != 0:
                 msg = self._last_error()
-                raise KernelError(block, block_dim, msg.decode(errors="replace") if msg else "")
+                detail = msg.decode(errors="replace") if msg else ""
+                if self._last_error_kind is not None and self._last_error_kind() == 1:
+                    raise KernelMemoryError(block, block_dim, detail)
+                raise KernelError(block, block_dim, detail)
 
 
 def _aligned_zeros(nbytes: int, align: int = 64) -> np.ndarray:

@@ -10,8 +10,8 @@
 // Model
 // -----
 // * Blocks (cores) run one after another. Each thread has one UB arena of PYASC_UB_BYTES bytes,
-//   zeroed at the start of every block (cpu::ResetUB). TPipe hands out buffers from offset 0
-//   upward, each rounded up to 32 B, bounded by PYASC_UB_USABLE.
+//   zeroed (0xFF in memory-check builds) at the start of every block (cpu::ResetUB). TPipe
+//   hands out buffers from offset 0 upward, each rounded up to 32 B, bounded by PYASC_UB_USABLE.
 // * LocalTensor<T> = (UB byte offset, element count). Element access, vector ops and copies check
 //   that they stay inside the tensor they were given and inside the arena; vector ops and copies
 //   require 32-byte aligned UB operands. Violations throw AscendC::cpu::Error naming the API, the
@@ -34,7 +34,20 @@
 //   GetPhyAddr, DataCopy, DataCopyPad, Add Sub Mul Div Max Min, Exp Ln Abs Sqrt Rsqrt Reciprocal
 //   Relu, Adds Muls Maxs Mins, Duplicate, Cast, Compare, Select, ReduceSum ReduceMax ReduceMin,
 //   GetBlockIdx, GetBlockNum, GetTPipePtr, SetFlag, WaitFlag, PipeBarrier.
-//   CPU-only (AscendC::cpu): Error, SetBlock, ResetUB, LastError, RunBlock, PYASC_CPU_ENTRY.
+//   CPU-only (AscendC::cpu): Error, AccessError, SetBlock, ResetUB, LastError, LastErrorKind,
+//   RunBlock, PYASC_CPU_ENTRY, PYASC_LOC.
+//
+// Source locations: PYASC_LOC("file.py:12:5"); (printed by the emitter before API calls)
+// records the user's source location; every cpu::Error message then ends with " at file:12:5".
+// Real Ascend toolchains do not define PYASC_LOC; the emitted kernel.cpp defines it as nothing
+// when the header did not.
+//
+// Memory check (-DPYASC_MEMCHECK=1, a separately cached library): UB starts every block filled
+// with 0xFF bytes (NaN in fp16/fp32, -1 in integers) and a shadow map holds one "defined" bit
+// per UB bit, all clear at the block start. Writes define bits, elementwise ops propagate
+// definedness lane by lane, and UB->GM copies, reductions (over their count) and GetValue throw
+// AccessError("... read of uninitialised UB ...") on undefined data (docs/CPU_RUNTIME.md,
+// "Memory check").
 
 #ifndef PYASC_KERNEL_OPERATOR_H
 #define PYASC_KERNEL_OPERATOR_H
@@ -64,6 +77,12 @@
 #endif
 #ifndef PYASC_UB_USABLE
 #define PYASC_UB_USABLE (PYASC_UB_BYTES - 256 - 8 * 1024)
+#endif
+#ifndef PYASC_MEMCHECK
+#define PYASC_MEMCHECK 0
+#endif
+#if PYASC_MEMCHECK && !defined(PYASC_UB_FILL)
+#define PYASC_UB_FILL 0xFF
 #endif
 
 // ---------------------------------------------------------------------------------------------
@@ -105,12 +124,20 @@ constexpr uint64_t kUbBytes = PYASC_UB_BYTES;
 constexpr uint64_t kUbUsable = PYASC_UB_USABLE;
 constexpr uint64_t kBlock = 32;          // DataBlock: UB alignment and DataCopy unit (bytes)
 constexpr uint64_t kRepeatBytes = 256;   // bytes one vector repeat processes
+constexpr bool kMemcheck = PYASC_MEMCHECK != 0;  // shadow "defined" tracking of UB
 static_assert(kUbUsable <= kUbBytes, "PYASC_UB_USABLE must not exceed PYASC_UB_BYTES");
 
 // Every runtime check failure is thrown as this type.
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// Memory access violations (out of bounds, misaligned, read of uninitialised UB) are this
+// subclass; pyasc_last_error_kind() then returns 1.
+class AccessError : public Error {
+ public:
+  using Error::Error;
 };
 
 namespace detail {
@@ -135,33 +162,65 @@ inline std::string Cat(const A&... a) {
   return s;
 }
 
-template <class... A>
-[[noreturn]] inline void Fail(const A&... a) {
-  throw Error(Cat(a...));
-}
-
 inline uint64_t RoundUp32(uint64_t x) { return (x + kBlock - 1) / kBlock * kBlock; }
 
-// Per-thread block state: current block, block count, UB arena, current TPipe, last error.
+// Per-thread block state: current block, block count, UB arena, current TPipe, last error,
+// current source location (PYASC_LOC) and, in memory-check builds, the UB shadow map (one
+// "defined" bit per UB bit).
 struct BlockState {
   int64_t idx = 0;
   int64_t num = 1;
   uint8_t* ub = nullptr;
+  uint8_t* shadow = nullptr;
   TPipe* pipe = nullptr;
+  const char* loc = nullptr;
   std::string last_error;
+  int last_error_kind = 0;
   BlockState() {
     ub = static_cast<uint8_t*>(std::aligned_alloc(64, (kUbBytes + 127) / 64 * 64));
     if (ub == nullptr) throw std::bad_alloc();
     std::memset(ub, 0, kUbBytes);
+    if (kMemcheck) {
+      shadow = static_cast<uint8_t*>(std::calloc(kUbBytes, 1));
+      if (shadow == nullptr) throw std::bad_alloc();
+    }
   }
-  ~BlockState() { std::free(ub); }
+  ~BlockState() {
+    std::free(ub);
+    std::free(shadow);
+  }
   BlockState(const BlockState&) = delete;
   BlockState& operator=(const BlockState&) = delete;
 };
 
-inline BlockState& State() {
+// Hidden visibility: every kernel library keeps its own state. (A default-visibility inline
+// function's static is an STB_GNU_UNIQUE symbol, which the dynamic linker shares between all
+// loaded libraries, so one library's UB arena and shadow map, sized by its own PYASC_UB_BYTES
+// and PYASC_MEMCHECK, would serve every other library in the process.)
+__attribute__((visibility("hidden"))) inline BlockState& State() {
   static thread_local BlockState s;
   return s;
+}
+
+// Append " at <file:line:col>" when a source location was recorded (PYASC_LOC).
+inline std::string WithLoc(std::string s) {
+  const char* loc = State().loc;
+  if (loc != nullptr && *loc != '\0') {
+    s += " at ";
+    s += loc;
+  }
+  return s;
+}
+
+template <class... A>
+[[noreturn]] inline void Fail(const A&... a) {
+  throw Error(WithLoc(Cat(a...)));
+}
+
+// A memory access violation (AccessError).
+template <class... A>
+[[noreturn]] inline void FailAccess(const A&... a) {
+  throw AccessError(WithLoc(Cat(a...)));
 }
 
 // Set the current block index and block count (GetBlockIdx()/GetBlockNum()).
@@ -171,20 +230,34 @@ inline void SetBlock(int64_t idx, int64_t num) {
   State().num = num;
 }
 
-// Reset this thread's UB arena: zero-filled (or PYASC_UB_FILL bytes if defined), no TPipe.
+// Reset this thread's UB arena: zero-filled (or PYASC_UB_FILL bytes if defined; 0xFF in
+// memory-check builds), no TPipe, no source location, nothing defined in the shadow map.
 inline void ResetUB() {
 #ifdef PYASC_UB_FILL
   std::memset(State().ub, PYASC_UB_FILL, kUbBytes);
 #else
   std::memset(State().ub, 0, kUbBytes);
 #endif
+  if (kMemcheck) std::memset(State().shadow, 0, kUbBytes);
   State().pipe = nullptr;
+  State().loc = nullptr;
 }
 
 inline uint8_t* UB() { return State().ub; }
 
 // Message of the last error caught by RunBlock (empty if none).
 inline const char* LastError() { return State().last_error.c_str(); }
+// Kind of that error: 0 other, 1 memory access (AccessError).
+inline int LastErrorKind() { return State().last_error_kind; }
+
+}  // namespace cpu
+}  // namespace AscendC
+
+// Record the user source location of the next API calls ("file.py:12:5"; a string literal).
+#define PYASC_LOC(LOC) (::AscendC::cpu::State().loc = (LOC))
+
+namespace AscendC {
+namespace cpu {
 
 }  // namespace cpu
 
@@ -200,14 +273,23 @@ class LocalTensor {
   LocalTensor<T> operator[](int64_t offset) const {
     Valid("LocalTensor::operator[]");
     if (offset < 0 || static_cast<uint64_t>(offset) > size_)
-      cpu::Fail("LocalTensor::operator[]: offset ", offset, " out of range for tensor at UB offset ",
-                off_, " with ", size_, " elements");
+      cpu::FailAccess("LocalTensor::operator[]: offset ", offset,
+                      " out of range for tensor at UB offset ", off_, " with ", size_, " elements");
     return LocalTensor<T>(off_ + static_cast<uint64_t>(offset) * sizeof(T),
                           size_ - static_cast<uint64_t>(offset));
   }
 
   T GetValue(int64_t i) const {
     Index("LocalTensor::GetValue", i);
+    if constexpr (cpu::kMemcheck) {
+      const uint8_t* sh = cpu::State().shadow + off_ + static_cast<uint64_t>(i) * sizeof(T);
+      for (size_t k = 0; k < sizeof(T); ++k)
+        if (sh[k] != 0xFF)
+          cpu::FailAccess("LocalTensor::GetValue: read of uninitialised UB: element ", i,
+                          " (UB offset ", off_ + static_cast<uint64_t>(i) * sizeof(T),
+                          ") of the tensor at UB offset ", off_,
+                          " was never written in this block");
+    }
     T v;
     std::memcpy(&v, cpu::UB() + off_ + static_cast<uint64_t>(i) * sizeof(T), sizeof(T));
     return v;
@@ -215,6 +297,9 @@ class LocalTensor {
 
   void SetValue(int64_t i, T v) const {
     Index("LocalTensor::SetValue", i);
+    if constexpr (cpu::kMemcheck)
+      std::memset(cpu::State().shadow + off_ + static_cast<uint64_t>(i) * sizeof(T), 0xFF,
+                  sizeof(T));
     std::memcpy(cpu::UB() + off_ + static_cast<uint64_t>(i) * sizeof(T), &v, sizeof(T));
   }
 
@@ -234,8 +319,8 @@ class LocalTensor {
   // ---- CPU internals ----
   LocalTensor(uint64_t off, uint64_t size) : off_(off), size_(size), valid_(true) {
     if (off + size * sizeof(T) > cpu::kUbBytes)
-      cpu::Fail("LocalTensor: [", off, ", ", off + size * sizeof(T), ") bytes exceeds the ",
-                cpu::kUbBytes, "-byte UB");
+      cpu::FailAccess("LocalTensor: [", off, ", ", off + size * sizeof(T),
+                      ") bytes exceeds the ", cpu::kUbBytes, "-byte UB");
   }
   uint64_t CpuOffset() const { return off_; }
   uint64_t CpuSize() const { return size_; }
@@ -249,8 +334,8 @@ class LocalTensor {
   void Index(const char* api, int64_t i) const {
     Valid(api);
     if (i < 0 || static_cast<uint64_t>(i) >= size_)
-      cpu::Fail(api, ": index ", i, " out of range for tensor at UB offset ", off_, " with ",
-                size_, " elements");
+      cpu::FailAccess(api, ": index ", i, " out of range for tensor at UB offset ", off_,
+                      " with ", size_, " elements");
   }
   uint64_t off_ = 0;
   uint64_t size_ = 0;
@@ -277,8 +362,8 @@ class GlobalTensor {
 
   GlobalTensor<T> operator[](uint64_t offset) const {
     if (offset > size_)
-      cpu::Fail("GlobalTensor::operator[]: offset ", offset, " out of range for ", size_,
-                " elements");
+      cpu::FailAccess("GlobalTensor::operator[]: offset ", offset, " out of range for ", size_,
+                      " elements");
     GlobalTensor<T> g;
     g.ptr_ = ptr_ + offset;
     g.size_ = size_ == kUnknown ? kUnknown : size_ - offset;
@@ -304,7 +389,8 @@ class GlobalTensor {
  private:
   void Index(const char* api, uint64_t i) const {
     if (ptr_ == nullptr) cpu::Fail(api, ": GlobalTensor has no buffer");
-    if (i >= size_) cpu::Fail(api, ": index ", i, " out of range for ", size_, " elements");
+    if (i >= size_)
+      cpu::FailAccess(api, ": index ", i, " out of range for ", size_, " elements");
   }
   T* ptr_ = nullptr;
   uint64_t size_ = 0;
@@ -516,12 +602,13 @@ template <class T>
 inline T* CheckUB(const char* api, const char* role, const LocalTensor<T>& t, int64_t count) {
   if (!t.CpuValid()) Fail(api, ": ", role, " LocalTensor was never allocated");
   if (t.CpuOffset() % kBlock != 0)
-    Fail(api, ": ", role, " UB offset ", t.CpuOffset(), " is not 32-byte aligned");
+    FailAccess(api, ": ", role, " UB offset ", t.CpuOffset(), " is not 32-byte aligned");
   if (count < 0) Fail(api, ": negative count ", count);
   if (static_cast<uint64_t>(count) > t.CpuSize())
-    Fail(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ", t.CpuSize(),
-         " elements (", t.CpuSize() * sizeof(T), " bytes), access of ", count, " elements (",
-         static_cast<uint64_t>(count) * sizeof(T), " bytes) exceeds it");
+    FailAccess(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ",
+               t.CpuSize(), " elements (", t.CpuSize() * sizeof(T), " bytes), access of ",
+               count, " elements (", static_cast<uint64_t>(count) * sizeof(T),
+               " bytes) exceeds it");
   return t.CpuPtr();
 }
 
@@ -531,10 +618,10 @@ inline uint8_t* CheckUBBytes(const char* api, const char* role, const LocalTenso
                              uint64_t end) {
   if (!t.CpuValid()) Fail(api, ": ", role, " LocalTensor was never allocated");
   if (t.CpuOffset() % kBlock != 0)
-    Fail(api, ": ", role, " UB offset ", t.CpuOffset(), " is not 32-byte aligned");
+    FailAccess(api, ": ", role, " UB offset ", t.CpuOffset(), " is not 32-byte aligned");
   if (end > t.CpuSize() * sizeof(T))
-    Fail(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ",
-         t.CpuSize() * sizeof(T), " bytes, access up to byte ", end, " exceeds it");
+    FailAccess(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ",
+               t.CpuSize() * sizeof(T), " bytes, access up to byte ", end, " exceeds it");
   return reinterpret_cast<uint8_t*>(t.CpuPtr());
 }
 
@@ -543,8 +630,8 @@ inline T* CheckGM(const char* api, const char* role, const GlobalTensor<T>& g, u
   if (count == 0) return g.CpuPtr();
   if (g.CpuPtr() == nullptr) Fail(api, ": ", role, " GlobalTensor has no buffer");
   if (count > g.CpuSize())
-    Fail(api, ": ", role, " GlobalTensor holds ", g.CpuSize(), " elements, access of ", count,
-         " elements exceeds it");
+    FailAccess(api, ": ", role, " GlobalTensor holds ", g.CpuSize(), " elements, access of ",
+               count, " elements exceeds it");
   return g.CpuPtr();
 }
 
@@ -554,14 +641,84 @@ inline uint8_t* CheckGMBytes(const char* api, const char* role, const GlobalTens
   if (end == 0) return reinterpret_cast<uint8_t*>(g.CpuPtr());
   if (g.CpuPtr() == nullptr) Fail(api, ": ", role, " GlobalTensor has no buffer");
   if (g.CpuSize() != GlobalTensor<T>::kUnknown && end > g.CpuSize() * sizeof(T))
-    Fail(api, ": ", role, " GlobalTensor holds ", g.CpuSize() * sizeof(T),
-         " bytes, access up to byte ", end, " exceeds it");
+    FailAccess(api, ": ", role, " GlobalTensor holds ", g.CpuSize() * sizeof(T),
+               " bytes, access up to byte ", end, " exceeds it");
   return reinterpret_cast<uint8_t*>(g.CpuPtr());
 }
 
 inline void CheckCount(const char* api, int64_t count) {
   if (count < 0) Fail(api, ": negative count ", count);
 }
+
+}  // namespace detail
+
+// ---- Memory check: the UB shadow map (used only when kMemcheck) ----
+// One shadow byte per UB byte holds that byte's "defined" bits (0xFF: all written since the
+// block started). Elements are defined when all their bytes are 0xFF; mask bits (Compare/Select
+// masks) are tracked bit by bit.
+namespace mc {
+inline uint8_t* Sh(uint64_t off) { return State().shadow + off; }
+
+// Mark UB bytes [off, off + n) written.
+inline void Define(uint64_t off, uint64_t n) {
+  if (n) std::memset(Sh(off), 0xFF, static_cast<size_t>(n));
+}
+
+// Copy the shadow of n bytes (UB->UB copies).
+inline void CopyShadow(uint64_t dst, uint64_t src, uint64_t n) {
+  if (n) std::memmove(Sh(dst), Sh(src), static_cast<size_t>(n));
+}
+
+// Index (from off) of the first byte in [off, off + n) with an undefined bit, or n.
+inline uint64_t FirstUndefined(uint64_t off, uint64_t n) {
+  const uint8_t* s = Sh(off);
+  for (uint64_t i = 0; i < n; ++i)
+    if (s[i] != 0xFF) return i;
+  return n;
+}
+
+template <class T>
+inline bool ElemDefined(uint64_t off, int64_t i) {
+  const uint8_t* s = Sh(off + static_cast<uint64_t>(i) * sizeof(T));
+  for (size_t k = 0; k < sizeof(T); ++k)
+    if (s[k] != 0xFF) return false;
+  return true;
+}
+
+inline bool BitDefined(uint64_t off, int64_t i) { return (Sh(off)[i >> 3] >> (i & 7)) & 1; }
+
+// Throw "read of uninitialised UB" unless bytes [begin, begin + n) of t are all defined.
+template <class T>
+inline void RequireDefined(const char* api, const char* role, const LocalTensor<T>& t,
+                           uint64_t begin, uint64_t n, const char* what = "") {
+  const uint64_t k = FirstUndefined(t.CpuOffset() + begin, n);
+  if (k < n) {
+    const uint64_t b = begin + k;
+    FailAccess(api, ": read of uninitialised UB: ", role, what, " byte ", b, " (element ",
+               b / sizeof(T), ", UB offset ", t.CpuOffset() + b, ") of the LocalTensor at UB "
+               "offset ", t.CpuOffset(), " was never written in this block");
+  }
+}
+
+// dst element i (i < n) is defined iff element i of every source is (valgrind-style
+// propagation through elementwise ops). Reads every source shadow before writing dst.
+template <class D, class... S>
+inline void Elementwise(const LocalTensor<D>& dst, int64_t n, const LocalTensor<S>&... src) {
+  if (n <= 0) return;
+  const uint64_t un = static_cast<uint64_t>(n);
+  if (((FirstUndefined(src.CpuOffset(), un * sizeof(S)) == un * sizeof(S)) && ...)) {
+    Define(dst.CpuOffset(), un * sizeof(D));
+    return;
+  }
+  std::vector<uint8_t> ok(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) ok[i] = (ElemDefined<S>(src.CpuOffset(), i) && ...);
+  for (int64_t i = 0; i < n; ++i)
+    std::memset(Sh(dst.CpuOffset() + static_cast<uint64_t>(i) * sizeof(D)), ok[i] ? 0xFF : 0,
+                sizeof(D));
+}
+}  // namespace mc
+
+namespace detail {
 
 // --- fp16 <-> fp32 bulk conversion (F16C when the CPU has it, else the compiler's) ---
 #ifdef PYASC_X86
@@ -679,6 +836,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int6
   const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T) / cpu::kBlock * cpu::kBlock;
   uint8_t* d = cpu::detail::CheckUBBytes("DataCopy(GM->UB)", "dst", dst, bytes);
   uint8_t* s = cpu::detail::CheckGMBytes("DataCopy(GM->UB)", "src", src, bytes);
+  if constexpr (cpu::kMemcheck) cpu::mc::Define(dst.CpuOffset(), bytes);
   if (bytes) std::memmove(d, s, bytes);
 }
 
@@ -688,6 +846,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, int6
   const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T) / cpu::kBlock * cpu::kBlock;
   uint8_t* s = cpu::detail::CheckUBBytes("DataCopy(UB->GM)", "src", src, bytes);
   uint8_t* d = cpu::detail::CheckGMBytes("DataCopy(UB->GM)", "dst", dst, bytes);
+  if constexpr (cpu::kMemcheck) cpu::mc::RequireDefined("DataCopy(UB->GM)", "src", src, 0, bytes);
   if (bytes) std::memmove(d, s, bytes);
 }
 
@@ -697,6 +856,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, int64
   const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T) / cpu::kBlock * cpu::kBlock;
   uint8_t* d = cpu::detail::CheckUBBytes("DataCopy(UB->UB)", "dst", dst, bytes);
   uint8_t* s = cpu::detail::CheckUBBytes("DataCopy(UB->UB)", "src", src, bytes);
+  if constexpr (cpu::kMemcheck) cpu::mc::CopyShadow(dst.CpuOffset(), src.CpuOffset(), bytes);
   if (bytes) std::memmove(d, s, bytes);
 }
 
@@ -755,6 +915,11 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
   const uint8_t* s = cpu::detail::CheckGMBytes(api, "src", src, len ? gm_end : 0);
   for (uint64_t k = 0; k < n; ++k) {
     uint8_t* db = d + k * ub_step;
+    if constexpr (cpu::kMemcheck) {
+      const uint64_t at = dst.CpuOffset() + k * ub_step;
+      if (pad.isPad) cpu::mc::Define(at, ub_block);
+      else cpu::mc::Define(at + left, len);
+    }
     if (len) std::memmove(db + left, s + k * gm_step, len);
     if (pad.isPad) {
       T* e = reinterpret_cast<T*>(db);
@@ -778,6 +943,12 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
   const uint8_t* s = cpu::detail::CheckUBBytes(api, "src", src, ub_end);
   uint8_t* d = cpu::detail::CheckGMBytes(api, "dst", dst, gm_end);
   if (len == 0) return;
+  if constexpr (cpu::kMemcheck) {
+    for (uint64_t k = 0; k < n; ++k) {
+      const std::string what = cpu::Cat(" block ", k, " of ", n, ",");
+      cpu::mc::RequireDefined(api, "src", src, k * ub_step, len, what.c_str());
+    }
+  }
   for (uint64_t k = 0; k < n; ++k) std::memmove(d + k * gm_step, s + k * ub_step, len);
 }
 
@@ -793,6 +964,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
     T* d = cpu::detail::CheckUB(#NAME, "dst", dst, count);                                     \
     const T* a = cpu::detail::CheckUB(#NAME, "src0", src0, count);                             \
     const T* b = cpu::detail::CheckUB(#NAME, "src1", src1, count);                             \
+    if constexpr (cpu::kMemcheck) cpu::mc::Elementwise(dst, count, src0, src1);                \
     cpu::detail::Map2(d, a, b, count, [](auto x, auto y) { return EXPR; });                    \
   }
 
@@ -812,6 +984,7 @@ PYASC_BINARY_OP(Min, (x < y ? x : y), false)
     static_assert(!(FLOAT_ONLY) || cpu::detail::kIsFloat<T>, #NAME ": needs half or float");  \
     T* d = cpu::detail::CheckUB(#NAME, "dst", dst, count);                                     \
     const T* a = cpu::detail::CheckUB(#NAME, "src", src, count);                               \
+    if constexpr (cpu::kMemcheck) cpu::mc::Elementwise(dst, count, src);                       \
     cpu::detail::Map1(d, a, count, [](auto x) { return EXPR; });                               \
   }
 
@@ -841,6 +1014,7 @@ template <class T> struct Identity { using type = T; };
     T* d = cpu::detail::CheckUB(#NAME, "dst", dst, count);                                     \
     const T* a = cpu::detail::CheckUB(#NAME, "src", src, count);                               \
     const auto y = static_cast<typename cpu::detail::Lane<T>::type>(scalar);                   \
+    if constexpr (cpu::kMemcheck) cpu::mc::Elementwise(dst, count, src);                       \
     cpu::detail::Map1(d, a, count, [y](auto x) { return EXPR; });                              \
   }
 
@@ -856,6 +1030,7 @@ template <class T>
 inline void Duplicate(const LocalTensor<T>& dst, const typename cpu::detail::Identity<T>::type& scalar,
                       int64_t count) {
   T* d = cpu::detail::CheckUB("Duplicate", "dst", dst, count);
+  if constexpr (cpu::kMemcheck) cpu::mc::Define(dst.CpuOffset(), static_cast<uint64_t>(count) * sizeof(T));
   const T v = scalar;
   for (int64_t i = 0; i < count; ++i) d[i] = v;
 }
@@ -967,6 +1142,7 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode
                 "Cast: unsupported element type (half, float, int8, uint8, int16, int32)");
   D* d = cpu::detail::CheckUB("Cast", "dst", dst, count);
   const S* s = cpu::detail::CheckUB("Cast", "src", src, count);
+  if constexpr (cpu::kMemcheck) cpu::mc::Elementwise(dst, count, src);
   [[maybe_unused]] const bool nearest = mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_RINT;
   if constexpr (std::is_same_v<S, half> && std::is_same_v<D, float>) {
     cpu::detail::H2F(s, d, count);  // exact
@@ -1007,6 +1183,13 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0,
   const T* a = cpu::detail::CheckUB("Compare", "src0", src0, count);
   const T* b = cpu::detail::CheckUB("Compare", "src1", src1, count);
   uint8_t* m = cpu::detail::CheckUBBytes("Compare", "dstMask", dst, static_cast<uint64_t>(count) / 8);
+  if constexpr (cpu::kMemcheck) {  // mask bit i is defined iff src0[i] and src1[i] are
+    std::vector<uint8_t> bits(static_cast<size_t>(count / 8), 0);
+    for (int64_t i = 0; i < count; ++i)
+      if (cpu::mc::ElemDefined<T>(src0.CpuOffset(), i) && cpu::mc::ElemDefined<T>(src1.CpuOffset(), i))
+        bits[static_cast<size_t>(i >> 3)] |= static_cast<uint8_t>(1u << (i & 7));
+    if (!bits.empty()) std::memcpy(cpu::mc::Sh(dst.CpuOffset()), bits.data(), bits.size());
+  }
   using L = typename cpu::detail::Lane<T>::type;
   for (int64_t byte = 0; byte < count / 8; ++byte) {
     uint8_t bits = 0;
@@ -1041,6 +1224,16 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask,
   const T* b = cpu::detail::CheckUB("Select", "src1", src1, count);
   const uint8_t* m = cpu::detail::CheckUBBytes("Select", "mask", mask,
                                                (static_cast<uint64_t>(count) + 7) / 8);
+  if constexpr (cpu::kMemcheck) {  // defined iff the mask bit and the selected lane are
+    std::vector<uint8_t> ok(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i)
+      ok[i] = cpu::mc::BitDefined(mask.CpuOffset(), i) &&
+              ((m[i >> 3] >> (i & 7)) & 1 ? cpu::mc::ElemDefined<T>(src0.CpuOffset(), i)
+                                          : cpu::mc::ElemDefined<T>(src1.CpuOffset(), i));
+    for (int64_t i = 0; i < count; ++i)
+      std::memset(cpu::mc::Sh(dst.CpuOffset() + static_cast<uint64_t>(i) * sizeof(T)),
+                  ok[i] ? 0xFF : 0, sizeof(T));
+  }
   for (int64_t i = 0; i < count; ++i) d[i] = (m[i >> 3] >> (i & 7)) & 1 ? a[i] : b[i];
 }
 
@@ -1056,6 +1249,15 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask,
   const T* a = cpu::detail::CheckUB("Select", "src0", src0, count);
   const uint8_t* m = cpu::detail::CheckUBBytes("Select", "mask", mask,
                                                (static_cast<uint64_t>(count) + 7) / 8);
+  if constexpr (cpu::kMemcheck) {
+    std::vector<uint8_t> ok(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i)
+      ok[i] = cpu::mc::BitDefined(mask.CpuOffset(), i) &&
+              (!((m[i >> 3] >> (i & 7)) & 1) || cpu::mc::ElemDefined<T>(src0.CpuOffset(), i));
+    for (int64_t i = 0; i < count; ++i)
+      std::memset(cpu::mc::Sh(dst.CpuOffset() + static_cast<uint64_t>(i) * sizeof(T)),
+                  ok[i] ? 0xFF : 0, sizeof(T));
+  }
   const T v = scalar;
   for (int64_t i = 0; i < count; ++i) d[i] = (m[i >> 3] >> (i & 7)) & 1 ? a[i] : v;
 }
@@ -1126,6 +1328,10 @@ inline void ReduceExtreme(const char* api, const LocalTensor<T>& dst, const Loca
   T* d = CheckUB(api, "dst", dst, calIndex ? 2 : 1);
   const T* s = CheckUB(api, "src", src, count);
   CheckUB(api, "work", work, 0);
+  if constexpr (kMemcheck) {
+    mc::RequireDefined(api, "src", src, 0, static_cast<uint64_t>(count) * sizeof(T));
+    mc::Define(dst.CpuOffset(), (calIndex ? 2 : 1) * sizeof(T));
+  }
   using L = typename Lane<T>::type;
   L best = static_cast<L>(s[0]);
   int64_t at = 0;
@@ -1152,6 +1358,10 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
   T* d = cpu::detail::CheckUB("ReduceSum", "dst", dst, 1);
   const T* s = cpu::detail::CheckUB("ReduceSum", "src", src, count);
   cpu::detail::CheckUB("ReduceSum", "work", work, 0);
+  if constexpr (cpu::kMemcheck) {
+    cpu::mc::RequireDefined("ReduceSum", "src", src, 0, static_cast<uint64_t>(count) * sizeof(T));
+    cpu::mc::Define(dst.CpuOffset(), sizeof(T));
+  }
   d[0] = cpu::detail::TreeSum(s, count);
 }
 
@@ -1188,13 +1398,19 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
                     int64_t nargs) noexcept {
   try {
     State().last_error.clear();
+    State().last_error_kind = 0;
+    State().loc = nullptr;
     if (nargs != static_cast<int64_t>(sizeof...(A)))
       Fail("pyasc_run_block: kernel takes ", sizeof...(A), " arguments, got ", nargs);
     SetBlock(block_idx, block_num);
     ResetUB();
     detail::Invoke(kernel, args, std::index_sequence_for<A...>{});
     State().pipe = nullptr;
+    State().loc = nullptr;
     return 0;
+  } catch (const AccessError& e) {
+    State().last_error = e.what();
+    State().last_error_kind = 1;
   } catch (const Error& e) {
     State().last_error = e.what();
   } catch (const std::exception& e) {
@@ -1203,13 +1419,15 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
     State().last_error = "unknown C++ exception";
   }
   State().pipe = nullptr;
+  State().loc = nullptr;
   return 1;
 }
 
 }  // namespace cpu
 }  // namespace AscendC
 
-// Defines pyasc_run_block and pyasc_last_error for one kernel (declared before this macro):
+// Defines pyasc_run_block, pyasc_last_error and pyasc_last_error_kind (0 other, 1 memory
+// access violation) for one kernel (declared before this macro):
 //   extern "C" __global__ __aicore__ void my_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR workspace,
 //                                                   GM_ADDR tiling);
 //   PYASC_CPU_ENTRY(my_kernel)
@@ -1218,7 +1436,8 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
                                  int64_t nargs) {                                              \
     return ::AscendC::cpu::RunBlock(KERNEL, block_idx, block_num, args, nargs);                \
   }                                                                                            \
-  extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }
+  extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }           \
+  extern "C" int pyasc_last_error_kind() { return ::AscendC::cpu::LastErrorKind(); }
 
 // Per-kernel entry, so several kernels can share one library (batch builds):
 // pyasc_run_block_<KERNEL>; pyasc_last_error is shared and defined by PYASC_CPU_LAST_ERROR.
@@ -1228,6 +1447,7 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
     return ::AscendC::cpu::RunBlock(KERNEL, block_idx, block_num, args, nargs);                \
   }
 #define PYASC_CPU_LAST_ERROR()                                                                 \
-  extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }
+  extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }           \
+  extern "C" int pyasc_last_error_kind() { return ::AscendC::cpu::LastErrorKind(); }
 
 #endif  // PYASC_KERNEL_OPERATOR_H
