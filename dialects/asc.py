@@ -61,10 +61,12 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-UNARY_KINDS = ("neg", "exp", "log", "sqrt", "rsqrt", "abs", "relu", "reciprocal",
+UNARY_KINDS = ("neg", "exp", "log", "sqrt", "rsqrt", "abs", "relu", "reciprocal", "sin", "cos",
                "sigmoid", "tanh", "erf")
 """Unary kinds; ``sigmoid``, ``tanh`` and ``erf`` are composites that ``asc-decompose`` expands."""
 COMPOSITE_UNARY_KINDS = ("sigmoid", "tanh", "erf")
+VECTOR_UNARY_KINDS = tuple(k for k in UNARY_KINDS if k not in COMPOSITE_UNARY_KINDS)
+"""Unary kinds the vector unit has an instruction (or an Ascend C API call) for."""
 BINARY_KINDS = ("add", "sub", "mul", "div", "max", "min")
 COMPARE_PREDICATES = ("lt", "gt", "eq", "le", "ge", "ne")
 REDUCE_KINDS = ("sum", "max", "min", "mean", "var")
@@ -289,7 +291,7 @@ def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | No
         y = b[-i] if i <= len(b) else 1
         if x != y and 1 not in (x, y):
             return None
-        out.append(max(x, y) if 1 in (x, y) else x)
+        out.append(y if x == 1 else x)  # not max(): [0] + [1] broadcasts to [0]
     return tuple(reversed(out))
 
 
@@ -608,7 +610,7 @@ class _VectorBase(IRDLOperation):
 @irdl_op_definition
 class VUnaryOp(_VectorBase):
     """``dst[i] = kind(src[i])`` for i < count; kinds: neg exp log sqrt rsqrt abs relu
-    reciprocal."""
+    reciprocal sin cos."""
 
     name = "asc.vunary"
     kind = prop_def(StringAttr)
@@ -620,7 +622,7 @@ class VUnaryOp(_VectorBase):
         super().__init__(operands=[dst, src, count], properties={"kind": StringAttr(kind)})
 
     def verify_(self) -> None:
-        _check_kind(self, self.kind.data, UNARY_KINDS[:8], "vector unary kind")
+        _check_kind(self, self.kind.data, VECTOR_UNARY_KINDS, "vector unary kind")
         self._same_dtype(self.dst, self.src)
 
 

@@ -39,7 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 VEC_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max",
               "min": "Min"}
 VEC_UNARY = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
-             "reciprocal": "Reciprocal", "relu": "Relu"}
+             "reciprocal": "Reciprocal", "relu": "Relu", "sin": "Sin", "cos": "Cos"}
 VEC_SCALAR = {"adds": "Adds", "muls": "Muls", "maxs": "Maxs", "mins": "Mins"}
 REDUCE = {"sum": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin"}
 ROUND = {"none": "CAST_NONE", "rint": "CAST_RINT", "floor": "CAST_FLOOR", "ceil": "CAST_CEIL",
@@ -296,7 +296,7 @@ class VecBinaryOp(IRDLOperation):
 
 @irdl_op_definition
 class VecUnaryOp(IRDLOperation):
-    """``Exp|Ln|Abs|Sqrt|Rsqrt|Reciprocal|Relu(dst, src, count)``."""
+    """``Exp|Ln|Abs|Sqrt|Rsqrt|Reciprocal|Relu|Sin|Cos(dst, src, count)``."""
 
     T: ClassVar = VarConstraint("T", base(LocalTensorType))
     name = "ascendc.vec_unary"

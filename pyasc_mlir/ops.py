@@ -8,7 +8,7 @@ operator, each raises :class:`OutsideOperatorError`.
 Semantics (all elementwise ops follow NumPy broadcasting; arithmetic is computed in float32
 whatever the input dtypes, "opmath"; a result is float16 when every tensor operand is float16):
 
-- ``exp log sqrt rsqrt abs relu sigmoid tanh erf``: elementwise unary functions.
+- ``exp log sqrt rsqrt abs relu sigmoid tanh erf sin cos``: elementwise unary functions.
 - ``maximum(a, b)``, ``minimum(a, b)``: elementwise max/min of tensors or Python numbers.
 - ``where(cond, a, b)``: ``a`` where the boolean mask ``cond`` holds, else ``b``.
 - ``cast(x, dtype)``: convert to ``float16`` (rounds to nearest even) or ``float32``; a mask
@@ -29,7 +29,7 @@ from pyasc_mlir.errors import PyAscUsageError
 
 __all__ = [
     "DType", "OutsideOperatorError", "float16", "float32", "bool_",
-    "exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf",
+    "exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf", "sin", "cos",
     "maximum", "minimum", "where", "cast",
     "sum", "mean", "max", "min", "var",
 ]
@@ -105,6 +105,16 @@ def log(x: Any) -> Any:
 def sqrt(x: Any) -> Any:
     """Elementwise square root."""
     _outside("sqrt")
+
+
+def sin(x: Any) -> Any:
+    """Elementwise sine (radians); Ascend C ``Sin``."""
+    _outside("sin")
+
+
+def cos(x: Any) -> Any:
+    """Elementwise cosine (radians); Ascend C ``Cos``."""
+    _outside("cos")
 
 
 def rsqrt(x: Any) -> Any:

@@ -49,7 +49,7 @@ _WHERE_HINT = ("use pyasc_mlir.where(cond, a, b) to choose between values elemen
                "`if`/`while`/`and`/`or`/`not` run at compile time, on compile-time values only")
 _MASK_HINT = ("use pyasc_mlir.where(mask, a, b), or pyasc_mlir.cast(mask, pyasc_mlir.float32) "
               "for 1.0/0.0")
-_UNARY = ("exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf")
+_UNARY = ("exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf", "sin", "cos")
 _REDUCE = ("sum", "mean", "max", "min", "var")
 _OP_NAMES = (*_UNARY, *_REDUCE, "maximum", "minimum", "where", "cast")
 _MARKERS: dict[Callable[..., Any], str] = {getattr(ops, n): n for n in _OP_NAMES}
@@ -175,7 +175,8 @@ _PY_CMPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }
 _PY_UNARY: dict[str, Callable[[float], float]] = {
-    "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "rsqrt": lambda v: 1.0 / math.sqrt(v),
+    "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos,
+    "rsqrt": lambda v: 1.0 / math.sqrt(v),
     "abs": builtins.abs, "relu": lambda v: builtins.max(v, 0.0),
     "sigmoid": lambda v: 1.0 / (1.0 + math.exp(-v)), "tanh": math.tanh, "erf": math.erf,
 }

@@ -158,7 +158,7 @@ void CaseBinary(const Args& a) {
   s.Out(t);
 }
 
-// 7: unary ops (a[0]: 0 Exp 1 Ln 2 Abs 3 Sqrt 4 Rsqrt 5 Reciprocal 6 Relu)
+// 7: unary ops (a[0]: 0 Exp 1 Ln 2 Abs 3 Sqrt 4 Rsqrt 5 Reciprocal 6 Relu 7 Sin 8 Cos)
 template <class T>
 void CaseUnary(const Args& a) {
   const Tiling& t = *a.t;
@@ -171,6 +171,8 @@ void CaseUnary(const Args& a) {
       case 3: Sqrt(d, s.u0, t.n); break;
       case 4: Rsqrt(d, s.u0, t.n); break;
       case 5: Reciprocal(d, s.u0, t.n); break;
+      case 7: Sin(d, s.u0, t.n); break;
+      case 8: Cos(d, s.u0, t.n); break;
       default: break;
     }
   }
@@ -726,12 +728,12 @@ def _unary_ref(op, x):
     with np.errstate(all="ignore"):
         xf = x.astype(np.float64)
         r = {0: np.exp, 1: np.log, 2: np.abs, 3: np.sqrt, 4: lambda v: 1 / np.sqrt(v),
-             5: lambda v: 1 / v, 6: lambda v: np.maximum(v, 0)}[op](xf)
+             5: lambda v: 1 / v, 6: lambda v: np.maximum(v, 0), 7: np.sin, 8: np.cos}[op](xf)
     return r.astype(x.dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
-@pytest.mark.parametrize("op", range(7))
+@pytest.mark.parametrize("op", range(9))
 def test_unary_ops(kernel, dtype, op):
     n, p = 300, 320
     lo = 0.05 if op in (1, 3, 4, 5) else -4.0

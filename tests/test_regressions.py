@@ -156,3 +156,18 @@ def test_broadcast_3x4_plus_5_is_a_clear_error():
     assert text.startswith(f"{__file__}:{line}:12: error: cannot broadcast shapes [3, 4] and [5]")
     assert f"    {linecache.getline(__file__, line).rstrip()}" in text
     assert "hint:" in text
+
+
+def wave(x):
+    return pa.sin(x) * 0.5 + pa.cos(x * 2.0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_sin_cos_every_stage_and_cpu(dtype):
+    x = np.random.default_rng(3).uniform(-6, 6, (7, 513)).astype(dtype)
+    op = pa.compile(wave, [pa.TensorDesc(x.shape, dtype)])
+    xd = x.astype(np.float64)
+    ref = (np.sin(xd) * 0.5 + np.cos(xd * 2)).astype(dtype).astype(np.float64)
+    tol = 1e-3 if dtype == "float16" else 1e-5
+    for got in (op(x), *(op.run_stage(s, x)[0] for s in ("tensor", "tile", "ascendc"))):
+        np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol)

@@ -97,6 +97,8 @@ UNARY_REF = {
     "sigmoid": (lambda x: 1 / (1 + np.exp(-x.astype(np.float64))), "any"),
     "tanh": (lambda x: np.tanh(x.astype(np.float64)), "any"),
     "erf": (_erf_ref, "any"),
+    "sin": (lambda x: np.sin(x.astype(np.float64)), "any"),
+    "cos": (lambda x: np.cos(x.astype(np.float64)), "any"),
 }
 
 

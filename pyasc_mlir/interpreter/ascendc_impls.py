@@ -373,7 +373,7 @@ def _relu(x: np.ndarray) -> np.ndarray:
 
 _UNARY = {
     "Exp": np.exp, "Ln": np.log, "Abs": np.abs, "Sqrt": np.sqrt, "Rsqrt": _rsqrt,
-    "Reciprocal": lambda x: np.float32(1) / x, "Relu": _relu,
+    "Reciprocal": lambda x: np.float32(1) / x, "Relu": _relu, "Sin": np.sin, "Cos": np.cos,
 }
 _BINARY: dict[str, np.ufunc] = {
     "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide,

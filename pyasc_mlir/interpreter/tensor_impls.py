@@ -51,6 +51,7 @@ def _sigmoid64(x: np.ndarray) -> np.ndarray:
 
 _UNARY32 = {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
+    "sin": np.sin, "cos": np.cos,
     "relu": lambda x: np.maximum(x, np.float32(0)),
     "reciprocal": lambda x: np.float32(1) / x,
 }

@@ -395,6 +395,8 @@ _UNARY: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
     "abs": lambda x, out: np.abs(x, out=out),
     "relu": _relu,
     "reciprocal": lambda x, out: np.reciprocal(x, out=out),
+    "sin": lambda x, out: np.sin(x, out=out),
+    "cos": lambda x, out: np.cos(x, out=out),
 }
 _BINARY: dict[str, np.ufunc] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,

@@ -31,7 +31,7 @@
 //   calls: TPipe::InitBuffer (TQue, TBuf), TPipe::FetchEventID, TQue::AllocTensor/EnQue/DeQue/
 //   FreeTensor, TBuf::Get, LocalTensor::operator[]/GetValue/SetValue/GetSize/GetPhyAddr/
 //   ReinterpretCast, GlobalTensor::SetGlobalBuffer/operator[]/GetValue/SetValue/GetSize/
-//   GetPhyAddr, DataCopy, DataCopyPad, Add Sub Mul Div Max Min, Exp Ln Abs Sqrt Rsqrt Reciprocal
+//   GetPhyAddr, DataCopy, DataCopyPad, Add Sub Mul Div Max Min, Exp Ln Abs Sqrt Rsqrt Reciprocal Sin Cos
 //   Relu, Adds Muls Maxs Mins, Duplicate, Cast, Compare, Select, ReduceSum ReduceMax ReduceMin,
 //   GetBlockIdx, GetBlockNum, GetTPipePtr, SetFlag, WaitFlag, PipeBarrier.
 //   CPU-only (AscendC::cpu): Error, AccessError, SetBlock, ResetUB, LastError, LastErrorKind,
@@ -998,6 +998,9 @@ PYASC_UNARY_OP(Sqrt, std::sqrt(x), true)
 PYASC_UNARY_OP(Rsqrt, static_cast<decltype(x)>(1.0 / std::sqrt(static_cast<double>(x))), true)
 PYASC_UNARY_OP(Reciprocal, decltype(x)(1) / x, true)
 PYASC_UNARY_OP(Relu, (x > 0 ? x : decltype(x)(0)), false)
+// Sin/Cos (advanced math API, count form): the C library's float functions, rounded to T.
+PYASC_UNARY_OP(Sin, std::sin(x), true)
+PYASC_UNARY_OP(Cos, std::cos(x), true)
 #undef PYASC_UNARY_OP
 
 namespace cpu {
