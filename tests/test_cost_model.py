@@ -74,3 +74,17 @@ def test_profiler_labels_modeled_figures():
     (row,) = prof.report()
     assert row["calls"] == 2 and row["modeled_us"] > 0 and row["cpu_build_us_median"] > 0
     assert "modeled" in prof.table()
+
+
+def test_pyasc_profile_command(tmp_path, capsys):
+    from pyasc_mlir.tools.cli import main
+
+    src = tmp_path / "ops.py"
+    src.write_text("import pyasc_mlir as pa\n\n\ndef scale(x, k):\n    return x * k\n")
+    assert main(["profile", f"{src}::scale", "--shape", "64,256", "--const", "3.0",
+                 "--repeats", "2", "--json"]) == 0
+    import json
+
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["name"] == "scale" and row["calls"] == 2 and row["modeled_us"] > 0
+    assert row["gm_bytes"] >= 2 * 64 * 256 * 2

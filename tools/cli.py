@@ -1,7 +1,9 @@
-"""The ``pyasc`` command: ``pyasc demo`` runs every example on real MiniLM activations.
+"""The ``pyasc`` command: ``pyasc demo`` runs every example on real MiniLM activations;
+``pyasc fuzz`` runs the differential fuzzer (``pyasc_mlir.fuzz``).
 
-Usage: ``pyasc demo [options]``; ``pyasc --version``. Exit code 0 when every result is within
-tolerance, 1 otherwise, 2 on a usage error.
+Usage: ``pyasc demo [options]``; ``pyasc fuzz --programs N --seed S [options]``;
+``pyasc --version``. Exit code 0 when every result is within tolerance (fuzz: no mismatch or
+crash), 1 otherwise, 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -19,12 +21,29 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("demo", help="compile every example and run it on MiniLM data "
                    "(other options go to the demo; see `pyasc demo --help`)", add_help=False)
+    sub.add_parser("fuzz", help="differential fuzzer: random operators checked at every stage "
+                   "(see `pyasc fuzz --help`)", add_help=False)
+    sub.add_parser("profile", help="modeled NPU profile of FILE::FUNC for given shapes "
+                   "(see `pyasc profile --help`)", add_help=False)
     args, rest = parser.parse_known_args(argv)
     args.rest = rest
     if args.version:
         from pyasc_mlir import __version__
         print(f"pyasc-mlir {__version__}")
         return 0
+    if args.command == "fuzz":
+        from pyasc_mlir.fuzz import main as fuzz_main
+        try:
+            return fuzz_main(args.rest)
+        except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+            return int(exc.code or 0)
+    if args.command == "profile":
+        from pyasc_mlir.tools.profile import run_profile
+        try:
+            return run_profile(args.rest)
+        except PyAscError as exc:
+            print(exc, file=sys.stderr)
+            return 1
     if args.command != "demo":
         parser.print_help()
         return 2
