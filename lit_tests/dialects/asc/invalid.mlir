@@ -5,7 +5,7 @@
 
 // ==== tensor level ====
 
-// CHECK: Operation does not verify: asc.unary: unknown unary kind 'foo'; expected one of neg, exp, log, sqrt, rsqrt, abs, relu, reciprocal, sigmoid, tanh, erf
+// CHECK: Operation does not verify: asc.unary: unknown unary kind 'foo'; expected one of neg, exp, log, sqrt, rsqrt, abs, relu, reciprocal, sin, cos, sigmoid, tanh, erf
 func.func @bad_unary_kind(%x: tensor<4xf32>) {
   %y = asc.unary "foo" %x : tensor<4xf32>
   func.return
@@ -301,7 +301,7 @@ func.func @copy_out_gm_to_gm(%g: memref<64xf32, #asc.scope<gm>>, %i: index) {
 // -----
 
 // Composites have no vector instruction: asc-decompose must expand them first.
-// CHECK: Operation does not verify: asc.vunary: unknown vector unary kind 'sigmoid'; expected one of neg, exp, log, sqrt, rsqrt, abs, relu, reciprocal
+// CHECK: Operation does not verify: asc.vunary: unknown vector unary kind 'sigmoid'; expected one of neg, exp, log, sqrt, rsqrt, abs, relu, reciprocal, sin, cos
 func.func @vunary_composite(%i: index) {
   %a = asc.alloc "tmp" {buffers = 1 : i64} : memref<128xf32, #asc.scope<ub>>
   asc.vunary "sigmoid" %a, %a, %i : memref<128xf32, #asc.scope<ub>>, memref<128xf32, #asc.scope<ub>>

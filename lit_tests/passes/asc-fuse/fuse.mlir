@@ -39,17 +39,18 @@ func.func @ln(%x: tensor<4x40xf32>, %w: tensor<40xf32>) -> tensor<4x40xf32> {
   func.return %r : tensor<4x40xf32>
 }
 
-// Values used after the group are results, in op order; an input used twice is passed once;
-// a value only used inside (%t) stays inside.
+// The group's results follow the function's results, in return order (the launcher passes the
+// result buffers in that order), and a value returned twice is written twice; an input used
+// twice is passed once; a value only used inside (%t) stays inside.
 // CHECK-LABEL: func.func @multi_out(
-// CHECK-NEXT:    %[[A:.*]], %[[B:.*]] = asc.fusion(%x, %z) : (tensor<16xf16>, tensor<16xf16>) -> (tensor<16xf16>, tensor<16xf16>) {
+// CHECK-NEXT:    %[[B:.*]], %[[A1:.*]], %[[A2:.*]] = asc.fusion(%x, %z) : (tensor<16xf16>, tensor<16xf16>) -> (tensor<16xf16>, tensor<16xf16>, tensor<16xf16>) {
 // CHECK-NEXT:    ^{{.*}}(%[[X:.*]]: tensor<16xf16>, %[[Z:.*]]: tensor<16xf16>):
 // CHECK-NEXT:      %a = asc.unary "exp" %[[X]] : tensor<16xf16>
 // CHECK-NEXT:      %t = asc.binary "add" %a, %[[X]] : tensor<16xf16>
 // CHECK-NEXT:      %b = asc.binary "max" %t, %[[Z]] : tensor<16xf16>
-// CHECK-NEXT:      asc.yield %a, %b : tensor<16xf16>, tensor<16xf16>
+// CHECK-NEXT:      asc.yield %b, %a, %a : tensor<16xf16>, tensor<16xf16>, tensor<16xf16>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    func.return %[[B]], %[[A]], %[[A]] : tensor<16xf16>, tensor<16xf16>, tensor<16xf16>
+// CHECK-NEXT:    func.return %[[B]], %[[A1]], %[[A2]] : tensor<16xf16>, tensor<16xf16>, tensor<16xf16>
 func.func @multi_out(%x: tensor<16xf16>, %z: tensor<16xf16>) -> (tensor<16xf16>, tensor<16xf16>, tensor<16xf16>) {
   %a = asc.unary "exp" %x : tensor<16xf16>
   %t = asc.binary "add" %a, %x : tensor<16xf16>
