@@ -546,8 +546,20 @@ def _load_cached(directory: Path, key: str, rebuild: Callable[[], dict[str, Modu
         _warn_cache(f"the CPU library {lib} of {info_path} is corrupt (its SHA-256 differs "
                     "from the recorded one); rebuilding it")
         return None, True
+    for fname, digest in info.get("source_sha256", {}).items():
+        try:
+            ok = _text_sha256((directory / fname).read_text()) == digest
+        except OSError:
+            ok = False
+        if not ok:  # the sources rebuild the memory-check variant: they must be intact
+            _warn_cache(f"{directory / fname} is missing or corrupt; rebuilding the operator")
+            return None, False
     info["cache_hit"] = True
     return CompiledOp(directory, info, rebuild), False
+
+
+def _text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _library_problem(lib: Path) -> str | None:
@@ -767,6 +779,8 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
     info = _describe(stages, name, descs, result_dtypes, platform)
     info.update(key=key, library=str(lib),
                 library_sha256=_sha256(lib) if lib.is_file() else None,
+                source_sha256={"kernel.cpp": _text_sha256(kernel_src),
+                               "cpu_entry.cpp": _text_sha256(entry_src)},
                 arg_names=_tensor_arg_names(fn, inputs), compile_ms=lower_ms + gxx_ms,
                 lower_ms=lower_ms, gxx_ms=gxx_ms,
                 stage_ms={k: v * 1e3 for k, v in times.items()}, cache_hit=False,

@@ -164,3 +164,7 @@ def user_facing(fn: F) -> F:
             raise exc.with_traceback(None) from None  # the user-facing error, no internals
 
     return entry  # type: ignore[return-value]
+
+
+class PyAscDtypeError(PyAscUsageError, TypeError):
+    """An unsupported dtype given to the Python API (e.g. ``TensorDesc(shape, "int32")``)."""

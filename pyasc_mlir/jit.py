@@ -56,6 +56,11 @@ class JitFunction:
                                   "pass one array per tensor parameter and one value per "
                                   f"compile-time parameter{where}") from None
         for i, a in enumerate(args):
+            if isinstance(a, list):
+                raise PyAscUsageError(
+                    f"argument {i} of {self.fn.__name__}() is a Python list", caller_loc(),
+                    "pass tensors as NumPy arrays (np.asarray(...)); compile-time values as "
+                    "numbers, strings or tuples")
             if not _is_array(a) or isinstance(a, TensorDesc):
                 continue
             dt = np.asarray(a).dtype

@@ -9,6 +9,10 @@ import numpy as np
 from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType
 from xdsl.ir import Attribute
 
+from pyasc_mlir.errors import PyAscDtypeError, caller_loc
+
+_DTYPE_HINT = "tensors are float16 or float32 (bfloat16 and integers are not supported yet)"
+
 DTYPES: dict[str, np.dtype] = {"float16": np.dtype(np.float16), "float32": np.dtype(np.float32)}
 """Supported tensor dtypes (names as NumPy spells them)."""
 
@@ -26,10 +30,11 @@ def dtype_name(dtype: object) -> str:
     else:
         try:
             name = np.dtype(dtype).name  # type: ignore[call-overload]
-        except TypeError as exc:
-            raise TypeError(f"unsupported dtype {dtype!r}; use float16 or float32") from exc
+        except TypeError:
+            raise PyAscDtypeError(f"unsupported dtype {dtype!r}", caller_loc(),
+                                  _DTYPE_HINT) from None
     if name not in DTYPES:
-        raise TypeError(f"unsupported dtype {dtype!r}; use float16 or float32")
+        raise PyAscDtypeError(f"unsupported dtype {dtype!r}", caller_loc(), _DTYPE_HINT)
     return name
 
 

@@ -277,6 +277,19 @@ def test_truncated_library_is_rebuilt_with_a_warning(gxx_runs):
     check_entry(op)
 
 
+def test_truncated_kernel_source_is_rebuilt_with_a_warning(gxx_runs):
+    op = pa.compile(scale_shift, DESC)
+    src = op.directory / "kernel.cpp"
+    src.write_text(src.read_text()[:500])  # the memory-check build compiles this file
+    driver.clear_memory_cache()
+    with pytest.warns(CacheWarning, match="kernel.cpp is missing or corrupt"):
+        op = pa.compile(scale_shift, DESC)
+    assert not op.info["cache_hit"]
+    assert "PYASC_LOC" in src.read_text() or "__aicore__" in src.read_text()
+    check_result(op)
+    check_entry(op)
+
+
 def test_missing_library_is_rebuilt_with_a_warning(gxx_runs):
     op = pa.compile(scale_shift, DESC)
     Path(op.info["library"]).unlink()
@@ -295,7 +308,7 @@ def test_corrupt_library_cache_entry_without_op_json_is_rebuilt(gxx_runs):
     for bad in (b"\x7fELF garbage", data[:-100], data[:64]):
         corrupt(lib, bad)
         driver.clear_memory_cache()
-        with pytest.warns(CacheWarning, match="is unusable"):
+        with pytest.warns(CacheWarning, match="is unusable|is corrupt"):
             op = pa.compile(scale_shift, DESC)
         check_result(op)
         check_entry(op)

@@ -387,3 +387,21 @@ def test_max_over_a_zero_size_dimension_is_an_error():
     with pytest.raises(PyAscCompileError) as info:
         pa.compile(max_rows, [pa.TensorDesc((0, 8), "float16")])
     check(info.value, "empty_max", "max() over a zero-size dimension")
+
+
+def test_jit_refuses_python_lists_at_the_call_line():
+    f = pa.jit(_list_add)
+    with pytest.raises(pa.PyAscUsageError) as info:
+        f([1.0, 2.0], [1.0, 2.0])  # the line below is the one named
+    assert "is a Python list" in str(info.value) and "np.asarray" in str(info.value)
+
+
+def test_tensor_desc_with_an_unsupported_dtype_is_a_located_usage_error():
+    with pytest.raises(pa.PyAscUsageError) as info:
+        pa.TensorDesc((4, 16), "int32")
+    assert isinstance(info.value, TypeError)
+    assert "test_errors.py" in str(info.value) and "float16 or float32" in str(info.value)
+
+
+def _list_add(a, b):
+    return a + b

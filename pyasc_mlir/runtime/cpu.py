@@ -19,12 +19,14 @@ import re
 import shutil
 import subprocess
 import tempfile
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from pyasc_mlir.checks import MemoryCheckError
+from pyasc_mlir.errors import CacheWarning
 from pyasc_mlir.platform import Platform
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
@@ -227,13 +229,29 @@ def build_library(sources: dict[str, str], platform: Platform,
     entry = root / key
     lib = entry / LIBRARY_NAME
     if lib.is_file():
-        return lib
+        if _digest_ok(lib):
+            return lib
+        warnings.warn(f"cached CPU library {lib} is corrupt (its SHA-256 does not match the "
+                      "one recorded at build time); rebuilding it", CacheWarning, stacklevel=2)
+        shutil.rmtree(entry, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key[:16]}-", dir=root))
     try:
         for name, text in sources.items():
             (tmp / name).write_text(text)
-        _compile(tmp, sources, platform, _pch_dir(root, platform, extra), extra)
+        pch = _pch_dir(root, platform, extra)
+        try:
+            _compile(tmp, sources, platform, pch, extra)
+        except CompileError:
+            if pch is None:
+                raise
+            # A damaged precompiled header must not break every build: drop it and retry
+            # from the plain header (a real error in the sources fails again, below).
+            warnings.warn(f"precompiled header {pch} is unusable; rebuilding without it",
+                          CacheWarning, stacklevel=2)
+            shutil.rmtree(pch, ignore_errors=True)
+            _compile(tmp, sources, platform, None, extra)
+        (tmp / (LIBRARY_NAME + ".sha256")).write_text(_sha256(tmp / LIBRARY_NAME))
         if entry.exists() and not lib.is_file():
             shutil.rmtree(entry, ignore_errors=True)  # a broken entry from an older crash
         try:
@@ -245,6 +263,22 @@ def build_library(sources: dict[str, str], platform: Platform,
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return lib
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _digest_ok(lib: Path) -> bool:
+    """The library matches the digest recorded when it was built (entries from before digests
+    were recorded are trusted)."""
+    record = lib.with_name(LIBRARY_NAME + ".sha256")
+    if not record.is_file():
+        return True
+    try:
+        return record.read_text().strip() == _sha256(lib)
+    except OSError:
+        return False
 
 
 class CpuKernel:
