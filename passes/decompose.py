@@ -7,6 +7,7 @@
 * ``mean = sum * (1/n)``; ``var = sum((x - mean)^2) * 1/(n - correction)`` — two passes over the
   data, never ``E[x^2] - E[x]^2`` (that goes negative and makes ``rsqrt`` NaN).
 * ``reduce(keepdim=false)`` = ``reduce(keepdim=true)`` + ``asc.reshape`` dropping the axes.
+* ``broadcast`` of a mask = ``broadcast`` of ``select(mask, 1.0, 0.0)``, then ``!= 0``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp, TensorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -106,6 +107,26 @@ class ExpandReduce(RewritePattern):
         rewriter.replace(op, [], [result])
 
 
+class ExpandMaskBroadcast(RewritePattern):
+    """A broadcast of a mask (i1) becomes ``select(mask, 1, 0)`` (f32), the broadcast of that,
+    and ``!= 0``: masks are bit-packed in UB, so kernels broadcast float values, never bits."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.BroadcastOp, rewriter: PatternRewriter) -> None:
+        t = op.input.type
+        assert isinstance(t, TensorType)
+        if not (isinstance(t.element_type, IntegerType) and t.element_type.width.data == 1):
+            return
+        b = OpInserter(op, rewriter)
+        f32 = TensorType(Float32Type(), t.get_shape())
+        ones = b.add(asc.ConstantOp(1.0, f32))
+        flt = b.add(asc.SelectOp(op.input, ones, b.add(asc.ConstantOp(0.0, f32))))
+        out_t = op.result.type
+        assert isinstance(out_t, TensorType)
+        wide = b.add(asc.BroadcastOp(flt, out_t.get_shape()))
+        rewriter.replace(op, [], [b.add(asc.CompareOp("ne", wide, b.const(0.0, wide)))])
+
+
 @dataclass(frozen=True)
 class AscDecomposePass(ModulePass):
     """Expand composite asc ops (sigmoid, tanh, erf, mean, var, keepdim=false reductions)."""
@@ -113,5 +134,6 @@ class AscDecomposePass(ModulePass):
     name = "asc-decompose"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([ExpandUnary(), ExpandReduce()]),
+        PatternRewriteWalker(GreedyRewritePatternApplier([ExpandUnary(), ExpandReduce(),
+                                                          ExpandMaskBroadcast()]),
                              apply_recursively=True).rewrite_module(op)

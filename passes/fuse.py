@@ -53,6 +53,10 @@ def _fuse_block(block: Block, per_op: bool = False) -> None:
                     op.erase()
         else:
             _fuse_run(block, ops)
+    term = block.last_op
+    if not per_op and not _runs(block) and isinstance(term, func.ReturnOp) and any(
+            isinstance(v, BlockArgument) and v.block is block for v in term.operands):
+        _fuse_run(block, [])  # only inputs are returned: a kernel that copies them
 
 
 def _fuse_run(block: Block, ops: list[Operation]) -> None:
@@ -66,18 +70,44 @@ def _fuse_run(block: Block, ops: list[Operation]) -> None:
     # Kernel arguments follow the function's parameter order (the launcher relies on it).
     inputs.sort(key=lambda v: (0, v.index) if isinstance(v, BlockArgument) and v.block is block
                 else (1, 0))
-    outputs = [r for op in ops for r in op.results
-               if any(u.operation not in members for u in r.uses)]
+    escaping = [r for op in ops for r in op.results
+                if any(u.operation not in members for u in r.uses)]
+    # The kernel's output arguments follow the function's results (the launcher passes the
+    # result buffers in return order): returned values come first, in return order, once per
+    # returned position (a value returned twice is written twice); a returned input of the
+    # last group is copied through the kernel. Other escaping values follow.
+    term = block.last_op
+    ret_pos: list[int] = []
+    outputs: list[SSAValue] = []
+    if isinstance(term, func.ReturnOp):
+        last = not any(isinstance(o, TENSOR_OPS) and o not in members
+                       for o in _ops_after(ops[-1] if ops else None, block))
+        for i, v in enumerate(term.operands):
+            passthrough = (last and isinstance(v, BlockArgument) and v.block is block)
+            if v in escaping or passthrough:
+                if passthrough and v not in inputs:
+                    inputs.append(v)
+                ret_pos.append(i)
+                outputs.append(v)
+        inputs.sort(key=lambda v: (0, v.index) if isinstance(v, BlockArgument)
+                    and v.block is block else (1, 0))
+    outputs += [r for r in escaping if r not in outputs]
     body = Block(arg_types=[v.type for v in inputs])
     fusion = asc.FusionOp(operands=[inputs], result_types=[[r.type for r in outputs]],
                           regions=[Region(body)])
-    loc = ops[0].attributes.get(asc.LOC_ATTR)
+    anchor = ops[0] if ops else term
+    assert anchor is not None
+    loc = anchor.attributes.get(asc.LOC_ATTR)
     if loc is not None:
         fusion.attributes[asc.LOC_ATTR] = loc
-    block.insert_op_before(fusion, ops[0])
+    block.insert_op_before(fusion, anchor)
+    for k, pos in enumerate(ret_pos):
+        term.operands[pos] = fusion.results[k]  # type: ignore[union-attr]
     for r, new in zip(outputs, fusion.results, strict=True):
+        if isinstance(r, BlockArgument):
+            continue  # a returned input: only its return positions (above) read the copy
         for use in list(r.uses):
-            if use.operation not in members:
+            if use.operation not in members and use.operation is not term:
                 use.operation.operands[use.index] = new
     for op in ops:
         op.detach()
@@ -86,7 +116,14 @@ def _fuse_run(block: Block, ops: list[Operation]) -> None:
         for use in list(v.uses):
             if use.operation in members:
                 use.operation.operands[use.index] = arg
-    body.add_op(asc.YieldOp(outputs))
+    args = dict(zip(inputs, body.args, strict=True))
+    body.add_op(asc.YieldOp([args.get(v, v) for v in outputs]))
+
+
+def _ops_after(op: Operation | None, block: Block) -> list[Operation]:
+    """The ops of ``block`` after ``op`` (all of them when ``op`` is None)."""
+    ops = list(block.ops)
+    return ops if op is None else ops[ops.index(op) + 1:]
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,26 @@ def _link(uf: _UnionFind, op: Operation) -> None:
             uf.union((op.input, ds), (res, dd))
 
 
+def _align_unrelated(uf: _UnionFind, roots: list[SSAValue]) -> None:
+    """Give values that no op relates (inputs and results of independent computations in one
+    fusion, e.g. ``return x * 2, y * 3`` or a returned input) one common frame: NumPy-aligned
+    (trailing) dims of equal extent become the same iteration axis. Values already sharing an
+    axis are left as the ops related them."""
+    def classes(v: SSAValue) -> set[tuple[SSAValue, int]]:
+        return {uf.find((v, d)) for d, e in enumerate(shape_of(v)) if e > 1}
+
+    seen: list[SSAValue] = []
+    for v in roots:
+        for w in seen:
+            if classes(v) & classes(w):
+                continue
+            sv, sw = shape_of(v), shape_of(w)
+            for k in range(1, min(len(sv), len(sw)) + 1):
+                if sv[-k] == sw[-k] > 1:
+                    uf.union((v, len(sv) - k), (w, len(sw) - k))
+        seen.append(v)
+
+
 def _order_classes(values: list[SSAValue], uf: _UnionFind,
                    fusion: asc.FusionOp) -> list[tuple[SSAValue, int]]:
     """Topologically order the axis classes so that every value's dims appear in order."""
@@ -166,6 +186,9 @@ def analyze(fusion: asc.FusionOp) -> IterationSpace:
                 uf.add((v, d))
     for op in ops:
         _link(uf, op)
+    term = block.last_op
+    _align_unrelated(uf, [*block.args, *(term.operands if isinstance(term, asc.YieldOp)
+                                          else ())])
     order = _order_classes(values, uf, fusion)
     index = {c: i for i, c in enumerate(order)}
     extent = [shape_of(c[0])[c[1]] for c in order]

@@ -58,7 +58,7 @@ func.func @multi_out(%x: tensor<16xf16>, %z: tensor<16xf16>) -> (tensor<16xf16>,
   func.return %b, %a, %a : tensor<16xf16>, tensor<16xf16>, tensor<16xf16>
 }
 
-// A kernel (asc.kernel) is never fused; a function without asc ops is unchanged.
+// A kernel (asc.kernel) is never fused.
 // CHECK-LABEL: func.func @already_kernel(
 // CHECK-SAME:      attributes {asc.kernel}
 // CHECK-NEXT:    %a = asc.unary "exp" %x : tensor<16xf32>
@@ -68,8 +68,14 @@ func.func @already_kernel(%x: tensor<16xf32>) attributes {asc.kernel} {
   func.return
 }
 
+// A function that returns its input unchanged still gets a kernel: one that copies it (the
+// launcher always writes fresh result buffers).
 // CHECK-LABEL: func.func @nothing(
-// CHECK-NEXT:    func.return %x : tensor<16xf32>
+// CHECK-NEXT:    %[[F:.*]] = asc.fusion(%x) : (tensor<16xf32>) -> tensor<16xf32> {
+// CHECK-NEXT:    ^{{.*}}(%[[X:.*]]: tensor<16xf32>):
+// CHECK-NEXT:      asc.yield %[[X]] : tensor<16xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[F]] : tensor<16xf32>
 func.func @nothing(%x: tensor<16xf32>) -> tensor<16xf32> {
   func.return %x : tensor<16xf32>
 }
