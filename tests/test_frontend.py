@@ -296,7 +296,7 @@ BROADCAST_PAIRS = [((4, 1, 7), (1, 5, 1)), ((8, 33), (33,)), ((), (7,)), ((33,),
                    ((3, 1), (3, 33))]
 
 
-def _run_binary(name, dtype, sx, sy):
+def _check_binary(name, dtype, sx, sy):
     fn, ref, domain, out_dtype = BINARY[name]
     rng = np.random.default_rng(seed_of(name, sx, sy))
     x = make_input(rng, sx, dtype, domain)
@@ -312,14 +312,14 @@ def _run_binary(name, dtype, sx, sy):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", list(BINARY))
 def test_binary_same_shape(name, dtype, shape):
-    _run_binary(name, dtype, shape, shape)
+    _check_binary(name, dtype, shape, shape)
 
 
 @pytest.mark.parametrize("shapes", BROADCAST_PAIRS, ids=str)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum", "lt", "eq", "where"])
 def test_binary_broadcast(name, dtype, shapes):
-    _run_binary(name, dtype, *shapes)
+    _check_binary(name, dtype, *shapes)
 
 
 def s_radd(x):
@@ -555,7 +555,7 @@ REDUCE = {
 }
 
 
-def _run_reduce(name, dtype, shape, axis, keepdim):
+def _check_reduce(name, dtype, shape, axis, keepdim):
     fn, ref = REDUCE[name]
     rng = np.random.default_rng(seed_of(name, shape, axis))
     x = make_input(rng, shape, dtype)
@@ -571,7 +571,7 @@ def _run_reduce(name, dtype, shape, axis, keepdim):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", list(REDUCE))
 def test_reduce_last_axis(name, dtype, width, keepdim):
-    _run_reduce(name, dtype, (4, width), -1, keepdim)
+    _check_reduce(name, dtype, (4, width), -1, keepdim)
 
 
 @pytest.mark.parametrize("axis", [0, 1, -2, (0, 2), [2, 0], None, (0, 1, 2), (-1, -3)], ids=str)
@@ -579,7 +579,7 @@ def test_reduce_last_axis(name, dtype, width, keepdim):
 @pytest.mark.parametrize("name", list(REDUCE))
 def test_reduce_axes(name, keepdim, axis):
     for dtype in DTYPES:
-        _run_reduce(name, dtype, (2, 5, 7), axis, keepdim)
+        _check_reduce(name, dtype, (2, 5, 7), axis, keepdim)
 
 
 def test_reduce_ir_attributes():

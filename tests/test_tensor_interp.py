@@ -71,7 +71,7 @@ def rand(shape, dtype, domain="any", seed=0):
     return np.asarray(x, dtype=dtype)
 
 
-def close(actual, expected, dtype, reduction=False):
+def assert_close(actual, expected, dtype, reduction=False):
     expected = np.asarray(expected, dtype=np.float32).astype(dtype)
     assert actual.dtype == np.dtype(dtype) and actual.shape == expected.shape
     if np.dtype(dtype) == F16:
@@ -110,7 +110,7 @@ def test_unary(kind, dtype, shape):
     x = rand(shape, dtype, domain, seed=len(shape) + shape[0])
     m = build([ttype(shape, dtype)], lambda add, a: add(asc.UnaryOp(kind, a)))
     (out,) = run(m, x)
-    close(out, ref(x.astype(np.float32)), dtype)
+    assert_close(out, ref(x.astype(np.float32)), dtype)
 
 
 def test_composites_are_precise_and_quiet():
@@ -147,7 +147,7 @@ def test_binary(kind, dtype, shape):
     (out,) = run(m, x, y)
     f = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
          "max": np.maximum, "min": np.minimum}[kind]
-    close(out, f(x.astype(F32), y.astype(F32)), dtype)
+    assert_close(out, f(x.astype(F32), y.astype(F32)), dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
@@ -241,7 +241,8 @@ def test_reduce_widths(kind, correction, dtype, width, keepdim):
     m = build([ttype((3, width), dtype)],
               lambda add, a: add(asc.ReduceOp(kind, a, [1], keepdim, correction)))
     (out,) = run(m, x)
-    close(out, REDUCE_REF[kind](x.astype(F32), 1, keepdim, correction), dtype, reduction=True)
+    assert_close(out, REDUCE_REF[kind](x.astype(F32), 1, keepdim, correction), dtype,
+                 reduction=True)
 
 
 @pytest.mark.parametrize("axes", [(0,), (1,), (2,), (0, 2), (1, 2), (0, 1, 2)], ids=str)
@@ -253,7 +254,7 @@ def test_reduce_axes(kind, correction, keepdim, axes):
         m = build([ttype((2, 5, 7), dtype)],
                   lambda add, a: add(asc.ReduceOp(kind, a, axes, keepdim, correction)))
         (out,) = run(m, x)
-        close(out, REDUCE_REF[kind](x.astype(F32), axes, keepdim, correction), dtype,
+        assert_close(out, REDUCE_REF[kind](x.astype(F32), axes, keepdim, correction), dtype,
               reduction=True)
 
 
@@ -304,7 +305,7 @@ def test_fusion_region():
     x, y = rand((3, 33), F32, seed=1), rand((3, 33), F32, seed=2)
     prod, doubled = run(m, x, y)
     np.testing.assert_array_equal(prod, x * y)
-    close(doubled, 2 * (x * y).sum(1, keepdims=True), F32, reduction=True)
+    assert_close(doubled, 2 * (x * y).sum(1, keepdims=True), F32, reduction=True)
 
 
 def test_stock_scf_and_arith_with_tensors():
