@@ -167,3 +167,23 @@ def get_case(name: str) -> Case:
 
 __all__ = ["ALL", "Case", "cases", "get_case", "tolerance", "excess_error", "max_abs_error",
            "within_tolerance", "FP16_TOL", "FP32_TOL", "FP32_REDUCTION_TOL"]
+
+
+E2E_CONFIGS: list[tuple[str, str, tuple[int, ...]]] = [
+    ("residual_layernorm", "float32", (5, 513)),
+    ("rmsnorm", "float16", (3, 4097)),
+    ("softmax", "float32", (3, 4097)),
+    ("softmax", "float16", (100, 33)),  # several rows per tile and a tail of rows per core
+    ("gelu_erf", "float16", (4, 7)),
+    ("gelu_tanh", "float32", (100, 33)),
+    ("silu_mul", "float16", (2, 4097)),  # long rows without a reduction: split into chunks
+    ("masked_sum", "float32", (2, 5, 33)),
+    ("norm_family.layer", "float16", (6, 1)),
+    ("norm_family.rms", "float32", (101, 7)),
+    ("norm_family.instance", "float16", (2, 5, 513)),
+    ("norm_family.instance_trailing", "float16", (2, 3, 33)),
+    ("conditional_scale", "float32", (7, 1)),
+]
+"""One compiled configuration per example, shared by the end-to-end and check-mode tests;
+together they cover row tails 1, 7, 33, 513 and 4097 in both dtypes, chunk mode, several rows
+per tile, and middle-axis and trailing-axis reductions."""

@@ -38,6 +38,7 @@ if str(ROOT) not in sys.path:
 
 import examples  # noqa: E402
 import pyasc_mlir as pa  # noqa: E402
+from examples import E2E_CONFIGS  # noqa: E402
 from pyasc_mlir import checks  # noqa: E402
 from pyasc_mlir.driver import make_context  # noqa: E402
 from pyasc_mlir.emitter import c_string, emit_cpu_entry, emit_kernel_source  # noqa: E402
@@ -581,25 +582,10 @@ def test_numeric_check_passes_finite_outputs(log_compiled: Any) -> None:
 
 # --------------------------------------------------------------------------- no false positives
 
-EXAMPLE_CONFIGS: list[tuple[str, str, tuple[int, ...]]] = [
-    ("residual_layernorm", "float32", (5, 513)),
-    ("rmsnorm", "float16", (3, 4097)),
-    ("softmax", "float32", (3, 4097)),
-    ("softmax", "float16", (100, 33)),  # several rows per tile and a tail of rows per core
-    ("gelu_erf", "float16", (4, 7)),
-    ("gelu_tanh", "float32", (100, 33)),
-    ("silu_mul", "float16", (2, 4097)),  # long rows without a reduction: split into chunks
-    ("masked_sum", "float32", (2, 5, 33)),
-    ("norm_family.layer", "float16", (6, 1)),
-    ("norm_family.rms", "float32", (101, 7)),
-    ("norm_family.instance", "float16", (2, 5, 513)),
-    ("norm_family.instance_trailing", "float16", (2, 3, 33)),
-    ("conditional_scale", "float32", (7, 1)),
-]
-"""The configurations of ``tests/test_examples.py``'s ``E2E_DEFAULT`` (one per example; row
-tails 1, 7, 33, 513 and 4097 in both dtypes; chunk mode; several rows per tile; middle-axis and
-trailing reductions), so that a full test run compiles each operator once for both files; only
-the memory-check libraries are extra."""
+EXAMPLE_CONFIGS = E2E_CONFIGS
+"""The same configurations as ``tests/test_examples.py`` (``examples.E2E_CONFIGS``), so that a
+full test run compiles each operator once for both files; only the memory-check libraries are
+extra."""
 
 
 def test_example_configs_cover_every_example() -> None:

@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
 
 import examples  # noqa: E402
 import pyasc_mlir as pa  # noqa: E402
-from examples import Case  # noqa: E402
+from examples import E2E_CONFIGS, Case  # noqa: E402
 from pyasc_mlir.errors import PyAscCompileError  # noqa: E402
 from pyasc_mlir.frontend.ast_frontend import build_module  # noqa: E402
 from pyasc_mlir.interpreter.core import run_function  # noqa: E402
@@ -251,21 +251,7 @@ def test_residual_layernorm_on_minilm_tensor_level(minilm: Any, dtype: str) -> N
 
 # --------------------------------------------------------------------------- end to end
 
-E2E_DEFAULT: list[tuple[str, str, tuple[int, ...]]] = [
-    ("residual_layernorm", "float32", (5, 513)),
-    ("rmsnorm", "float16", (3, 4097)),
-    ("softmax", "float32", (3, 4097)),
-    ("softmax", "float16", (100, 33)),  # several rows per tile and a tail of rows per core
-    ("gelu_erf", "float16", (4, 7)),
-    ("gelu_tanh", "float32", (100, 33)),
-    ("silu_mul", "float16", (2, 4097)),  # long rows without a reduction: split into chunks
-    ("masked_sum", "float32", (2, 5, 33)),
-    ("norm_family.layer", "float16", (6, 1)),
-    ("norm_family.rms", "float32", (101, 7)),
-    ("norm_family.instance", "float16", (2, 5, 513)),
-    ("norm_family.instance_trailing", "float16", (2, 3, 33)),
-    ("conditional_scale", "float32", (7, 1)),
-]
+E2E_DEFAULT = E2E_CONFIGS
 """One configuration per example; together every row length of ``TAILS`` in both dtypes."""
 
 UB_LIMITED: set[str] = set()
