@@ -422,6 +422,18 @@ def _cast(src: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
 # --------------------------------------------------------------------------- implementations
 
 
+def _elementwise_operands(interpreter: Interpreter, op: Operation, api: str, dst: Any, src: Any,
+                          n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Checked views of ``dst``/``src`` for a one-source elementwise call; under memory check,
+    ``dst``'s first ``n`` lanes become defined exactly where ``src``'s are."""
+    state = block_state(interpreter)
+    d = _local(op, api, "dst", dst, n, state.ub)
+    s = _local(op, api, "src", src, n, state.ub)
+    if state.shadow is not None:
+        _set(state, dst, n, _ok(state, src, n))
+    return d, s
+
+
 @register_impls
 class AscendcFunctions(InterpreterFunctions):
     """Numpy implementations of every ``ascendc`` op (see the module docstring)."""
@@ -698,12 +710,7 @@ class AscendcFunctions(InterpreterFunctions):
         dst, src, n = args
         n = _i(n)
         api = op.api.data
-        ub = block_state(interpreter).ub
-        d = _local(op, api, "dst", dst, n, ub)
-        s = _local(op, api, "src", src, n, ub)
-        state = block_state(interpreter)
-        if state.shadow is not None:
-            _set(state, dst, n, _ok(state, src, n))
+        d, s = _elementwise_operands(interpreter, op, api, dst, src, n)
         with np.errstate(all="ignore"):
             d[...] = _UNARY[api](_lanes(s))
         return ()
@@ -715,12 +722,7 @@ class AscendcFunctions(InterpreterFunctions):
         dst, src, n = args
         n = _i(n)
         api = op.api.data
-        ub = block_state(interpreter).ub
-        d = _local(op, api, "dst", dst, n, ub)
-        s = _local(op, api, "src", src, n, ub)
-        state = block_state(interpreter)
-        if state.shadow is not None:
-            _set(state, dst, n, _ok(state, src, n))
+        d, s = _elementwise_operands(interpreter, op, api, dst, src, n)
         with np.errstate(all="ignore"):
             scalar = d.dtype.type(op.scalar.value.data)
             if d.dtype == _F16:
