@@ -3,12 +3,14 @@
 Tensor level (value semantics on builtin ``tensor<...>``, dtypes f16/f32, masks i1):
 elementwise ``asc.unary``/``asc.binary``/``asc.compare``/``asc.select``/``asc.cast``,
 ``asc.constant`` (a splat), ``asc.broadcast`` (NumPy rules, explicit), ``asc.reduce``,
-``asc.reshape`` and ``asc.fusion`` (one region = one kernel).
+``asc.reshape``, ``asc.matmul`` (Cube unit, f32 accumulation) and ``asc.fusion`` (one region =
+one kernel).
 
 Tile level (destination-passing style on flat ``memref<N x T, #asc.scope<...>>`` buffers):
 ``asc.alloc``, ``asc.copy_in``/``asc.copy_out`` (GM <-> UB strided block copies, element units),
-vector ops ``asc.v*`` in count form, ``asc.block_idx``/``asc.block_num``,
-``asc.tiling_field`` and ``asc.launch`` (host side: run a kernel over ``blockDim`` cores).
+vector ops ``asc.v*`` in count form, ``asc.mmad`` (a Cube output block into UB),
+``asc.block_idx``/``asc.block_num``, ``asc.tiling_field`` and
+``asc.launch`` (host side: run a kernel over ``blockDim`` cores).
 
 UB buffers hold tiles laid out as ``[rows, M, Ls]``: ``Ls`` is the trailing extent rounded up
 to 16 elements so every row starts on a 32-byte DataBlock for both fp16 and fp32 (see
@@ -396,6 +398,72 @@ class ReshapeOp(IRDLOperation):
         assert isinstance(a, TensorType) and isinstance(r, TensorType)
         if a.element_type != r.element_type or a.element_count() != r.element_count():
             raise VerifyException(f"{self.name}: {a} and {r} differ in dtype or element count")
+
+
+def matmul_shape(a: Sequence[int], b: Sequence[int], transpose_a: bool,
+                 transpose_b: bool) -> tuple[int, ...] | None:
+    """Result shape of ``asc.matmul``: ``a`` is ``[*batch, M, K]`` (``[*batch, K, M]`` when
+    ``transpose_a``), ``b`` is ``[*batch, K, N]`` (``[*batch, N, K]`` when ``transpose_b``);
+    batch dims broadcast (NumPy rules). ``None`` when ranks are below 2, K differs or the
+    batch dims do not broadcast."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    m, ka = (a[-1], a[-2]) if transpose_a else (a[-2], a[-1])
+    kb, n = (b[-1], b[-2]) if transpose_b else (b[-2], b[-1])
+    batch = broadcast_shapes(a[:-2], b[:-2])
+    if ka != kb or batch is None:
+        return None
+    return (*batch, m, n)
+
+
+@irdl_op_definition
+class MatmulOp(IRDLOperation):
+    """Matrix product on the Cube unit: ``a @ b`` with optional transposes of the last two
+    dims and NumPy-broadcast batch dims (see ``matmul_shape``). Operands f16 or f32 (same
+    dtype); products are accumulated in f32 and the result is always f32 (L0C's dtype); a
+    cast gives f16 output."""
+
+    name = "asc.matmul"
+    irdl_options = (ParsePropInAttrDict(),)
+    transpose_a = prop_def(BoolAttr)
+    transpose_b = prop_def(BoolAttr)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = ("$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` "
+                       "type($result)")
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, transpose_a: bool = False,
+                 transpose_b: bool = False):
+        a, b = lhs.type, rhs.type
+        assert isinstance(a, TensorType) and isinstance(b, TensorType)
+        shape = matmul_shape(a.get_shape(), b.get_shape(), transpose_a, transpose_b)
+        assert shape is not None, "check shapes with matmul_shape first"
+        super().__init__(operands=[lhs, rhs], result_types=[TensorType(Float32Type(), shape)],
+                         properties={"transpose_a": BoolAttr.from_bool(transpose_a),
+                                     "transpose_b": BoolAttr.from_bool(transpose_b)})
+
+    @property
+    def trans_a(self) -> bool:
+        return bool(self.transpose_a.value.data)
+
+    @property
+    def trans_b(self) -> bool:
+        return bool(self.transpose_b.value.data)
+
+    def verify_(self) -> None:
+        a = _float_tensor(self, self.lhs.type, "lhs")
+        b = _float_tensor(self, self.rhs.type, "rhs")
+        if a.element_type != b.element_type:
+            raise VerifyException(f"{self.name}: operands must share one dtype")
+        shape = matmul_shape(a.get_shape(), b.get_shape(), self.trans_a, self.trans_b)
+        if shape is None:
+            raise VerifyException(f"{self.name}: shapes {list(a.get_shape())} and "
+                                  f"{list(b.get_shape())} do not multiply")
+        expect = TensorType(Float32Type(), shape)
+        if self.result.type != expect:
+            raise VerifyException(f"{self.name}: result type must be {expect}")
 
 
 @irdl_op_definition
@@ -842,6 +910,63 @@ class VBroadcastOp(IRDLOperation):
 
 
 @irdl_op_definition
+class MmadOp(IRDLOperation):
+    """One output block of a matrix product on the Cube unit, delivered to UB (lowers to the
+    Ascend C ``Matmul`` API: ``SetTensorA/B``, ``SetTail``, ``Iterate``, ``GetTensorC``).
+
+    ``dst`` (UB, f32) receives an ``[m, ls]`` block: for ``i < m`` and ``j < ls``,
+    ``dst[i * ls + j] = sum_{p < k} A(i, p) * B(p, j)`` when ``j < n``, else 0, accumulated in
+    f32 (f16 operands convert exactly). ``A(i, p) = a[a_offset + i * lda + p]``
+    (``a[a_offset + p * lda + i]`` when ``transpose_a``); ``B(p, j) = b[b_offset + p * ldb + j]``
+    (``b[b_offset + j * ldb + p]`` when ``transpose_b``). ``a`` and ``b`` are GM buffers of one
+    dtype (f16 or f32). All offsets, sizes and strides are in elements."""
+
+    name = "asc.mmad"
+    irdl_options = (ParsePropInAttrDict(),)
+    transpose_a = prop_def(BoolAttr)
+    transpose_b = prop_def(BoolAttr)
+    dst = operand_def(MemRefType)
+    a = operand_def(MemRefType)
+    b = operand_def(MemRefType)
+    a_offset = operand_def(IndexType)
+    b_offset = operand_def(IndexType)
+    m = operand_def(IndexType)
+    n = operand_def(IndexType)
+    k = operand_def(IndexType)
+    lda = operand_def(IndexType)
+    ldb = operand_def(IndexType)
+    ls = operand_def(IndexType)
+    assembly_format = ("$dst `,` $a `[` $a_offset `]` `,` $b `[` $b_offset `]` `m` $m `n` $n "
+                       "`k` $k `lda` $lda `ldb` $ldb `ls` $ls attr-dict `:` type($dst) `,` "
+                       "type($a) `,` type($b)")
+
+    def __init__(self, dst: SSAValue, a: SSAValue, b: SSAValue, sizes: Sequence[SSAValue],
+                 transpose_a: bool = False, transpose_b: bool = False):
+        """``sizes``: ``a_offset, b_offset, m, n, k, lda, ldb, ls``."""
+        super().__init__(operands=[dst, a, b, *sizes], properties={
+            "transpose_a": BoolAttr.from_bool(transpose_a),
+            "transpose_b": BoolAttr.from_bool(transpose_b)})
+
+    @property
+    def trans_a(self) -> bool:
+        return bool(self.transpose_a.value.data)
+
+    @property
+    def trans_b(self) -> bool:
+        return bool(self.transpose_b.value.data)
+
+    def verify_(self) -> None:
+        d = _ub_buffer(self, self.dst, "destination")
+        if not isinstance(d.element_type, Float32Type):
+            raise VerifyException(f"{self.name}: destination must be an f32 UB buffer")
+        a = _gm_buffer(self, self.a, "operand a")
+        b = _gm_buffer(self, self.b, "operand b")
+        if a.element_type != b.element_type or not isinstance(a.element_type,
+                                                               Float16Type | Float32Type):
+            raise VerifyException(f"{self.name}: a and b must share one dtype, f16 or f32")
+
+
+@irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Host side: runs kernel ``callee`` (a ``func.func`` with the ``asc.kernel`` attribute)
     on ``block_dim`` cores; inputs are read from GM, results are fresh GM tensors."""
@@ -864,8 +989,8 @@ class LaunchOp(IRDLOperation):
 Asc = Dialect(
     "asc",
     [ConstantOp, UnaryOp, BinaryOp, CompareOp, SelectOp, CastOp, BroadcastOp, ReduceOp,
-     ReshapeOp, FusionOp, YieldOp, BlockIdxOp, BlockNumOp, TilingFieldOp, AllocOp, CopyInOp,
-     CopyOutOp, VUnaryOp, VBinaryOp, VScalarOp, VDupOp, VCopyOp, VCastOp, VCompareOp,
-     VSelectOp, VReduceOp, VBroadcastOp, LaunchOp],
+     ReshapeOp, MatmulOp, FusionOp, YieldOp, BlockIdxOp, BlockNumOp, TilingFieldOp, AllocOp,
+     CopyInOp, CopyOutOp, VUnaryOp, VBinaryOp, VScalarOp, VDupOp, VCopyOp, VCastOp, VCompareOp,
+     VSelectOp, VReduceOp, VBroadcastOp, MmadOp, LaunchOp],
     [ScopeAttr],
 )
