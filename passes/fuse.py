@@ -2,8 +2,10 @@
 
 Every op of an operator made of elementwise ops, broadcasts, reshapes and reductions fuses into
 ONE ``asc.fusion`` per function: intermediates never leave the chip, so GM traffic is reading
-each input once and writing each output once. Whether the group can be tiled is decided (and
-reported, with the op's source line) by ``asc-tile``.
+each input once and writing each output once. An ``asc.matmul`` and the elementwise work on its
+output (its epilogue) form one Cube kernel; see ``_groups`` for where kernels split. Whether
+the group can be tiled is decided (and reported, with the op's source line) by ``asc-tile``
+(``asc-lower-cube`` for Cube kernels).
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from xdsl.passes import ModulePass
 from pyasc_mlir.dialects import asc
 
 TENSOR_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.SelectOp,
-              asc.CastOp, asc.BroadcastOp, asc.ReduceOp, asc.ReshapeOp)
+              asc.CastOp, asc.BroadcastOp, asc.ReduceOp, asc.ReshapeOp, asc.MatmulOp)
+EPILOGUE_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.SelectOp,
+                asc.CastOp, asc.BroadcastOp)
+"""Ops that may run on a matmul's output tile inside the Cube kernel (elementwise work)."""
 
 
 def _runs(block: Block) -> list[list[Operation]]:
@@ -52,11 +57,63 @@ def _fuse_block(block: Block, per_op: bool = False) -> None:
                     op.detach()
                     op.erase()
         else:
-            _fuse_run(block, ops)
+            for group in _groups(ops):
+                _fuse_run(block, group)
     term = block.last_op
     if not per_op and not _runs(block) and isinstance(term, func.ReturnOp) and any(
             isinstance(v, BlockArgument) and v.block is block for v in term.operands):
         _fuse_run(block, [])  # only inputs are returned: a kernel that copies them
+
+
+def _fits_output(op: Operation, shape: tuple[int, ...]) -> bool:
+    """Every tensor ``op`` touches broadcasts to the matmul output ``shape``."""
+    return all(asc.broadcast_shapes(tuple(v.type.get_shape()), shape) == shape  # type: ignore
+               for v in [*op.operands, *op.results])
+
+
+def _epilogue_ok(op: Operation, shape: tuple[int, ...], members: set[Operation]) -> bool:
+    """``op`` can join a Cube kernel whose matmul output has ``shape``: elementwise work on
+    values broadcastable to it, or another matmul of the same output shape whose operands come
+    from GM (SwiGLU's two projections of one input)."""
+    if isinstance(op, asc.MatmulOp):
+        return (tuple(op.result.type.get_shape()) == shape  # type: ignore[attr-defined]
+                and not any(v.owner in members for v in op.operands))
+    return isinstance(op, EPILOGUE_OPS) and _fits_output(op, shape)
+
+
+def _groups(ops: list[Operation]) -> list[list[Operation]]:
+    """Split a run of tensor ops into kernels, in program order.
+
+    A matmul's operands are read from GM by the Cube unit, so a matmul starts a new Cube
+    kernel unless the elementwise ops gathered so far can all run as its epilogue (then they
+    join it, e.g. an attention mask's scaling). Elementwise ops on the matmul's output (and
+    broadcasts of inputs to it) join the Cube kernel as its epilogue; anything else (a
+    reduction, a reshape, a matmul that needs a value computed in the kernel) starts a new
+    vector kernel. Everything else fuses into one vector kernel as before.
+    """
+    groups: list[list[Operation]] = [[]]
+    cube: tuple[int, ...] | None = None
+    for op in ops:
+        cur = groups[-1]
+        members = set(cur)
+        if isinstance(op, asc.MatmulOp):
+            shape = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
+            if cube is None and all(_epilogue_ok(o, shape, set()) for o in cur) and not any(
+                    v.owner in members for v in op.operands):
+                cube = shape
+                cur.append(op)
+                continue
+            if cube is not None and _epilogue_ok(op, cube, members):
+                cur.append(op)
+                continue
+            groups.append([op])
+            cube = shape
+            continue
+        if cube is not None and not _epilogue_ok(op, cube, members):
+            groups.append([])
+            cube = None
+        groups[-1].append(op)
+    return [g for g in groups if g]
 
 
 def _fuse_run(block: Block, ops: list[Operation]) -> None:

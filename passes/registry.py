@@ -17,6 +17,11 @@ def _fuse() -> type[ModulePass]:
     return AscFusePass
 
 
+def _lower_cube() -> type[ModulePass]:
+    from pyasc_mlir.passes.lower_cube import AscLowerCubePass
+    return AscLowerCubePass
+
+
 def _tile() -> type[ModulePass]:
     from pyasc_mlir.passes.tile import AscTilePass
     return AscTilePass
@@ -40,6 +45,7 @@ def _to_ascendc() -> type[ModulePass]:
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "asc-decompose": _decompose,
     "asc-fuse": _fuse,
+    "asc-lower-cube": _lower_cube,
     "asc-tile": _tile,
     "asc-double-buffer": _double_buffer,
     "asc-buffer-alloc": _buffer_alloc,
@@ -48,8 +54,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 """Pass name -> loader of the pass class (lazy, so tools start fast)."""
 
 PIPELINES: dict[str, list[str]] = {
-    "asc-to-tile": ["asc-decompose", "asc-fuse", "asc-tile"],
-    "asc-to-ascendc": ["asc-decompose", "asc-fuse", "asc-tile", "asc-double-buffer",
-                       "asc-buffer-alloc", "convert-asc-to-ascendc"],
+    "asc-to-tile": ["asc-decompose", "asc-fuse", "asc-lower-cube", "asc-tile"],
+    "asc-to-ascendc": ["asc-decompose", "asc-fuse", "asc-lower-cube", "asc-tile",
+                       "asc-double-buffer", "asc-buffer-alloc", "convert-asc-to-ascendc"],
 }
 """Named pipelines: lists of pass names, run in order."""

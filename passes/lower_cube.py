@@ -1,0 +1,454 @@
+"""``asc-lower-cube``: lower each ``asc.fusion`` holding an ``asc.matmul`` to a Cube kernel.
+
+Kernel shape (see ``docs/DESIGN.md``, "Cube kernels"): the fusion's output space is
+``[*batch, M, N]``. It is cut into output blocks of ``tile_m x tile_n`` (``tile_n`` a multiple
+of 16); one work unit is one block of one batch entry, and units are divided over ``blockDim``
+cube cores exactly like ``asc-tile`` divides rows (``units_per_core``, ``units_rem``). For each
+block every matmul of the fusion becomes an ``asc.mmad`` that delivers the block (f32) to UB,
+and the elementwise epilogue (bias, activation, residual, scaling, masks, SwiGLU's gate) runs
+on that UB tile with the vector ops of ``asc-tile``; only the epilogue's results are copied
+out. Matmul operands are read by the Cube unit straight from GM.
+
+UB tiles are ``[tile_m, Ls]`` with ``Ls = round_up(tile_n, 16)``; a value that does not vary
+along ``M`` keeps one row, one that does not vary along ``N`` keeps a 16-element slot per row
+(the ``asc-tile`` conventions). Tile sizes: the largest candidate whose buffers fit the
+platform's usable UB (the allocator's lifetime sharing counted, copy buffers x ``buffers``)
+and whose f32 block fits L0C, then halved while that leaves cube cores idle.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from pyasc_mlir.dialects import asc
+from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.passes.iteration_space import shape_of
+from pyasc_mlir.passes.tile import (
+    COUNT_ALIGN,
+    LANE_ALIGN,
+    Layout,
+    _Budget,
+    _Buf,
+    _Ix,
+    _KernelBuilder,
+    _Tile,
+    round_up,
+)
+from pyasc_mlir.platform import Platform, get_platform
+
+TILE_M_MAX = 128
+"""Largest output-block height (rows); a multiple of 16 (the cube's 16x16 fractal)."""
+TILE_N_MAX = 256
+"""Largest output-block width (columns); a multiple of 16."""
+TILE_N_MIN = 32
+"""Narrowest block the parallelism heuristic shrinks to."""
+TILE_M_MIN = 16
+
+
+@dataclass
+class CubePlan:
+    """Static decisions for one Cube kernel (duck-types ``tile.Plan`` for the vector helpers:
+    tile layout ``[rows, M=1, Ls]``, rows = block rows)."""
+
+    out_shape: tuple[int, ...]
+    tile: int = TILE_M_MAX
+    """Rows per block (``tile_m``)."""
+    tile_n: int = TILE_N_MAX
+    hoist: bool = False
+    chunked: bool = False
+    M: int = 1  # noqa: N815 - the middle UB axis of asc-tile's layout; none here
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return self.out_shape[:-2]
+
+    @property
+    def batch(self) -> int:
+        return math.prod(self.batch_shape)
+
+    @property
+    def rows(self) -> int:
+        """``M`` of the matmul (rows of the output)."""
+        return self.out_shape[-2]
+
+    @property
+    def cols(self) -> int:
+        """``N`` of the matmul."""
+        return self.out_shape[-1]
+
+    @property
+    def l_slot(self) -> int:
+        return round_up(self.tile_n, LANE_ALIGN)
+
+    @property
+    def m_tiles(self) -> int:
+        return -(-self.rows // self.tile)
+
+    @property
+    def n_tiles(self) -> int:
+        return -(-self.cols // self.tile_n)
+
+    @property
+    def units(self) -> int:
+        return self.batch * self.m_tiles * self.n_tiles
+
+    def spans(self, v: SSAValue) -> tuple[frozenset[int], bool, bool]:
+        """Batch axes, ``M`` and ``N`` that ``v`` varies along (right-aligned shapes)."""
+        out = self.out_shape
+        s = (1,) * (len(out) - len(shape_of(v))) + shape_of(v)
+        batch = frozenset(i for i in range(len(out) - 2) if s[i] == out[i] != 1)
+        return batch, s[-2] == out[-2] != 1, s[-1] == out[-1] != 1
+
+    def layout(self, v: SSAValue) -> Layout:
+        _, m, n = self.spans(v)
+        return Layout(m, False, n)
+
+    def tile_rows(self, lay: Layout) -> int:
+        return self.tile if lay.rows else 1
+
+    def elems(self, lay: Layout, rows: int | None = None) -> int:
+        r = self.tile_rows(lay) if rows is None else rows
+        return round_up(r * (self.l_slot if lay.l else LANE_ALIGN), COUNT_ALIGN)
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    out, step = [], 1
+    for d in reversed(shape):
+        out.append(step)
+        step *= d
+    return out[::-1]
+
+
+class _CubeKernelBuilder(_KernelBuilder):
+    """Builds the Cube kernel of one fusion; the epilogue reuses ``asc-tile``'s vector
+    lowering on ``[rows, Ls]`` tiles."""
+
+    plan: CubePlan  # type: ignore[assignment]
+
+    def __init__(self, fusion: asc.FusionOp, plan: CubePlan, name: str):
+        super().__init__(fusion, plan, name)  # type: ignore[arg-type]
+        self.gm_of: dict[SSAValue, SSAValue] = {}
+        self.coords: list[SSAValue | int] = []
+
+    # -- tile sizes of the vector helpers (no middle axis; rows = block rows) ---------------
+    def _count(self, t: _Tile, lay: Layout) -> SSAValue:
+        if lay not in t.counts:
+            per_row = self.plan.l_slot if lay.l else LANE_ALIGN
+            t.counts[lay] = t.ix.count(t.n if lay.rows else 1, per_row)
+        return t.counts[lay]
+
+    def _sizes(self, t: _Tile, lay: Layout) -> list[SSAValue]:
+        return [t.ix._v(t.n if lay.rows else 1), t.ix.c(1),
+                t.ix.c(self.plan.l_slot if lay.l else LANE_ALIGN)]
+
+    # -- GM addressing -----------------------------------------------------------------------
+    def _batch_offset(self, ix: _Ix, shape: tuple[int, ...]) -> SSAValue | int:
+        """Element offset of the current batch entry in a row-major tensor of ``shape``
+        (``[*batch, rows, cols]``; its batch dims broadcast to the output's batch dims)."""
+        out_batch = self.plan.batch_shape
+        strides = _strides(shape)
+        off: SSAValue | int = 0
+        lead = len(out_batch) - (len(shape) - 2)
+        for i in range(len(shape) - 2):
+            if shape[i] == out_batch[lead + i] != 1:
+                off = ix.addi(off, ix.muli(self.coords[lead + i], strides[i]))
+        return off
+
+    def _value_offset(self, t: _Tile, v: SSAValue) -> tuple[SSAValue | int, int]:
+        """GM offset of ``v``'s part of the current block and its row stride (elements)."""
+        ix, plan = t.ix, self.plan
+        shape = shape_of(v)
+        full = (1,) * (len(plan.out_shape) - len(shape)) + shape
+        _, m, n = plan.spans(v)
+        strides = _strides(full)
+        off = self._batch_offset(ix, full)
+        if m:
+            off = ix.addi(off, ix.muli(t.first, strides[-2]))
+        if n:
+            off = ix.addi(off, t.c0)
+        return off, strides[-2]
+
+    def _load(self, t: _Tile, arg: SSAValue, gm: SSAValue, role: str) -> _Buf:
+        t_ = arg.type
+        assert isinstance(t_, TensorType)
+        lay = self.plan.layout(arg)
+        buf = self._alloc(t, role, lay, t_.element_type)
+        off, row_stride = self._value_offset(t, arg)
+        blocks = t.n if lay.rows else 1
+        length = t.clen if lay.l else 1
+        gap = t.ix.subi(row_stride, length) if lay.rows else 0
+        slot = self.plan.l_slot if lay.l else LANE_ALIGN
+        self._copy(t.ix, asc.CopyInOp, gm, buf.ref, [off, 0, blocks, length, gap, slot])
+        return buf
+
+    def _store(self, t: _Tile, v: SSAValue, gm: SSAValue, used: set[SSAValue]) -> None:
+        plan = self.plan
+        batch, m, n = plan.spans(v)
+        full_batch = frozenset(i for i, d in enumerate(plan.batch_shape) if d != 1)
+        if (shape_of(v) != plan.out_shape or batch != full_batch
+                or m != (plan.rows != 1) or n != (plan.cols != 1)):
+            raise PyAscCompileError(
+                f"an output of the matmul kernel has shape {list(shape_of(v))}, not the "
+                f"matmul's output shape {list(plan.out_shape)}", loc_of(self.fusion),
+                "return values of the matmul's output shape (compute smaller results in a "
+                "separate operator)")
+        buf = t.bufs[v]
+        lay = plan.layout(v)
+        if buf.alloc is not None and buf.alloc.role.data == "tmp" and buf.ref not in used:
+            buf.alloc.role = StringAttr("out")
+        else:
+            t_ = v.type
+            assert isinstance(t_, TensorType)
+            out = self._alloc(t, "out", lay, t_.element_type)
+            t.ix.add(asc.VCopyOp(out.ref, buf.ref, self._count(t, lay)))
+            buf = out
+        used.add(buf.ref)
+        off, row_stride = self._value_offset(t, v)
+        blocks = t.n if lay.rows else 1
+        length = t.clen if lay.l else 1
+        gap = t.ix.subi(row_stride, length) if lay.rows else 0
+        slot = plan.l_slot if lay.l else LANE_ALIGN
+        self._copy(t.ix, asc.CopyOutOp, gm, buf.ref, [off, 0, blocks, length, gap, slot])
+
+    # -- the matmul ------------------------------------------------------------------------
+    def _lower(self, t: _Tile, op: Operation) -> None:
+        if isinstance(op, asc.MatmulOp):
+            self._mmad(t, op)
+        else:
+            super()._lower(t, op)
+
+    def _mmad(self, t: _Tile, op: asc.MatmulOp) -> None:
+        ix, plan = t.ix, self.plan
+        a, b = op.lhs, op.rhs
+        sa, sb = shape_of(a), shape_of(b)
+        k = sa[-2] if op.trans_a else sa[-1]
+        lda, ldb = sa[-1], sb[-1]
+        a_off = self._batch_offset(ix, sa)
+        b_off = self._batch_offset(ix, sb)
+        a_off = ix.addi(a_off, t.first if op.trans_a else ix.muli(t.first, lda))
+        b_off = ix.addi(b_off, ix.muli(t.c0, ldb) if op.trans_b else t.c0)
+        lay = plan.layout(op.result)
+        dst = self._alloc(t, "tmp", lay, op.result.type.element_type)  # type: ignore
+        t.bufs[op.result] = dst
+        sizes = [ix._v(x) for x in (a_off, b_off, t.n, t.clen, k, lda, ldb,
+                                    plan.l_slot if lay.l else LANE_ALIGN)]
+        mm = asc.MmadOp(dst.ref, self.gm_of[a], self.gm_of[b], sizes, op.trans_a, op.trans_b)
+        mm.attributes["max_m"] = IntegerAttr(plan.tile, i64)
+        mm.attributes["max_n"] = IntegerAttr(plan.tile_n, i64)
+        mm.attributes["max_k"] = IntegerAttr(k, i64)
+        ix.add(mm)
+
+    # -- kernel ----------------------------------------------------------------------------
+    def _is_const_input(self, v: SSAValue) -> bool:
+        batch, m, n = self.plan.spans(v)
+        return not batch and not m and not n
+
+    def build(self) -> func.FuncOp:
+        plan = self.plan
+        args = list(self.block.args)
+        term = self.block.last_op
+        assert isinstance(term, asc.YieldOp)
+        outs = list(term.values)
+        gm_types = [asc.buffer_type(math.prod(shape_of(v)) or 1,
+                                    v.type.element_type, "gm")  # type: ignore[attr-defined]
+                    for v in [*args, *outs]]
+        entry = Block(arg_types=gm_types)
+        self.gm_of = dict(zip(args, entry.args[:len(args)], strict=True))
+        ix = _Ix(entry, self.loc)
+        bid = ix.add(asc.BlockIdxOp())
+        per = ix.add(asc.TilingFieldOp("units_per_core"))
+        rem = ix.add(asc.TilingFieldOp("units_rem"))
+        step = ix.add(asc.TilingFieldOp("tile_units"))
+        start = ix.addi(ix.muli(bid, per), ix.mini(bid, rem))
+        lt = ix.add(arith.CmpiOp(bid, rem, "slt"))
+        extra = ix.add(arith.SelectOp(lt, ix.c(1), ix.c(0)))
+        end = ix.addi(start, ix.addi(per, extra))
+        # Only epilogue operands are tiles in UB; matmul operands stay in GM.
+        tile_args = [a for a in args
+                     if any(not isinstance(u.operation, asc.MatmulOp) for u in a.uses)]
+        pre = _Tile(ix, 1, ix.c(0))
+        self.pre = pre
+        const_bufs = {a: self._load(pre, a, self.gm_of[a], "const")
+                      for a in tile_args if self._is_const_input(a)}
+        body = Block(arg_types=[IndexType()])
+        bx = _Ix(body, self.loc)
+        u = body.args[0]
+        per_batch = plan.m_tiles * plan.n_tiles
+        flat_b = bx.divi(u, per_batch)
+        rest = bx.remi(u, per_batch)
+        m0 = bx.muli(bx.divi(rest, plan.n_tiles), plan.tile)
+        n0 = bx.muli(bx.remi(rest, plan.n_tiles), plan.tile_n)
+        self.coords = []
+        inner = 1
+        for d in reversed(plan.batch_shape):
+            self.coords.insert(0, bx.remi(bx.divi(flat_b, inner), d))
+            inner *= d
+        t = _Tile(bx, bx.mini(plan.tile, bx.subi(plan.rows, m0)), m0, n0,
+                  bx.mini(plan.tile_n, bx.subi(plan.cols, n0)))
+        t.bufs.update(const_bufs)
+        for a in tile_args:
+            if a not in const_bufs:
+                t.bufs[a] = self._load(t, a, self.gm_of[a], "in")
+        body_ops = [op for op in self.block.ops if not isinstance(op, asc.YieldOp)]
+        self.last_use = {}
+        for i, op in enumerate(body_ops):
+            for x in op.operands:
+                self.last_use[x] = i
+        for x in outs:
+            self.last_use[x] = len(body_ops)
+        for i, op in enumerate(body_ops):
+            self.position = i
+            self._op(t, op)
+        used: set[SSAValue] = set()
+        for v, gm in zip(outs, entry.args[len(args):], strict=True):
+            self._store(t, v, gm, used)
+        bx.add(scf.YieldOp())
+        ix.add(scf.ForOp(start, end, step, [], body))
+        ix.add(func.ReturnOp())
+        kernel = func.FuncOp(self.name, (gm_types, []), Region(entry))
+        kernel.attributes["asc.kernel"] = UnitAttr()
+        if self.loc is not None:
+            kernel.attributes[asc.LOC_ATTR] = self.loc
+        return kernel
+
+
+def _check_operands(fusion: asc.FusionOp) -> None:
+    args = set(fusion.body.block.args)
+    for op in fusion.body.block.ops:
+        if isinstance(op, asc.MatmulOp) and not {op.lhs, op.rhs} <= args:
+            raise PyAscCompileError(
+                "a matmul operand is computed inside the same kernel; the Cube unit reads its "
+                "operands from GM", loc_of(op), "run asc-fuse first (it splits kernels there)")
+
+
+def _candidates(plan: CubePlan) -> list[tuple[int, int]]:
+    """``(tile_m, tile_n)`` candidates, largest first."""
+    ms = sorted({min(plan.rows, m) for m in (128, 64, 32, 16, 8, 1)}, reverse=True)
+    n_cap = round_up(plan.cols, LANE_ALIGN)
+    ns = sorted({min(n_cap, n) for n in (256, 128, 64, 32, 16)}, reverse=True)
+    pairs = [(m, n) for m in ms for n in ns]
+    return sorted(pairs, key=lambda p: (-p[0] * p[1], -p[1]))
+
+
+def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
+                  buffers: int) -> None:
+    """Set ``plan.tile``/``plan.tile_n``: the largest block whose UB buffers (lifetimes shared
+    as ``asc-buffer-alloc`` will) fit the usable UB and whose f32 block fits L0C; then halve
+    it while fewer units than cube cores exist.
+
+    Raises:
+        PyAscCompileError: not even a 1 x 16 block fits; names the buffers.
+    """
+    budget_desc = ""
+    for m, n in _candidates(plan):
+        if round_up(m, 16) * round_up(n, 16) * 4 > plat.l0c_bytes:
+            continue
+        plan.tile, plan.tile_n = m, n
+        probe = _CubeKernelBuilder(fusion, plan, name)
+        probe.build()
+        budget = _Budget(probe.allocs, plan, buffers)  # type: ignore[arg-type]
+        if budget.total(m) <= plat.ub_usable_bytes:
+            break
+        budget_desc = budget.describe(m)
+    else:
+        raise PyAscCompileError(
+            f"the matmul kernel's epilogue does not fit the usable UB ({plat.ub_usable_bytes} "
+            f"bytes) even with 1 x 16 blocks (buffers: {budget_desc})", loc_of(fusion),
+            "split the epilogue into a separate operator")
+    while plan.units < plat.cube_cores:
+        narrower = round_up(plan.tile_n // 2, LANE_ALIGN)
+        if TILE_N_MIN <= narrower < plan.tile_n and plan.tile_n >= plan.tile:
+            plan.tile_n = narrower
+        elif plan.tile > TILE_M_MIN:
+            plan.tile = round_up(plan.tile // 2, 8)
+        else:
+            break
+
+
+def tiling_values(plan: CubePlan, cores: int, k: int) -> dict[str, int]:
+    """The tiling struct of a Cube kernel (all int64): work split and block sizes."""
+    units = plan.units
+    block_dim = max(1, min(cores, units))
+    return {"units": units, "block_dim": block_dim, "units_per_core": units // block_dim,
+            "units_rem": units % block_dim, "tile_units": 1, "batch": plan.batch,
+            "m": plan.rows, "n": plan.cols, "k": k, "tile_m": plan.tile,
+            "tile_n": plan.tile_n}
+
+
+@dataclass(frozen=True)
+class AscLowerCubePass(ModulePass):
+    """Lower every ``asc.fusion`` that holds an ``asc.matmul`` to a Cube kernel (``func.func``
+    with ``asc.kernel``) and an ``asc.launch`` of it; other fusions are left to ``asc-tile``.
+    Options: ``platform`` (table name), ``buffers`` (copies of each copy-in/copy-out buffer
+    assumed when sizing blocks; 2 = double buffering)."""
+
+    name = "asc-lower-cube"
+    platform: str = "910B2"
+    buffers: int = 2
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        plat = get_platform(self.platform)
+        for fusion in [o for o in op.walk() if isinstance(o, asc.FusionOp)]:
+            mms = [o for o in fusion.body.block.ops if isinstance(o, asc.MatmulOp)]
+            if not mms:
+                continue
+            _check_operands(fusion)
+            name = _kernel_name(op, fusion)
+            plan = CubePlan(shape_of(mms[0].result))
+            buffers = self.buffers
+            try:
+                choose_blocks(fusion, plan, name, plat, buffers)
+            except PyAscCompileError:
+                if buffers == 1:
+                    raise
+                buffers = 1
+                choose_blocks(fusion, plan, name, plat, buffers)
+            kernel = _CubeKernelBuilder(fusion, plan, name).build()
+            sa = shape_of(mms[0].lhs)
+            k = sa[-2] if mms[0].trans_a else sa[-1]
+            values = tiling_values(plan, plat.cube_cores, k)
+            kernel.attributes["asc.tiling"] = DictionaryAttr(
+                {key: IntegerAttr(v, i64) for key, v in values.items()})
+            kernel.attributes["asc.platform"] = StringAttr(plat.name)
+            if buffers < self.buffers:
+                kernel.attributes["asc.max_buffers"] = IntegerAttr(buffers, i64)
+            op.body.block.add_op(kernel)
+            launch = asc.LaunchOp(name, values["block_dim"], list(fusion.inputs),
+                                  [r.type for r in fusion.outputs])
+            if asc.LOC_ATTR in fusion.attributes:
+                launch.attributes[asc.LOC_ATTR] = fusion.attributes[asc.LOC_ATTR]
+            assert fusion.parent is not None
+            fusion.parent.insert_op_before(launch, fusion)
+            for old, new in zip(fusion.outputs, launch.outputs, strict=True):
+                old.replace_all_uses_with(new)
+            fusion.detach()
+            fusion.erase()
+
+
+def _kernel_name(module: ModuleOp, fusion: asc.FusionOp) -> str:
+    parent = fusion.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    base = parent.sym_name.data if parent is not None else "kernel"
+    taken = {o.sym_name.data for o in module.body.block.ops if isinstance(o, func.FuncOp)}
+    name, suffix = f"{base}_kernel", 1
+    while name in taken:
+        name, suffix = f"{base}_kernel_{suffix}", suffix + 1
+    return name
