@@ -291,10 +291,11 @@ class _CubeKernelBuilder(_KernelBuilder):
         bx = _Ix(body, self.loc)
         u = body.args[0]
         per_batch = plan.m_tiles * plan.n_tiles
-        flat_b = bx.divi(u, per_batch)
-        rest = bx.remi(u, per_batch)
-        m0 = bx.muli(bx.divi(rest, plan.n_tiles), plan.tile)
-        n0 = bx.muli(bx.remi(rest, plan.n_tiles), plan.tile_n)
+        flat_b = bx.divi(u, per_batch) if plan.batch > 1 else 0
+        rest = bx.remi(u, per_batch) if plan.batch > 1 else u
+        nt = plan.n_tiles
+        m0 = bx.muli(bx.divi(rest, nt) if nt > 1 else rest, plan.tile)
+        n0 = bx.muli(bx.remi(rest, nt), plan.tile_n) if nt > 1 else 0
         self.coords = []
         inner = 1
         for d in reversed(plan.batch_shape):
