@@ -718,11 +718,64 @@ def tiling_values(plan: Plan, cores: int) -> dict[str, int]:
 class AscTilePass(ModulePass):
     """Lower every ``asc.fusion`` to a tiled kernel (``func.func`` with ``asc.kernel``) and an
     ``asc.launch`` of it. Options: ``platform`` (table name), ``buffers`` (copies of each
-    copy-in/copy-out buffer assumed when sizing tiles; 2 = double buffering)."""
+    copy-in/copy-out buffer assumed when sizing tiles; 2 = double buffering), ``tile`` (rows
+    per tile, or elements per chunk in chunk mode; 0 = the largest that fits UB) and
+    ``block_dim`` (cores to split the work over, 1..the platform's vector cores, capped at the
+    number of work units; 0 = all). The mode (rows or chunks) is the one the automatic choice
+    takes for these ``block_dim`` and ``buffers``; a pinned ``tile`` is then checked against
+    UB with ``buffers`` copies (no silent fallback to single buffering).
+
+    Raises:
+        PyAscCompileError: a pinned ``tile`` or ``block_dim`` is out of range or does not fit
+            UB (located at the operator; the message gives the valid range)."""
 
     name = "asc-tile"
     platform: str = "910B2"
     buffers: int = 2
+    tile: int = 0
+    block_dim: int = 0
+
+    def _cores(self, fusion: asc.FusionOp, cores: int) -> int:
+        """Cores the work is split over: the pinned ``block_dim`` (validated) or all."""
+        if not 0 <= self.block_dim <= cores:
+            raise PyAscCompileError(
+                f"block_dim={self.block_dim} is out of range: platform {self.platform} has "
+                f"{cores} vector cores", loc_of(fusion),
+                f"pin a block_dim from 1 to {cores}, or 0 for all cores")
+        return self.block_dim or cores
+
+    def _pin_tile(self, fusion: asc.FusionOp, plan: Plan, name: str, usable: int,
+                  auto_buffers: int) -> None:
+        """Replace the automatic ``plan.tile`` (the largest that fits) by the pinned one."""
+        auto = plan.tile
+        step = COUNT_ALIGN if plan.chunked else 1
+        if plan.chunked:
+            what, hi = f"elements per chunk of its {plan.L}-element rows", round_up(
+                plan.L, COUNT_ALIGN)
+        else:
+            what, hi = "rows per tile", max(1, min(plan.rows, MAX_BLOCK_COUNT // plan.M))
+        if self.tile % step or not step <= self.tile <= hi:
+            raise PyAscCompileError(
+                f"tile={self.tile} is out of range: this kernel's tile counts {what}, a "
+                f"multiple of {step} from {step} to {hi}", loc_of(fusion),
+                f"pin a tile in that range, or tile=0 for the automatic choice ({auto})")
+        need = 0
+        for hoist in (True, False):
+            plan.hoist = hoist
+            plan.tile = step
+            probe = _KernelBuilder(fusion, plan, name)
+            probe.build()
+            need = _Budget(probe.allocs, plan, self.buffers).total(self.tile)
+            if need <= usable:
+                plan.tile = self.tile
+                return
+        hint = (f"the largest tile that fits is {auto}; pin that or less, or tile=0"
+                if auto_buffers == self.buffers else
+                f"no tile fits with {self.buffers} buffers; pin buffers=1 (no double buffering)")
+        raise PyAscCompileError(
+            f"tile={self.tile} ({what}) needs {need} bytes of UB with {self.buffers} "
+            f"buffer(s), but only {usable} bytes are usable on {self.platform}",
+            loc_of(fusion), hint)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plat = get_platform(self.platform)
@@ -737,7 +790,8 @@ class AscTilePass(ModulePass):
             while name in taken:
                 name, suffix = f"{base}_kernel_{suffix}", suffix + 1
             space = analyze(fusion)
-            plan = _plan(fusion, space, plat.vector_cores)
+            cores = self._cores(fusion, plat.vector_cores)
+            plan = _plan(fusion, space, cores)
             buffers = self.buffers
             # Preference order when UB is tight: drop hoisting of loop invariants first, then
             # double buffering; report the last failure if nothing fits.
@@ -747,7 +801,7 @@ class AscTilePass(ModulePass):
                 plan.hoist, buffers = hoist, nbuf
                 try:
                     plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
-                                            plat.vector_cores)
+                                            cores)
                     break
                 except PyAscCompileError:
                     if i == len(attempts) - 1:
@@ -755,9 +809,12 @@ class AscTilePass(ModulePass):
             if plan.chunked and plan.tile >= plan.L:
                 plan.chunked = False  # one chunk per row: plain rows are simpler and tighter
                 plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
-                                        plat.vector_cores)
+                                        cores)
+            if self.tile:
+                self._pin_tile(fusion, plan, name, plat.ub_usable_bytes, buffers)
+                buffers = self.buffers
             kernel = _KernelBuilder(fusion, plan, name).build()
-            values = tiling_values(plan, plat.vector_cores)
+            values = tiling_values(plan, cores)
             kernel.attributes["asc.tiling"] = DictionaryAttr(
                 {k: IntegerAttr(v, i64) for k, v in values.items()})
             kernel.attributes["asc.platform"] = StringAttr(plat.name)

@@ -8,8 +8,9 @@ How a kernel is costed (core 0, which holds the largest share of work units):
    costed once and multiplied), so tail tiles are costed as they are.
 2. Each tile-loop iteration gets a cycle count per pipe:
    * MTE2 (GM -> UB) and MTE3 (UB -> GM): ``bytes / bytes_per_cycle`` with
-     ``bytes_per_cycle = HBM bandwidth / blockDim / clock`` — the core's share of the chip's
-     bandwidth (``Platform.hbm_gbps``, ``Platform.clock_mhz``), plus ``COPY_ISSUE_CYCLES`` per
+     ``bytes_per_cycle = min(HBM bandwidth / blockDim / clock, CORE_GM_BYTES_PER_CYCLE)`` —
+     the core's share of the chip's bandwidth (``Platform.hbm_gbps``, ``Platform.clock_mhz``),
+     at most what one core's copy pipes move (an assumption), plus ``COPY_ISSUE_CYCLES`` per
      copy instruction. UB -> UB ``DataCopy`` runs on the vector pipe.
    * V (vector): ``ceil(count * sizeof(T) / 256)`` repeats per instruction — 256 bytes per
      repeat per cycle (ASCEND_FACTS.md) — plus ``VECTOR_ISSUE_CYCLES``; ``Cast`` counts the wider
@@ -50,6 +51,9 @@ SCALAR_TILE_CYCLES = 200
 """Assumed scalar work per tile iteration: queue handling, address arithmetic (cycles)."""
 SCALAR_OP_CYCLES = 4
 """Assumed cost of one scalar read or one inner-loop iteration (cycles)."""
+CORE_GM_BYTES_PER_CYCLE = 32.0
+"""Assumed most GM bytes one core's copy pipes move per cycle (one 32-byte DataBlock), so a
+kernel on few cores does not get the whole chip's HBM bandwidth (910B2: ~28 cores saturate it)."""
 MAX_UNROLL = 4096
 PIPES = ("MTE2", "V", "MTE3", "S")
 
@@ -114,7 +118,7 @@ class _Walker:
         self.kernel = kernel
         self.tiling = tiling_fields(kernel)
         bw = platform.hbm_gbps * 1e9 / max(1, self.tiling["block_dim"])
-        self.bytes_per_cycle = bw / (platform.clock_mhz * 1e6)
+        self.bytes_per_cycle = min(bw / (platform.clock_mhz * 1e6), CORE_GM_BYTES_PER_CYCLE)
         self.env: dict[SSAValue, int] = {}
         self.buffers = 1
 

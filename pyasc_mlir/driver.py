@@ -459,8 +459,41 @@ class CompiledOp:
         raise PyAscUsageError(f"unknown backend {backend!r}; use 'cpu' or 'interp'")
 
 
+TILING_KEYS = ("tile", "block_dim", "buffers")
+
+
+def check_tiling(tiling: dict[str, int] | None, double_buffer: bool
+                 ) -> tuple[int, int, bool]:
+    """``(tile, block_dim, double_buffer)`` of a pinned ``tiling`` dict (see ``compile``); the
+    ranges that depend on the kernel (UB fit, core count) are checked by ``asc-tile``.
+
+    Raises:
+        PyAscUsageError: unknown key, a value that is not an int >= 0, or buffers not 1 or 2
+            (located at the calling line)."""
+    if tiling is None:
+        return 0, 0, double_buffer
+    hint = ('pin e.g. tiling={"tile": 24, "block_dim": 40, "buffers": 2}; 0 or a missing key '
+            "keeps the automatic choice")
+    if not isinstance(tiling, dict):
+        raise PyAscUsageError(f"tiling must be a dict, got {type(tiling).__name__}",
+                              caller_loc(), hint)
+    for k, v in tiling.items():
+        if k not in TILING_KEYS:
+            raise PyAscUsageError(f"unknown tiling key {k!r}; known: {', '.join(TILING_KEYS)}",
+                                  caller_loc(), hint)
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
+            raise PyAscUsageError(f"tiling[{k!r}] = {v!r} is not an integer >= 0",
+                                  caller_loc(), hint)
+    buffers = tiling.get("buffers", 0)
+    if buffers not in (0, 1, 2):
+        raise PyAscUsageError(f"tiling['buffers'] = {buffers} is not 1 or 2", caller_loc(),
+                              "1 = single buffering, 2 = double buffering (MTE2/V/MTE3 overlap)")
+    return (int(tiling.get("tile", 0)), int(tiling.get("block_dim", 0)),
+            double_buffer if not buffers else buffers == 2)
+
+
 def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str,
-           double_buffer: bool, fuse: bool = True
+           double_buffer: bool, fuse: bool = True, tile: int = 0, block_dim: int = 0
            ) -> tuple[dict[str, ModuleOp], list[str], dict[str, float]]:
     from pyasc_mlir.frontend.ast_frontend import build_module
 
@@ -471,7 +504,8 @@ def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform
     ctx = make_context()
     stages = {"tensor": module.clone()}
     plan = [("asc-decompose", {}), ("asc-fuse", {"per_op": not fuse}),
-            ("asc-tile", {"platform": platform, "buffers": 2 if double_buffer else 1}),
+            ("asc-tile", {"platform": platform, "buffers": 2 if double_buffer else 1,
+                          "tile": tile, "block_dim": block_dim}),
             ("asc-double-buffer", {"enable": double_buffer}), ("asc-buffer-alloc", {}),
             ("convert-asc-to-ascendc", {})]
     for pass_name, opts in plan:
@@ -705,7 +739,7 @@ def _compile_empty(fn: Callable[..., Any], inputs: Sequence[object], name: str, 
 @user_facing
 def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | Path | None = None,
             platform: str = "910B2", double_buffer: bool = True, cache: bool = True,
-            name: str | None = None) -> CompiledOp:
+            name: str | None = None, tiling: dict[str, int] | None = None) -> CompiledOp:
     """Compile a Python operator for the given argument descriptions.
 
     Args:
@@ -720,6 +754,11 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
             (``@jit(always_compile=True)``) lowers and builds again, g++ included, and
             refreshes the cache entry. ``PYASC_CACHE_DISABLE=1`` neither reads nor writes the
             cache (the default output folder is then a temporary one).
+        tiling: pinned knobs, e.g. ``{"tile": 24, "block_dim": 40, "buffers": 2}`` (what
+            ``pyasc tune`` and ``@jit(autotune=True)`` print): ``tile`` rows per tile (or
+            elements per chunk), ``block_dim`` cores, ``buffers`` 1 or 2 (overrides
+            ``double_buffer``); a missing key or 0 keeps the automatic choice. Applies to
+            every kernel of the operator.
 
     Returns:
         A ``CompiledOp``; ``info`` holds name, inputs, outputs, block_dim, tiling, ub_bytes,
@@ -735,13 +774,18 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
 
     get_platform(platform)
     name = name or fn.__name__
-    options = {"platform": platform, "double_buffer": double_buffer, "name": name}
+    tile, block_dim, double_buffer = check_tiling(tiling, double_buffer)
+    options: dict[str, Any] = {"platform": platform, "double_buffer": double_buffer,
+                               "name": name}
+    if tile or block_dim:
+        options["tiling"] = (tile, block_dim)
     key = _cache_key(fn, inputs, options)
     write_cache = cache_enabled()
     read_cache = cache and write_cache
 
     def rebuild() -> dict[str, ModuleOp]:
-        return _lower(fn, inputs, name, platform, double_buffer)[0]
+        return _lower(fn, inputs, name, platform, double_buffer, tile=tile,
+                      block_dim=block_dim)[0]
 
     if read_cache and key in _MEMORY_CACHE and output_dir is None:
         return _MEMORY_CACHE[key]
@@ -765,7 +809,8 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
             return op
         fresh = corrupt_library
     t0 = time.perf_counter()
-    stages, result_dtypes, times = _lower(fn, inputs, name, platform, double_buffer)
+    stages, result_dtypes, times = _lower(fn, inputs, name, platform, double_buffer,
+                                          tile=tile, block_dim=block_dim)
     module = stages["ascendc"]
     descs = [d for d in inputs if isinstance(d, TensorDesc)]
     kernel_src = emit_kernel_source(module)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from pyasc_mlir.driver import CompiledOp, compile
+from pyasc_mlir.driver import CompiledOp, check_tiling, compile
 from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.types import DTYPES, TensorDesc
 
@@ -34,12 +34,20 @@ class JitFunction:
     """
 
     def __init__(self, fn: Callable[..., Any], backend: str = "cpu", platform: str = "910B2",
-                 double_buffer: bool = True, always_compile: bool = False):
+                 double_buffer: bool = True, always_compile: bool = False, *,
+                 autotune: bool = False, tiling: dict[str, int] | None = None):
         self.fn = fn
         self.backend = backend
         self.platform = platform
         self.double_buffer = double_buffer
         self.always_compile = always_compile
+        self.autotune = autotune
+        self.tiling = tiling
+        if autotune and tiling:
+            raise PyAscUsageError("@jit(autotune=True) searches the tiling; it cannot also "
+                                  "take a pinned tiling=", caller_loc(),
+                                  "drop autotune=True to use the pinned tiling")
+        check_tiling(tiling, double_buffer)
         self._compiled: dict[tuple, CompiledOp] = {}
         self._fast: dict[tuple, CompiledOp] = {}
         functools.update_wrapper(self, fn)
@@ -82,8 +90,19 @@ class JitFunction:
         if self.always_compile or sig not in self._compiled:
             self._compiled[sig] = compile(self.fn, descs, platform=self.platform,
                                           double_buffer=self.double_buffer,
-                                          cache=not self.always_compile)
+                                          cache=not self.always_compile,
+                                          tiling=self._tiling(descs))
         return self._compiled[sig]
+
+    def _tiling(self, descs: list[object]) -> dict[str, int] | None:
+        """The pinned tiling, or with ``autotune=True`` the winner of ``pyasc_mlir.autotune``
+        (searched once per signature and cached; a search prints the winner and its pin)."""
+        if not self.autotune:
+            return self.tiling
+        from pyasc_mlir.autotune import tune
+
+        return tune(self.fn, descs, platform=self.platform, cache=not self.always_compile,
+                    verbose=True).winner.knobs.pin
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """Keyword arguments to positional ones, in the function's parameter order."""
@@ -134,10 +153,20 @@ def _plain(fn: Callable[..., Any]) -> str:
 
 
 def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu", platform: str = "910B2",
-        double_buffer: bool = True, always_compile: bool = False) -> Any:
-    """Decorator: ``@jit`` or ``@jit(backend="interp")``. See ``JitFunction``."""
+        double_buffer: bool = True, always_compile: bool = False, autotune: bool = False,
+        tiling: dict[str, int] | None = None) -> Any:
+    """Decorator: ``@jit`` or ``@jit(backend="interp")``. See ``JitFunction``.
+
+    ``autotune=True`` searches tile, blockDim and buffers per signature by the cost model
+    (``pyasc_mlir.autotune``; the winner is cached and printed with its pin);
+    ``tiling={"tile": 24, "block_dim": 40, "buffers": 2}`` pins them (see ``compile``).
+
+    Raises:
+        PyAscUsageError: both ``autotune`` and ``tiling``, or a malformed ``tiling``.
+    """
     def wrap(f: Callable[..., Any]) -> JitFunction:
-        return JitFunction(f, backend, platform, double_buffer, always_compile)
+        return JitFunction(f, backend, platform, double_buffer, always_compile,
+                           autotune=autotune, tiling=tiling)
     return wrap(fn) if fn is not None else wrap
 
 
