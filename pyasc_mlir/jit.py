@@ -19,6 +19,29 @@ def _is_array(a: Any) -> bool:
     return isinstance(a, np.ndarray) or hasattr(a, "__array__")
 
 
+def _is_array_seq(a: Any) -> bool:
+    """A tuple or list of arrays: a variadic tensor-tuple argument (``f((a, b, c))``)."""
+    return isinstance(a, tuple | list) and bool(a) and all(
+        _is_array(x) and not isinstance(x, TensorDesc) for x in a)
+
+
+def _flat_arrays(args: tuple[Any, ...]) -> list[Any]:
+    """The tensor arguments in order, tuple/list arguments flattened."""
+    out: list[Any] = []
+    for a in args:
+        if _is_array_seq(a):
+            out.extend(a)
+        elif _is_array(a):
+            out.append(a)
+    return out
+
+
+def _desc(a: Any) -> Any:
+    if _is_array_seq(a):
+        return tuple(TensorDesc.of(np.asarray(x)) for x in a)
+    return TensorDesc.of(np.asarray(a)) if _is_array(a) and not isinstance(a, TensorDesc) else a
+
+
 class JitFunction:
     """A Python operator compiled on first call, once per signature.
 
@@ -64,6 +87,10 @@ class JitFunction:
                                   "pass one array per tensor parameter and one value per "
                                   f"compile-time parameter{where}") from None
         for i, a in enumerate(args):
+            if _is_array_seq(a):
+                for x in a:
+                    self._check_dtype(i, x)
+                continue
             if isinstance(a, list):
                 raise PyAscUsageError(
                     f"argument {i} of {self.fn.__name__}() is a Python list", caller_loc(),
@@ -71,6 +98,10 @@ class JitFunction:
                     "numbers, strings or tuples")
             if not _is_array(a) or isinstance(a, TensorDesc):
                 continue
+            self._check_dtype(i, a)
+
+    def _check_dtype(self, i: int, a: Any) -> None:
+        if not isinstance(a, TensorDesc):
             dt = np.asarray(a).dtype
             if dt.name not in DTYPES:
                 raise PyAscUsageError(
@@ -83,9 +114,7 @@ class JitFunction:
     def compile(self, *args: Any) -> CompiledOp:
         """Compile for these arguments (arrays or ``TensorDesc``) without running."""
         self._check_call(args)
-        descs: list[object] = [
-            a if isinstance(a, TensorDesc) else TensorDesc.of(np.asarray(a))
-            if _is_array(a) else a for a in args]
+        descs: list[object] = [_desc(a) for a in args]
         sig = tuple(repr(d) for d in descs)
         if self.always_compile or sig not in self._compiled:
             self._compiled[sig] = compile(self.fn, descs, platform=self.platform,
@@ -124,6 +153,8 @@ class JitFunction:
                 key.append((a.shape, a.dtype.str))
             elif isinstance(a, int | float | str | bool | None):
                 key.append((type(a).__name__, a))
+            elif _is_array_seq(a) and all(isinstance(x, np.ndarray) for x in a):
+                key.append(tuple((x.shape, x.dtype.str) for x in a))
             else:
                 return None
         return tuple(key)
@@ -138,7 +169,7 @@ class JitFunction:
             op = self.compile(*args)
             if key is not None:
                 self._fast[key] = op
-        arrays = [a for a in args if _is_array(a)]
+        arrays = _flat_arrays(args)
         return op(*arrays, backend=self.backend)
 
 
