@@ -1151,7 +1151,8 @@ class LaunchOp(IRDLOperation):
 Asc = Dialect(
     "asc",
     [ConstantOp, UnaryOp, BinaryOp, CompareOp, SelectOp, CastOp, BroadcastOp, ReduceOp,
-     ReshapeOp, MatmulOp, TransposeOp, ConcatOp, SliceOp, FusionOp, YieldOp, BlockIdxOp, BlockNumOp, TilingFieldOp, AllocOp,
+     ReshapeOp, MatmulOp, TransposeOp, ConcatOp, SliceOp, FusionOp, YieldOp, BlockIdxOp,
+     BlockNumOp, TilingFieldOp, AllocOp,
      CopyInOp, CopyOutOp, VUnaryOp, VBinaryOp, VScalarOp, VDupOp, VCopyOp, VCastOp, VCompareOp,
      VSelectOp, VReduceOp, VBroadcastOp, MmadOp, LaunchOp],
     [ScopeAttr],

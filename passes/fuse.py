@@ -38,7 +38,32 @@ def _runs(block: Block) -> list[list[Operation]]:
     return [r for r in runs if r]
 
 
+LAYOUT_OPS = (asc.TransposeOp, asc.ConcatOp, asc.SliceOp)
+"""Data-movement ops: each becomes its own ``asc.fusion`` (lowered by ``asc-lower-layout``),
+never part of a vector or Cube kernel."""
+
+
+def _wrap_layout_ops(block: Block) -> None:
+    """Each data-movement op in its own one-op ``asc.fusion`` (inputs in operand order)."""
+    for op in [o for o in block.ops if isinstance(o, LAYOUT_OPS)]:
+        inputs = list(dict.fromkeys(op.operands))
+        body = Block(arg_types=[v.type for v in inputs])
+        fusion = asc.FusionOp(operands=[inputs], result_types=[[op.results[0].type]],
+                              regions=[Region(body)])
+        if asc.LOC_ATTR in op.attributes:
+            fusion.attributes[asc.LOC_ATTR] = op.attributes[asc.LOC_ATTR]
+        block.insert_op_before(fusion, op)
+        op.results[0].replace_all_uses_with(fusion.results[0])
+        op.detach()
+        body.add_op(op)
+        args = dict(zip(inputs, body.args, strict=True))
+        for i, v in enumerate(op.operands):
+            op.operands[i] = args[v]
+        body.add_op(asc.YieldOp([op.results[0]]))
+
+
 def _fuse_block(block: Block, per_op: bool = False) -> None:
+    _wrap_layout_ops(block)
     for ops in _runs(block):
         if per_op:
             for op in ops:

@@ -683,16 +683,30 @@ def _build_library(sources: dict[str, str], platform: str, directory: Path, fres
         return lib
 
 
+def tensor_descs(inputs: Sequence[object]) -> list[TensorDesc]:
+    """The tensor arguments in order: ``TensorDesc`` entries, and those inside a tuple or list
+    entry (a variadic tensor-tuple argument) in place."""
+    out: list[TensorDesc] = []
+    for d in inputs:
+        items = d if isinstance(d, tuple | list) else (d,)
+        out.extend(x for x in items if isinstance(x, TensorDesc))
+    return out
+
+
 def _tensor_arg_names(fn: Callable[..., Any], inputs: Sequence[object]) -> list[str]:
-    """Parameter names of the tensor arguments (for messages); ``arg<i>`` where unknown."""
+    """Parameter names of the tensor arguments (for messages; ``xs[1]`` inside a tuple
+    argument); ``arg<i>`` where unknown."""
     try:
         params = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         params = []
     names = []
     for i, d in enumerate(inputs):
+        name = params[i] if i < len(params) else f"arg{i}"
         if isinstance(d, TensorDesc):
-            names.append(params[i] if i < len(params) else f"arg{i}")
+            names.append(name)
+        elif isinstance(d, tuple | list):
+            names += [f"{name}[{j}]" for j, x in enumerate(d) if isinstance(x, TensorDesc)]
     return names
 
 
@@ -718,7 +732,7 @@ def _compile_empty(fn: Callable[..., Any], inputs: Sequence[object], name: str, 
                 raise PyAscCompileError(
                     f"{op.kind.data}() over a zero-size dimension (shape {list(shape)}) has no "
                     "result", loc_of(op), "skip the call for empty inputs, or use sum()")
-    descs = [d for d in inputs if isinstance(d, TensorDesc)]
+    descs = tensor_descs(inputs)
     info: dict[str, Any] = {
         "name": name, "platform": platform, "empty": True, "key": key, "library": None,
         "inputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in descs],
@@ -797,7 +811,7 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
     else:  # PYASC_CACHE_DISABLE=1: nothing goes to (or comes from) the cache
         keep = tempfile.TemporaryDirectory(prefix=f"pyasc-{name}-")
         directory = Path(keep.name)
-    if any(isinstance(d, TensorDesc) and 0 in d.shape for d in inputs):
+    if any(0 in d.shape for d in tensor_descs(inputs)):
         return _compile_empty(fn, inputs, name, platform, directory, key, keep)
     fresh = not read_cache  # run g++ even where the library cache has this build
     if read_cache:
@@ -812,7 +826,7 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
     stages, result_dtypes, times = _lower(fn, inputs, name, platform, double_buffer,
                                           tile=tile, block_dim=block_dim)
     module = stages["ascendc"]
-    descs = [d for d in inputs if isinstance(d, TensorDesc)]
+    descs = tensor_descs(inputs)
     kernel_src = emit_kernel_source(module)
     host_src = emit_host_source(module, [list(d.shape) for d in descs])
     entry_src = emit_cpu_entry(module)

@@ -16,6 +16,15 @@ whatever the input dtypes, "opmath"; a result is float16 when every tensor opera
 - ``sum mean max min(x, axis=None, keepdim=False)``, ``var(x, axis=None, keepdim=False,
   unbiased=False)``: reductions over an int axis, a tuple of axes or all axes (``None``).
 
+Matrix products and layout (static shapes, checked at compile time):
+
+- ``matmul(a, b, transpose_a=False, transpose_b=False)`` (also ``a @ b``): last two dims
+  multiply, leading batch dims broadcast; f16 or f32 operands, f32 accumulation.
+- ``transpose(x, dims=None)`` (also ``x.transpose(d0, d1)``, ``x.permute(*dims)``, ``x.T``),
+  ``concat(tensors, axis=0)``, indexing ``x[1:5, ..., 3]`` with constant bounds, step 1.
+- Shape helpers: ``match_shape(x, pattern)``, ``assert_same_rank(*tensors)``,
+  ``assert_compatible(tensors, exclude_dim=None)``.
+
 Also the dtype constants :data:`float16` and :data:`float32`.
 """
 
@@ -32,6 +41,7 @@ __all__ = [
     "exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf", "sin", "cos",
     "maximum", "minimum", "where", "cast",
     "sum", "mean", "max", "min", "var",
+    "matmul", "transpose", "concat", "match_shape", "assert_same_rank", "assert_compatible",
 ]
 
 
@@ -191,3 +201,66 @@ def var(x: Any, axis: Any = None, keepdim: bool = False, unbiased: bool = False)
     """Variance over ``axis``: divisor ``N`` (``unbiased=False``, NumPy's default) or
     ``N - 1`` (``unbiased=True``)."""
     _outside("var")
+
+
+def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False) -> Any:
+    """Matrix product ``a @ b`` on the Cube unit.
+
+    ``a`` is ``[*batch, M, K]`` (``[*batch, K, M]`` with ``transpose_a``), ``b`` is
+    ``[*batch, K, N]`` (``[*batch, N, K]`` with ``transpose_b``); batch dims broadcast
+    (NumPy rules); the result is ``[*batch, M, N]``. Operands are float16 or float32 (ranks
+    >= 2); products accumulate in float32. The result is float16 when both operands are
+    float16, else float32.
+
+    Raises (at compile time, located): ranks below 2, K mismatch or non-broadcasting batch dims
+    (the message names both shapes), boolean masks as operands.
+    """
+    _outside("matmul")
+
+
+def transpose(x: Any, dims: Any = None) -> Any:
+    """Permute the dims of ``x``: ``result.shape[i] = x.shape[dims[i]]`` (``np.transpose``);
+    ``dims=None`` reverses them. ``x.transpose(d0, d1)`` swaps two dims (torch semantics),
+    ``x.permute(*dims)`` permutes, ``x.T`` transposes a 2-D tensor.
+
+    Raises (at compile time, located): ``dims`` not a permutation of ``0..x.ndim-1``.
+    """
+    _outside("transpose")
+
+
+def concat(tensors: Any, axis: int = 0) -> Any:
+    """Join a list or tuple of tensors along ``axis`` (``np.concatenate``): same rank, equal dims
+    except ``axis``. The result is float16 when every input is float16, else float32.
+
+    Raises (at compile time, located): an empty list, rank or dim mismatches (the message names
+    the shapes), an axis out of range.
+    """
+    _outside("concat")
+
+
+def match_shape(x: Any, pattern: Any) -> Any:
+    """Check ``x.shape`` against ``pattern`` (a tuple of ints and ``None``; ``None`` = any size)
+    at compile time and return the tuple of ``x``'s dims, so ``B, S, H = match_shape(x, (None,
+    None, 384))`` works.
+
+    Raises (at compile time, located): a rank or dim mismatch, naming the shape and pattern.
+    """
+    _outside("match_shape")
+
+
+def assert_same_rank(*tensors: Any) -> Any:
+    """Check at compile time that every tensor has the same rank; returns ``None``.
+
+    Raises (at compile time, located): ranks differ (the message names every shape).
+    """
+    _outside("assert_same_rank")
+
+
+def assert_compatible(tensors: Any, exclude_dim: Any = None) -> Any:
+    """Check at compile time that a list or tuple of tensors has one rank and equal dims except
+    ``exclude_dim`` (an int, negative counts from the end; ``None``: all dims); returns
+    ``None``. ``assert_compatible(xs, exclude_dim=k)`` is what ``concat(xs, axis=k)`` needs.
+
+    Raises (at compile time, located): a rank or dim mismatch (the message names the shapes).
+    """
+    _outside("assert_compatible")

@@ -51,9 +51,16 @@ _MASK_HINT = ("use pyasc_mlir.where(mask, a, b), or pyasc_mlir.cast(mask, pyasc_
               "for 1.0/0.0")
 _UNARY = ("exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf", "sin", "cos")
 _REDUCE = ("sum", "mean", "max", "min", "var")
-_OP_NAMES = (*_UNARY, *_REDUCE, "maximum", "minimum", "where", "cast")
+_LAYOUT = ("matmul", "transpose", "concat")
+_SHAPE_HELPERS = ("match_shape", "assert_same_rank", "assert_compatible")
+_OP_NAMES = (*_UNARY, *_REDUCE, "maximum", "minimum", "where", "cast", *_LAYOUT,
+             *_SHAPE_HELPERS)
 _MARKERS: dict[Callable[..., Any], str] = {getattr(ops, n): n for n in _OP_NAMES}
-_METHODS = (*_UNARY, *_REDUCE, "reshape", "astype")
+_METHODS = (*_UNARY, *_REDUCE, "reshape", "astype", "transpose", "permute")
+_STRUCTURAL = (builtins.len, builtins.enumerate, builtins.zip, builtins.list, builtins.tuple,
+               builtins.reversed, builtins.isinstance)
+"""Builtins that only look at the structure of a tuple or list of tensors (``len(xs)``,
+``enumerate(xs)``); they run in Python at compile time."""
 _SUPPORTED_FUNCS = ", ".join(_OP_NAMES)
 
 
@@ -128,6 +135,19 @@ def _contains_tensor(v: Any) -> bool:
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, numbers.Real)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int | np.integer) and not isinstance(v, bool)
+
+
+def _holds_desc(v: Any) -> bool:
+    """A tuple or list argument that holds tensors (a variadic tensor-tuple argument)."""
+    return isinstance(v, tuple | list) and any(isinstance(x, TensorDesc) for x in v)
+
+
+def _shapes(ts: Sequence[SymbolicTensor]) -> str:
+    return ", ".join(str(list(t.shape)) for t in ts)
 
 
 def _plain_signature(fn: Callable[..., Any]) -> inspect.Signature:
@@ -302,27 +322,30 @@ class _Compiler:
 
         arg_types: list[TensorType] = []
         for i, a in enumerate(args):
-            if isinstance(a, TensorDesc):
-                if any(d is None or d < 0 for d in a.shape):
+            for x in (a if _holds_desc(a) else [a]):
+                if isinstance(x, TensorDesc):
+                    if any(d is None or d < 0 for d in x.shape):
+                        raise PyAscCompileError(
+                            f"argument {i} of {fn.__name__}() has shape {list(x.shape)}: only "
+                            "static, positive dimensions are supported (or 0 for an empty "
+                            "tensor)", def_loc, "give every dimension as an int")
+                    arg_types.append(TensorType(ir_type(x.dtype), x.shape))
+                elif isinstance(x, np.ndarray):
                     raise PyAscCompileError(
-                        f"argument {i} of {fn.__name__}() has shape {list(a.shape)}: only "
-                        "static, positive dimensions are supported (or 0 for an empty tensor)",
-                        def_loc, "give every dimension as an int")
-                arg_types.append(TensorType(ir_type(a.dtype), a.shape))
-            elif isinstance(a, np.ndarray):
-                raise PyAscCompileError(
-                    f"argument {i} of {fn.__name__}() is a NumPy array", def_loc,
-                    "describe tensor arguments with TensorDesc(shape, dtype) or "
-                    "TensorDesc.of(array)")
+                        f"argument {i} of {fn.__name__}() is a NumPy array", def_loc,
+                        "describe tensor arguments with TensorDesc(shape, dtype) or "
+                        "TensorDesc.of(array)")
         self.block = Block(arg_types=arg_types)
         values: list[Any] = list(bound_self)
-        k = 0
+        block_args = iter(self.block.args)
+
+        def symbolic(x: Any) -> Any:
+            if isinstance(x, TensorDesc):
+                return SymbolicTensor(next(block_args), x.dtype, x.shape)
+            return x
+
         for a in args:
-            if isinstance(a, TensorDesc):
-                values.append(SymbolicTensor(self.block.args[k], a.dtype, a.shape))
-                k += 1
-            else:
-                values.append(a)
+            values.append(tuple(symbolic(x) for x in a) if _holds_desc(a) else symbolic(a))
         try:
             bound = inspect.signature(fn).bind(*values)
         except TypeError as exc:
@@ -331,9 +354,12 @@ class _Compiler:
                 "pass one TensorDesc or compile-time value per parameter") from None
         bound.apply_defaults()
         for pname, v in bound.arguments.items():
-            if isinstance(v, SymbolicTensor) and isinstance(v.value, BlockArgument):
-                if SSAValue.is_valid_name(pname):
-                    v.value.name_hint = pname
+            items = list(enumerate(v)) if isinstance(v, tuple) else [(None, v)]
+            for j, x in items:
+                if isinstance(x, SymbolicTensor) and isinstance(x.value, BlockArgument):
+                    hint = pname if j is None else f"{pname}{j}"
+                    if SSAValue.is_valid_name(hint) and x.value.name_hint is None:
+                        x.value.name_hint = hint
         self.frame.locals.update(bound.arguments)
         self.active.append(fn.__code__)
 
@@ -367,6 +393,7 @@ class _Compiler:
             results.append(self.convert(item.value, item.dtype, n))
             dtypes.append(item.dtype)
         self.emit(func.ReturnOp(*results), ret_node)
+        self.erase_dead_layout_ops()
         fop = func.FuncOp(name or fn.__name__, (arg_types, [r.type for r in results]),
                           Region(self.block))
         fop.attributes[asc.LOC_ATTR] = StringAttr(str(def_loc))
@@ -584,10 +611,16 @@ class _Compiler:
                 return obj.ndim
             if node.attr == "dtype":
                 return {"float16": ops.float16, "float32": ops.float32}.get(obj.dtype, ops.bool_)
+            if node.attr == "T":
+                if obj.ndim != 2:
+                    self.error(f".T needs a 2-D tensor, got shape {list(obj.shape)}", node,
+                               "use x.transpose(d0, d1) or x.permute(*dims) for other ranks")
+                return self.transpose(obj, (1, 0), node)
             if node.attr in _METHODS:
                 return _TensorMethod(obj, node.attr)
             self.error(f"a tensor has no attribute '{node.attr}'", node,
-                       "tensor attributes: shape, ndim, dtype; methods: " + ", ".join(_METHODS))
+                       "tensor attributes: shape, ndim, dtype, T; methods: "
+                       + ", ".join(_METHODS))
         try:
             return getattr(obj, node.attr)
         except Exception as exc:
@@ -599,13 +632,11 @@ class _Compiler:
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         obj = self.eval(node.value)
-        if isinstance(obj, SymbolicTensor):
-            self.error("indexing or slicing a tensor is not supported", node,
-                       "ops work on whole tensors: reductions take axis=..., reshape changes "
-                       "the shape")
         index = self.eval(node.slice)
         if _contains_tensor(index):
             self.error("a tensor cannot be used as an index", node.slice)
+        if isinstance(obj, SymbolicTensor):
+            return self.index(obj, index, node)
         try:
             return obj[index]
         except Exception as exc:
@@ -824,6 +855,9 @@ class _Compiler:
             if not args[0].shape:
                 self.error("len() of a 0-d tensor", node)
             return args[0].shape[0]
+        if any(callee is c for c in _STRUCTURAL) and not any(
+                isinstance(a, SymbolicTensor) for a in args):
+            return self.pycall(callee, args, kwargs, node)  # len(xs), enumerate(xs), ...
         if any(callee is c for c in (builtins.bool, builtins.int, builtins.float)):
             self.runtime_error(f"{callee.__name__}() of a tensor", node)
         if isinstance(callee, types.MethodType) and isinstance(callee.__func__,
@@ -897,6 +931,19 @@ class _Compiler:
                 self.error("reshape() takes the new shape only", node)
             shape = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else args
             return self.reshape(m.tensor, shape, node)
+        if m.name == "transpose":
+            if kwargs or len(args) != 2 or not all(_is_int(a) for a in args):
+                self.error("x.transpose(d0, d1) swaps two dims given as compile-time ints, got "
+                           f"{args!r}", node, "use x.permute(*dims) for a full permutation")
+            perm = list(range(m.tensor.ndim))
+            d0, d1 = (self.norm_axis(int(a), m.tensor, node) for a in args)
+            perm[d0], perm[d1] = perm[d1], perm[d0]
+            return self.transpose(m.tensor, perm, node)
+        if m.name == "permute":
+            if kwargs:
+                self.error("permute() takes the dims only", node)
+            dims = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else args
+            return self.transpose(m.tensor, dims, node)
         name = "cast" if m.name == "astype" else m.name
         return self.call_op(name, getattr(ops, name), [m.tensor, *args], kwargs, node)
 
@@ -917,6 +964,17 @@ class _Compiler:
             return self.select(a["cond"], a["a"], a["b"], node)
         if name == "cast":
             return self.cast(a["x"], a["dtype"], node)
+        if name == "matmul":
+            return self.matmul(a["a"], a["b"], a["transpose_a"], a["transpose_b"], node)
+        if name == "transpose":
+            x = self.need_tensor(a["x"], "transpose()", node)
+            dims = a["dims"]
+            return self.transpose(x, tuple(reversed(range(x.ndim))) if dims is None else dims,
+                                  node)
+        if name == "concat":
+            return self.concat(a["tensors"], a["axis"], node)
+        if name in _SHAPE_HELPERS:
+            return self.shape_helper(name, a, node)
         correction = 0
         if name == "var":
             unbiased = a["unbiased"]
@@ -1002,8 +1060,9 @@ class _Compiler:
             return self.binary(_TENSOR_BINOPS[type(op)], a, b, node, sym)
         if isinstance(op, ast.BitAnd | ast.BitOr | ast.BitXor):
             return self.mask_logic(sym, a, b, node)
-        hint = "matrix multiply is not supported yet" if sym == "@" else None
-        self.error(f"operator '{sym}' is not supported on tensors", node, hint)
+        if isinstance(op, ast.MatMult):
+            return self.matmul(a, b, False, False, node)
+        self.error(f"operator '{sym}' is not supported on tensors", node)
 
     def binary(self, kind: str, a: Any, b: Any, node: ast.AST, what: str | None = None
                ) -> Any:
@@ -1196,6 +1255,239 @@ class _Compiler:
             return x
         r = self.emit(asc.ReshapeOp(x.value, dims), node).results[0]
         return SymbolicTensor(r, x.dtype, dims)
+
+    # ------------------------------------------------------------------ matmul and layout
+
+    def need_tensor(self, x: Any, what: str, node: ast.AST) -> SymbolicTensor:
+        if not isinstance(x, SymbolicTensor):
+            self.error(f"{what} needs a tensor, got {type(x).__name__} {x!r}", node)
+        return x
+
+    def norm_axis(self, axis: Any, x: SymbolicTensor, node: ast.AST) -> int:
+        """``axis`` (negative counts from the end) as an index into ``x.shape``."""
+        if not _is_int(axis):
+            self.error(f"a dim must be a compile-time int, got {axis!r}", node)
+        rank = x.ndim
+        if not -rank <= int(axis) < rank:
+            self.error(f"dim {axis} is out of range for a tensor of shape {list(x.shape)}",
+                       node, f"valid dims: {-rank}..{rank - 1}" if rank else None)
+        return int(axis) % rank
+
+    def layout_value(self, x: SymbolicTensor, node: ast.AST) -> SSAValue:
+        """The IR value a data-movement op moves: the value itself (f16 stays f16, so half the
+        bytes move), or a mask as 1.0/0.0 in f32 (masks are bit-packed on chip)."""
+        return self.mask_as_f32(x, x.shape, node) if x.dtype == "bool" else x.value
+
+    def layout_result(self, r: SSAValue, dtype: str, node: ast.AST) -> SymbolicTensor:
+        t = r.type
+        assert isinstance(t, TensorType)
+        shape = tuple(t.get_shape())
+        if dtype == "bool":
+            zero = self.constant(0.0, shape, node)
+            r = self.emit(asc.CompareOp("ne", r, zero), node).results[0]
+        return SymbolicTensor(r, dtype, shape)
+
+    def transpose(self, x: Any, dims: Any, node: ast.AST) -> SymbolicTensor:
+        x = self.need_tensor(x, "transpose()", node)
+        if not isinstance(dims, tuple | list) or not all(_is_int(d) for d in dims):
+            self.error(f"transpose dims must be a tuple of compile-time ints, got {dims!r}",
+                       node)
+        if len(dims) != x.ndim:
+            self.error(f"permutation {list(dims)} has {len(dims)} dims but the tensor has shape "
+                       f"{list(x.shape)}", node, f"give all {x.ndim} dims in their new order")
+        perm = [self.norm_axis(d, x, node) for d in dims]
+        if sorted(perm) != list(range(x.ndim)):
+            self.error(f"{list(dims)} is not a permutation of the dims of a tensor of shape "
+                       f"{list(x.shape)}", node, "each dim must appear exactly once")
+        if perm == sorted(perm):
+            return x
+        r = self.emit(asc.TransposeOp(self.layout_value(x, node), perm), node).results[0]
+        return self.layout_result(r, x.dtype, node)
+
+    def concat(self, tensors: Any, axis: Any, node: ast.AST) -> SymbolicTensor:
+        if not isinstance(tensors, tuple | list) or not tensors or not all(
+                isinstance(t, SymbolicTensor) for t in tensors):
+            self.error(f"concat() takes a non-empty list or tuple of tensors, got {tensors!r}",
+                       node, "e.g. pyasc_mlir.concat([a, b], axis=0)")
+        ts: list[SymbolicTensor] = list(tensors)
+        first = ts[0]
+        if any(t.ndim != first.ndim for t in ts):
+            self.error(f"concat() needs tensors of one rank, got shapes {_shapes(ts)}", node)
+        if first.ndim == 0:
+            self.error("concat() of 0-d tensors", node, "reshape them to [1] first")
+        k = self.norm_axis(axis, first, node)
+        for t in ts[1:]:
+            bad = [i for i in range(first.ndim) if i != k and t.shape[i] != first.shape[i]]
+            if bad:
+                self.error(f"concat() along axis {k}: shapes {_shapes(ts)} differ in dim "
+                           f"{bad[0]}", node, "all dims except the concat axis must be equal")
+        masks = [t.dtype == "bool" for t in ts]
+        if any(masks) and not all(masks):
+            self.error("concat() of boolean masks with number tensors", node, _MASK_HINT)
+        if len(ts) == 1:
+            return first
+        values = [self.layout_value(t, node) for t in ts]
+        if len({v.type.element_type for v in values}) > 1:  # type: ignore[attr-defined]
+            values = [self.convert(v, "float32", node) for v in values]
+        r = self.emit(asc.ConcatOp(values, k), node).results[0]
+        return self.layout_result(r, "bool" if masks[0] else self.promote(ts), node)
+
+    def index(self, x: SymbolicTensor, index: Any, node: ast.AST) -> SymbolicTensor:
+        """``x[index]``: constant ints, slices with step 1, ``...`` and ``None``."""
+        items = list(index) if isinstance(index, tuple) else [index]
+        for it in items:
+            if not (_is_int(it) or isinstance(it, slice) or it is Ellipsis or it is None):
+                self.error(f"unsupported index {it!r} for a tensor", node,
+                           "index with compile-time ints, slices with step 1, ... and None")
+        if items.count(Ellipsis) > 1:
+            self.error("an index can only have a single ellipsis ('...')", node)
+        used = sum(1 for it in items if it is not None and it is not Ellipsis)
+        if used > x.ndim:
+            self.error(f"too many indices ({used}) for a tensor of shape {list(x.shape)}", node)
+        if Ellipsis in items:
+            at = items.index(Ellipsis)
+            items[at:at + 1] = [slice(None)] * (x.ndim - used)
+        else:
+            items += [slice(None)] * (x.ndim - used)
+        offsets: list[int] = []
+        sizes: list[int] = []
+        out_shape: list[int] = []
+        dim = 0
+        for it in items:
+            if it is None:
+                out_shape.append(1)
+                continue
+            d = x.shape[dim]
+            if isinstance(it, slice):
+                for part in (it.start, it.stop):
+                    if part is not None and not _is_int(part):
+                        self.error(f"slice bounds must be compile-time ints, got {it!r}", node)
+                if it.step is not None and it.step != 1:
+                    self.error(f"slice step {it.step!r} in dim {dim} is not supported", node,
+                               "only step 1 is supported")
+                start, stop, _ = it.indices(d)
+                n = max(0, stop - start)
+                if n == 0:
+                    self.error(f"the slice {it.start}:{it.stop} of dim {dim} (size {d}) of "
+                               f"shape {list(x.shape)} is empty", node,
+                               "empty tensors cannot be computed on")
+                offsets.append(start)
+                sizes.append(n)
+                out_shape.append(n)
+            else:
+                i = int(it)
+                if not -d <= i < d:
+                    self.error(f"index {i} is out of range for dim {dim} (size {d}) of shape "
+                               f"{list(x.shape)}", node, f"valid indices: {-d}..{d - 1}")
+                offsets.append(i % d)
+                sizes.append(1)
+            dim += 1
+        r: SymbolicTensor = x
+        if tuple(sizes) != x.shape:
+            v = self.emit(asc.SliceOp(self.layout_value(x, node), offsets, sizes),
+                          node).results[0]
+            r = self.layout_result(v, x.dtype, node)
+        if tuple(out_shape) != r.shape:
+            v = self.emit(asc.ReshapeOp(r.value, out_shape), node).results[0]
+            r = SymbolicTensor(v, x.dtype, out_shape)
+        return r
+
+    def matmul(self, a: Any, b: Any, transpose_a: Any, transpose_b: Any,
+               node: ast.AST) -> SymbolicTensor:
+        for v, side in ((a, "left"), (b, "right")):
+            if not isinstance(v, SymbolicTensor):
+                self.error(f"the {side} operand of matmul is {type(v).__name__} {v!r}, not a "
+                           "tensor", node)
+            if v.dtype == "bool":
+                self.error("a boolean mask cannot be a matmul operand", node, _MASK_HINT)
+        for flag in (transpose_a, transpose_b):
+            if not isinstance(flag, bool | np.bool_):
+                self.error(f"transpose_a/transpose_b must be compile-time bools, got {flag!r}",
+                           node)
+        ta, tb = bool(transpose_a), bool(transpose_b)
+        if a.ndim < 2 or b.ndim < 2:
+            self.error(f"matmul needs operands of rank >= 2, got shapes {list(a.shape)} and "
+                       f"{list(b.shape)}", node,
+                       "reshape a vector to [1, K] (left) or [K, 1] (right) first")
+        shape = asc.matmul_shape(a.shape, b.shape, ta, tb)
+        if shape is None:
+            ka = a.shape[-2] if ta else a.shape[-1]
+            kb = b.shape[-1] if tb else b.shape[-2]
+            flags = "".join(f", {n}=True" for n, f in (("transpose_a", ta), ("transpose_b", tb))
+                            if f)
+            what = (f"K differs ({ka} vs {kb})" if ka != kb else
+                    f"batch dims {list(a.shape[:-2])} and {list(b.shape[:-2])} do not broadcast")
+            self.error(f"matmul shapes {list(a.shape)} and {list(b.shape)} do not multiply"
+                       f"{flags}: {what}", node,
+                       "a is [..., M, K] and b is [..., K, N]; use transpose_a/transpose_b or "
+                       "x.transpose(-1, -2) to match K")
+        va, ta = self.fold_transpose(a.value, ta)
+        vb, tb = self.fold_transpose(b.value, tb)
+        if va.type.element_type != vb.type.element_type:  # type: ignore[attr-defined]
+            va, vb = self.convert(va, "float32", node), self.convert(vb, "float32", node)
+        r = self.emit(asc.MatmulOp(va, vb, ta, tb), node).results[0]
+        return SymbolicTensor(r, self.promote([a, b]), shape)
+
+    @staticmethod
+    def fold_transpose(v: SSAValue, flag: bool) -> tuple[SSAValue, bool]:
+        """``x.transpose(-1, -2)`` feeding a matmul becomes its transpose flag (no data
+        movement); the transpose is erased at the end when nothing else uses it."""
+        owner = v.owner
+        if isinstance(owner, asc.TransposeOp):
+            perm = owner.permutation
+            n = len(perm)
+            if perm == (*range(n - 2), n - 1, n - 2):
+                return owner.input, not flag
+        return v, flag
+
+    def erase_dead_layout_ops(self) -> None:
+        """Erase data-movement ops whose results nothing uses (transposes folded into a
+        matmul's flags), last first so chains go too."""
+        for op in reversed(list(self.block.ops)):
+            if isinstance(op, asc.TransposeOp | asc.SliceOp | asc.ConcatOp) and not any(
+                    r.uses for r in op.results):
+                self.block.erase_op(op)
+
+    def shape_helper(self, name: str, a: Mapping[str, Any], node: ast.AST) -> Any:
+        if name == "match_shape":
+            x = self.need_tensor(a["x"], "match_shape()", node)
+            pattern = a["pattern"]
+            if not isinstance(pattern, tuple | list) or not all(
+                    p is None or _is_int(p) for p in pattern):
+                self.error(f"match_shape() pattern must be a tuple of ints and None, got "
+                           f"{pattern!r}", node)
+            want = "(" + ", ".join("None" if p is None else str(p) for p in pattern) + ")"
+            if len(pattern) != x.ndim:
+                self.error(f"shape {list(x.shape)} does not match {want}: rank {x.ndim}, "
+                           f"expected {len(pattern)}", node)
+            for i, (d, p) in enumerate(zip(x.shape, pattern, strict=True)):
+                if p is not None and d != p:
+                    self.error(f"shape {list(x.shape)} does not match {want}: dim {i} is {d}, "
+                               f"expected {p}", node)
+            return x.shape
+        if name == "assert_same_rank":
+            ts = a["tensors"]
+            if len(ts) == 1 and isinstance(ts[0], tuple | list):
+                ts = ts[0]
+            ts = [self.need_tensor(t, "assert_same_rank()", node) for t in ts]
+            if len({t.ndim for t in ts}) > 1:
+                self.error(f"tensors of different ranks: shapes {_shapes(ts)}", node)
+            return None
+        ts = a["tensors"]
+        if not isinstance(ts, tuple | list):
+            self.error(f"assert_compatible() takes a list or tuple of tensors, got {ts!r}", node)
+        ts = [self.need_tensor(t, "assert_compatible()", node) for t in ts]
+        if not ts:
+            return None
+        if len({t.ndim for t in ts}) > 1:
+            self.error(f"tensors of different ranks: shapes {_shapes(ts)}", node)
+        ex = a["exclude_dim"]
+        k = None if ex is None else self.norm_axis(ex, ts[0], node)
+        for i in range(ts[0].ndim):
+            if i != k and len({t.shape[i] for t in ts}) > 1:
+                where = "" if k is None else f" (exclude_dim={ex})"
+                self.error(f"shapes {_shapes(ts)} differ in dim {i}{where}", node)
+        return None
 
 
 def build_module(fn: Callable[..., Any], args: Sequence[TensorDesc | int | float | bool | str],

@@ -1007,7 +1007,7 @@ def e_pow_tensor(x):
 
 
 def e_index(x):
-    return x[0]  # ERR
+    return x[::2]  # ERR
 
 
 def e_return_number(x):
@@ -1114,16 +1114,16 @@ ERRORS = {
     "mask_arith": (e_mask_arith, [V4], "a boolean mask cannot be used in arithmetic"),
     "pow": (e_pow, [V4], "unsupported exponent 2.5"),
     "pow_tensor": (e_pow_tensor, [V4], "a tensor exponent is not supported"),
-    "index": (e_index, [V4], "indexing or slicing a tensor is not supported"),
+    "index": (e_index, [V4], "slice step 2 in dim 0 is not supported"),
     "return_number": (e_return_number, [V4], "an operator must return tensors"),
     "no_return": (e_no_return, [V4], "e_no_return() returns no tensor"),
     "assert": (e_assert, [V4], "assertion failed: rows must be a multiple of 16, got 4"),
     "compile_time_exception": (e_compile_time_exception, [V4], "ZeroDivisionError"),
     "shape_index": (e_shape_index, [V4], "IndexError: tuple index out of range"),
     "raise": (e_raise_variant, [V4], "operator raised ValueError: unknown activation 'relu6'"),
-    "matmul": (e_matmul, [V4, V4], "operator '@' is not supported on tensors"),
+    "matmul": (e_matmul, [V4, V4], "matmul needs operands of rank >= 2, got shapes [4] and [4]"),
     "chained": (e_chained, [V4], "chained comparisons on tensors are not supported"),
-    "tensor_attr": (e_tensor_attr, [V4], "a tensor has no attribute 'T'"),
+    "tensor_attr": (e_tensor_attr, [V4], ".T needs a 2-D tensor, got shape [4]"),
     "iterate": (e_iterate, [V4], "iterating over a tensor is not supported"),
     "unpack": (e_unpack, [V4], "cannot unpack a tensor"),
     "assign_subscript": (e_assign_subscript, [V4], "assignment to an element"),

@@ -5,7 +5,10 @@ for ``i1`` masks), one NumPy call per op. Elementwise arithmetic on f32 runs in 
 on f16 it runs in float32 and rounds once to float16. The composites ``sigmoid``, ``tanh``,
 ``erf`` and ``rsqrt`` are evaluated in float64 and rounded once (correctly rounded in practice).
 Sums, means and variances accumulate in float64 and round once to the result dtype; ``max``
-and ``min`` are exact. ``asc.fusion`` runs its region with the operands as block arguments.
+and ``min`` are exact. ``asc.matmul`` converts its operands to float32 (exact for f16) and
+multiplies with NumPy's float32 ``matmul`` (f32 accumulation, batch dims broadcast).
+``asc.transpose``/``asc.concat``/``asc.slice`` move data only. ``asc.fusion`` runs its
+region with the operands as block arguments.
 Floating-point exceptions (log of a negative, overflow) give NaN/Inf silently, as the hardware.
 """
 
@@ -80,7 +83,7 @@ def _result(t: Attribute, value: Any) -> np.ndarray:
 @register_impls
 class AscTensorFunctions(InterpreterFunctions):
     """NumPy implementations of ``asc.constant unary binary compare select cast broadcast
-    reduce reshape fusion yield``."""
+    reduce reshape matmul transpose concat slice fusion yield``."""
 
     @impl(asc.ConstantOp)
     def run_constant(self, interpreter: Interpreter, op: asc.ConstantOp,
@@ -167,6 +170,36 @@ class AscTensorFunctions(InterpreterFunctions):
                     args: PythonValues) -> PythonValues:
         (x,) = args
         return (_result(op.result.type, np.asarray(x)),)
+
+    @impl(asc.MatmulOp)
+    def run_matmul(self, interpreter: Interpreter, op: asc.MatmulOp,
+                   args: PythonValues) -> PythonValues:
+        a, b = (np.asarray(v, dtype=np.float32) for v in args)  # f16 -> f32 is exact
+        if op.trans_a:
+            a = np.swapaxes(a, -1, -2)
+        if op.trans_b:
+            b = np.swapaxes(b, -1, -2)
+        with np.errstate(all="ignore"):
+            return (_result(op.result.type, np.matmul(a, b)),)
+
+    @impl(asc.TransposeOp)
+    def run_transpose(self, interpreter: Interpreter, op: asc.TransposeOp,
+                      args: PythonValues) -> PythonValues:
+        (x,) = args
+        return (_result(op.result.type, np.transpose(np.asarray(x), op.permutation)),)
+
+    @impl(asc.ConcatOp)
+    def run_concat(self, interpreter: Interpreter, op: asc.ConcatOp,
+                   args: PythonValues) -> PythonValues:
+        return (_result(op.result.type, np.concatenate([np.asarray(a) for a in args],
+                                                       axis=op.dim)),)
+
+    @impl(asc.SliceOp)
+    def run_slice(self, interpreter: Interpreter, op: asc.SliceOp,
+                  args: PythonValues) -> PythonValues:
+        (x,) = args
+        box = tuple(slice(o, o + n) for o, n in zip(op.starts, op.extents, strict=True))
+        return (_result(op.result.type, np.asarray(x)[box]),)
 
     @impl(asc.FusionOp)
     def run_fusion(self, interpreter: Interpreter, op: asc.FusionOp,
