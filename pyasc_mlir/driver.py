@@ -287,7 +287,8 @@ class CompiledOp:
                 f"the operator was compiled for ({self._signature()})")
         out = []
         for i, (a, d) in enumerate(zip(arrays, self.inputs, strict=True)):
-            arr = a if isinstance(a, np.ndarray) else np.asarray(a)
+            arr = a if isinstance(a, np.ndarray) else np.asarray(
+                torch_to_numpy(a, f"{self._arg_name(i)} of {self.name}()"))
             if tuple(arr.shape) != d.shape:
                 raise PyAscUsageError(
                     f"{self._arg_name(i)} of {self.name}() has shape {list(arr.shape)} but the "
@@ -447,15 +448,17 @@ class CompiledOp:
         that a finite value that would overflow the compiled dtype (e.g. 70000.0 for float16)
         is refused; bool, complex and object arrays are refused. Non-contiguous views (slices,
         transposes, negative strides) are copied to C order first. Operators compiled for a
-        zero-size dimension return empty results without running a kernel.
+        zero-size dimension return empty results without running a kernel. CPU
+        ``torch.Tensor`` arguments are viewed as arrays (``pyasc_mlir.torch.to_numpy``), and
+        then the results are ``torch.Tensor``s.
 
         Raises:
             PyAscUsageError: wrong argument count, shape or dtype (names the calling line).
         """
         if backend == "cpu":
-            return self._result(self.run_cpu(*arrays))
+            return same_kind_as(arrays, self._result(self.run_cpu(*arrays)))
         if backend == "interp":
-            return self._result(self.run_stage("ascendc", *arrays))
+            return same_kind_as(arrays, self._result(self.run_stage("ascendc", *arrays)))
         raise PyAscUsageError(f"unknown backend {backend!r}; use 'cpu' or 'interp'")
 
 
@@ -490,6 +493,48 @@ def check_tiling(tiling: dict[str, int] | None, double_buffer: bool
                               "1 = single buffering, 2 = double buffering (MTE2/V/MTE3 overlap)")
     return (int(tiling.get("tile", 0)), int(tiling.get("block_dim", 0)),
             double_buffer if not buffers else buffers == 2)
+
+
+# -- PyTorch tensors in and out (pyasc_mlir.torch; torch is imported only once it is in use) --
+def _torch_tensor_type() -> type | None:
+    """``torch.Tensor`` when PyTorch is imported (no object can be a tensor before that)."""
+    return getattr(sys.modules.get("torch"), "Tensor", None)
+
+
+def uses_torch(values: Sequence[Any]) -> bool:
+    """Whether any of ``values`` (or an item of a tuple/list value) is a ``torch.Tensor``."""
+    tensor = _torch_tensor_type()
+    return tensor is not None and any(
+        isinstance(x, tensor) for v in values
+        for x in (v if isinstance(v, tuple | list) else (v,)))
+
+
+def torch_to_numpy(value: Any, what: str) -> Any:
+    """A ``torch.Tensor`` as a NumPy array (:func:`pyasc_mlir.torch.to_numpy`: CPU only, no
+    copy when contiguous, detached); any other value unchanged. ``what`` names the argument
+    in errors.
+
+    Raises:
+        PyAscUsageError: a tensor not on the CPU, sparse, bfloat16, or without a NumPy dtype.
+    """
+    tensor = _torch_tensor_type()
+    if tensor is None or not isinstance(value, tensor):
+        return value
+    from pyasc_mlir.torch import to_numpy
+
+    return to_numpy(value, what)
+
+
+def same_kind_as(inputs: Sequence[Any], result: Any) -> Any:
+    """``result`` (an array, or a tuple/list of arrays) as ``torch.Tensor``s sharing its memory
+    when any of ``inputs`` is a ``torch.Tensor``, else unchanged (NumPy in, NumPy out)."""
+    if not uses_torch(inputs):
+        return result
+    from pyasc_mlir.torch import from_numpy
+
+    if isinstance(result, np.ndarray):
+        return from_numpy(result)
+    return type(result)(from_numpy(r) for r in result)
 
 
 def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str,

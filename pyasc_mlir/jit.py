@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from pyasc_mlir.driver import CompiledOp, check_tiling, compile
+from pyasc_mlir.driver import CompiledOp, check_tiling, compile, same_kind_as, torch_to_numpy
 from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.types import DTYPES, TensorDesc
 
@@ -54,6 +54,9 @@ class JitFunction:
     (float64, integer and bool arrays are refused: convert them with ``astype`` first, or
     compile a signature with ``pyasc_mlir.compile`` whose ``CompiledOp`` converts numeric
     inputs); non-contiguous views are copied; zero-size dimensions give empty results.
+    CPU ``torch.Tensor`` arguments are accepted (``pyasc_mlir.torch.to_numpy``: no copy when
+    contiguous, detached, bfloat16 and other devices refused); then the results are
+    ``torch.Tensor``s too (NumPy in, NumPy out).
     """
 
     def __init__(self, fn: Callable[..., Any], backend: str = "cpu", platform: str = "910B2",
@@ -110,9 +113,21 @@ class JitFunction:
                     "convert it first, e.g. x.astype(np.float32); a CompiledOp from "
                     "pyasc_mlir.compile converts float and integer arrays to its compiled dtype")
 
+    def _numpy_args(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``torch.Tensor`` arguments (also inside tuple/list arguments) as NumPy arrays (see
+        ``pyasc_mlir.torch.to_numpy``)."""
+        def conv(i: int, a: Any) -> Any:
+            if isinstance(a, tuple | list):
+                return type(a)(torch_to_numpy(x, f"argument {i}[{j}] of {self.fn.__name__}()")
+                               for j, x in enumerate(a))
+            return torch_to_numpy(a, f"argument {i} of {self.fn.__name__}()")
+        return tuple(conv(i, a) for i, a in enumerate(args))
+
     @user_facing
     def compile(self, *args: Any) -> CompiledOp:
-        """Compile for these arguments (arrays or ``TensorDesc``) without running."""
+        """Compile for these arguments (arrays, CPU tensors or ``TensorDesc``) without
+        running."""
+        args = self._numpy_args(args)
         self._check_call(args)
         descs: list[object] = [_desc(a) for a in args]
         sig = tuple(repr(d) for d in descs)
@@ -163,6 +178,7 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = self._bind(args, kwargs)
+        given, args = args, self._numpy_args(args)
         key = None if self.always_compile else self._signature_key(args)
         op = self._fast.get(key) if key is not None else None
         if op is None:
@@ -170,7 +186,7 @@ class JitFunction:
             if key is not None:
                 self._fast[key] = op
         arrays = _flat_arrays(args)
-        return op(*arrays, backend=self.backend)
+        return same_kind_as(given, op(*arrays, backend=self.backend))
 
 
 def _plain(fn: Callable[..., Any]) -> str:
