@@ -17,6 +17,11 @@ def _fuse() -> type[ModulePass]:
     return AscFusePass
 
 
+def _lower_layout() -> type[ModulePass]:
+    from pyasc_mlir.passes.lower_layout import AscLowerLayoutPass
+    return AscLowerLayoutPass
+
+
 def _lower_cube() -> type[ModulePass]:
     from pyasc_mlir.passes.lower_cube import AscLowerCubePass
     return AscLowerCubePass
@@ -45,6 +50,7 @@ def _to_ascendc() -> type[ModulePass]:
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "asc-decompose": _decompose,
     "asc-fuse": _fuse,
+    "asc-lower-layout": _lower_layout,
     "asc-lower-cube": _lower_cube,
     "asc-tile": _tile,
     "asc-double-buffer": _double_buffer,
@@ -54,8 +60,10 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 """Pass name -> loader of the pass class (lazy, so tools start fast)."""
 
 PIPELINES: dict[str, list[str]] = {
-    "asc-to-tile": ["asc-decompose", "asc-fuse", "asc-lower-cube", "asc-tile"],
-    "asc-to-ascendc": ["asc-decompose", "asc-fuse", "asc-lower-cube", "asc-tile",
-                       "asc-double-buffer", "asc-buffer-alloc", "convert-asc-to-ascendc"],
+    "asc-to-tile": ["asc-decompose", "asc-fuse", "asc-lower-layout", "asc-lower-cube",
+                    "asc-tile"],
+    "asc-to-ascendc": ["asc-decompose", "asc-fuse", "asc-lower-layout", "asc-lower-cube",
+                       "asc-tile", "asc-double-buffer", "asc-buffer-alloc",
+                       "convert-asc-to-ascendc"],
 }
 """Named pipelines: lists of pass names, run in order."""

@@ -20,12 +20,15 @@ alignment ``Compare`` needs for fp32 at 64).
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DictionaryAttr,
     IndexType,
     IntegerAttr,
@@ -42,6 +45,13 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.buffer_alloc import live_ranges, pack
 from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.passes.dynamic_shapes import (
+    SPEC_ATTR,
+    DynamicShapes,
+    analyze_dynamic,
+    require_static,
+    spec,
+)
 from pyasc_mlir.passes.iteration_space import IterationSpace, analyze, shape_of
 from pyasc_mlir.platform import get_platform
 
@@ -53,6 +63,9 @@ MAX_BLOCK_COUNT = 4095
 """Largest ``blockCount`` of one ``DataCopyPad`` (Ascend C API reference)."""
 CHUNK_MIN_L = 2048
 """Without reductions, rows at least this long are split into chunks."""
+MAX_DYNAMIC_CHUNK = 16384
+"""Largest chunk (elements) of a kernel whose trailing extent is dynamic; the host chooses the
+chunk length per call, up to this and the UB capacity."""
 
 
 def round_up(x: int, m: int) -> int:
@@ -81,6 +94,8 @@ class Plan:
     hoist: bool = True
     """Compute loop-invariant values once per kernel (costs UB for their persistent buffers)."""
     """Rows per tile (rows mode) or elements per chunk (chunk mode)."""
+    dyn: DynamicShapes | None = None
+    """Dynamic extents (``passes/dynamic_shapes.py``); ``None``: every shape is static."""
 
     @property
     def L(self) -> int:  # noqa: N802
@@ -93,6 +108,32 @@ class Plan:
     @property
     def rows(self) -> int:
         return math.prod(self.space.extents[a] for a in self.outer)
+
+    @property
+    def rows_dynamic(self) -> bool:
+        """The number of outer rows is only known at call time."""
+        return self.dyn is not None and self.dyn.any_dynamic(self.outer)
+
+    @property
+    def l_dynamic(self) -> bool:
+        """The trailing extent is only known at call time (chunk mode, elementwise)."""
+        return self.dyn is not None and self.dyn.axis_dynamic(self.l_axis)
+
+    def chunking(self, ix: _Ix) -> tuple[SSAValue | int, SSAValue | int, SSAValue | int]:
+        """``(chunks per row, elements per chunk, L)`` of chunk mode: constants, or tiling
+        fields (``chunks``, ``chunk_len``, the L extent) when L is dynamic."""
+        if not self.l_dynamic:
+            return self.chunks, self.tile, self.L
+        return (ix.add(asc.TilingFieldOp("chunks")), ix.add(asc.TilingFieldOp("chunk_len")),
+                self.extent(ix, [self.l_axis]))  # type: ignore[return-value]
+
+    def extent(self, ix: _Ix, axes: Any) -> SSAValue | int:
+        """Product of the extents of ``axes``: a constant, or a tiling field when one of them
+        is dynamic."""
+        axes = list(axes)
+        if self.dyn is None or not self.dyn.any_dynamic(axes):
+            return math.prod(self.space.extents[a] for a in axes)
+        return ix.add(asc.TilingFieldOp(self.dyn.product_field(axes)))  # type: ignore
 
     @property
     def l_slot(self) -> int:
@@ -234,7 +275,10 @@ class _KernelBuilder:
         if lay not in t.counts:
             rows = t.n if (lay.rows and not self.plan.chunked) else 1
             per_row = (self.plan.M if lay.m else 1) * (self.plan.l_slot if lay.l else LANE_ALIGN)
-            t.counts[lay] = t.ix.count(rows, per_row)
+            if self.plan.l_dynamic and lay.l and not lay.m and isinstance(t.clen, SSAValue):
+                t.counts[lay] = t.ix.count(t.clen, 1)  # this chunk's length, not the buffer's
+            else:
+                t.counts[lay] = t.ix.count(rows, per_row)
         return t.counts[lay]
 
     def _sizes(self, t: _Tile, lay: Layout) -> list[SSAValue]:
@@ -244,20 +288,23 @@ class _KernelBuilder:
 
     def _gm_row_offset(self, ix: _Ix, v: SSAValue, g: SSAValue) -> SSAValue | int:
         """GM element offset of outer row ``g`` in value ``v``'s own layout."""
-        sp, outer = self.plan.space, self.plan.outer
-        strides = sp.gm_strides(v)
+        plan = self.plan
+        sp, outer = plan.space, plan.outer
         has_outer = sp.has[v].intersection(outer)
         if not has_outer:
             return 0
+
+        def stride(a: int) -> SSAValue | int:  # row-major GM stride of axis a in v
+            return plan.extent(ix, [b for b in sp.has[v] if b > a])
+
         if has_outer == set(outer):
-            return ix.muli(g, strides[outer[-1]])
+            return ix.muli(g, stride(outer[-1]))
         off: SSAValue | int = 0
-        inner_prod = 1
         for a in reversed(outer):
             if a in has_outer:
-                coord = ix.remi(ix.divi(g, inner_prod), sp.extents[a])
-                off = ix.addi(off, ix.muli(coord, strides[a]))
-            inner_prod *= sp.extents[a]
+                inner = plan.extent(ix, [b for b in outer if b > a])
+                coord = ix.remi(ix.divi(g, inner), plan.extent(ix, [a]))
+                off = ix.addi(off, ix.muli(coord, stride(a)))
         return off
 
     def _copy(self, ix: _Ix, cls: type[asc.CopyInOp | asc.CopyOutOp], gm: SSAValue,
@@ -271,7 +318,8 @@ class _KernelBuilder:
         """GM offset, block length and GM gap of one chunk (``M`` blocks of ``clen``)."""
         if not lay.l:
             return row_off, 1, 0
-        gap = ix.subi(self.plan.L, t.clen) if lay.m and self.plan.M > 1 else 0
+        gap = (ix.subi(self.plan.extent(ix, [self.plan.l_axis]), t.clen)
+               if lay.m and self.plan.M > 1 else 0)
         return ix.addi(row_off, t.c0), t.clen, gap
 
     # -- inputs and outputs --------------------------------------------------------------
@@ -534,15 +582,23 @@ class _KernelBuilder:
                                     loc_of(op), "this op is not supported in this release")
 
     # -- kernel ----------------------------------------------------------------------------
+    def _gm_elems(self, i: int, v: SSAValue) -> int:
+        """Elements of kernel argument ``i`` (value ``v``); ``DYNAMIC_INDEX`` (``?``) when a
+        dynamic extent sizes it: the host passes the size in tiling field ``gm<i>_elems``."""
+        dyn = self.plan.dyn
+        if dyn is not None and dyn.any_dynamic(self.plan.space.has[v]):
+            dyn.product_field(self.plan.space.has[v], f"gm{i}_elems")
+            return DYNAMIC_INDEX
+        return math.prod(shape_of(v)) or 1
+
     def build(self) -> func.FuncOp:
         plan = self.plan
         args = list(self.block.args)
         term = self.block.last_op
         assert isinstance(term, asc.YieldOp)
         outs = list(term.values)
-        gm_types = [asc.buffer_type(math.prod(shape_of(v)) or 1,
-                                    v.type.element_type, "gm")  # type: ignore[attr-defined]
-                    for v in [*args, *outs]]
+        gm_types = [asc.buffer_type(self._gm_elems(i, v), v.type.element_type,  # type: ignore
+                                    "gm") for i, v in enumerate([*args, *outs])]
         entry = Block(arg_types=gm_types)
         gm_of = dict(zip(args, entry.args[:len(args)], strict=True))
         ix = _Ix(entry, self.loc)
@@ -564,9 +620,10 @@ class _KernelBuilder:
         bx = _Ix(body, self.loc)
         u = body.args[0]
         if plan.chunked:
-            row = bx.divi(u, plan.chunks)
-            c0 = bx.muli(bx.remi(u, plan.chunks), plan.tile)
-            t = _Tile(bx, 1, row, c0, bx.mini(plan.tile, bx.subi(plan.L, c0)))
+            chunks, chunk_len, length = plan.chunking(bx)
+            row = bx.divi(u, chunks)
+            c0 = bx.muli(bx.remi(u, chunks), chunk_len)
+            t = _Tile(bx, 1, row, c0, bx.mini(chunk_len, bx.subi(length, c0)))
         else:
             t = _Tile(bx, bx.mini(step, bx.subi(end, u)), u)
         t.bufs.update(const_bufs)
@@ -688,11 +745,14 @@ def choose_tile(fusion: asc.FusionOp, plan: Plan, name: str, usable: int, buffer
             "reduce over fewer elements per row or split the operator" if buffers == 1 else
             "reduce over fewer elements per row, split the operator, or disable double "
             "buffering")
-    if plan.chunked:
-        per_row = -(-cores // plan.rows)
+    rows = 1 << 40 if plan.rows_dynamic else plan.rows  # dynamic: bounded by UB and blockCount
+    if plan.chunked and plan.l_dynamic:  # the host picks the chunk length up to this size
+        hi = round_up(MAX_DYNAMIC_CHUNK, COUNT_ALIGN)
+    elif plan.chunked:
+        per_row = -(-cores // rows)
         hi = min(round_up(plan.L, COUNT_ALIGN), round_up(-(-plan.L // per_row), COUNT_ALIGN))
     else:
-        hi = max(1, min(-(-plan.rows // min(cores, plan.rows)), MAX_BLOCK_COUNT // plan.M))
+        hi = max(1, min(-(-rows // min(cores, rows)), MAX_BLOCK_COUNT // plan.M))
     best = step
     a, b = 1, hi // step
     while a <= b:
@@ -712,6 +772,48 @@ def tiling_values(plan: Plan, cores: int) -> dict[str, int]:
             "units_rem": units % block_dim, "tile_units": 1 if plan.chunked else plan.tile,
             "rows": plan.rows, "m": plan.M, "l": plan.L,
             "chunk_len": plan.tile if plan.chunked else plan.L}
+
+
+def _plan_dynamic(fusion: asc.FusionOp, plan: Plan) -> None:
+    """Attach the dynamic-extent map the driver asked for (``passes/dynamic_shapes.py``):
+    the inner axes must be static; with a dynamic row count, chunk mode is chosen by the row
+    length alone."""
+    plan.dyn = analyze_dynamic(fusion, plan.space)
+    if plan.dyn is None:
+        return
+    reduced = frozenset().union(*plan.space.reduced.values())
+    term = fusion.body.block.last_op
+    assert isinstance(term, asc.YieldOp)
+    inner: dict[int, str] = {}
+    if plan.l_axis in reduced:
+        inner[plan.l_axis] = "it is reduced, and reduced rows are held whole in the Unified Buffer"
+    elif not all(plan.l_axis in plan.space.has[v] for v in term.values):
+        inner[plan.l_axis] = ("it is the trailing dimension and a result does not span it, so "
+                              "its rows are held whole in the Unified Buffer")
+    if plan.m_axis is not None:
+        inner[plan.m_axis] = ("it lies inside the reduced part of the tensor, which is held "
+                              "whole in the Unified Buffer")
+    require_static(fusion, plan.dyn, inner)
+    if plan.l_dynamic:
+        plan.chunked = True  # elementwise over a dynamic row length: chunks sized at call time
+    elif plan.chunked and plan.rows_dynamic and plan.L < CHUNK_MIN_L:
+        plan.chunked = False
+
+
+def _dynamic_fields(plan: Plan, fusion: asc.FusionOp, kernel: func.FuncOp,
+                    cores: int) -> dict[str, int]:
+    """The extra tiling fields of a kernel with dynamic extents (at their compiled values) and
+    its ``asc.dynamic_tiling`` recipe for the host."""
+    assert plan.dyn is not None
+    kernel.attributes[SPEC_ATTR] = StringAttr(json.dumps(spec(
+        plan.dyn, fusion, cores=cores, chunked=plan.chunked, tile=plan.tile,
+        chunks=plan.chunks, m_axis=plan.m_axis, l_axis=plan.l_axis, outer=plan.outer),
+        sort_keys=True))
+    values = {k: math.prod(plan.space.extents[a] for a in axes)
+              for k, axes in plan.dyn.fields.items()}
+    if plan.l_dynamic:
+        values["chunks"] = plan.chunks
+    return values
 
 
 @dataclass(frozen=True)
@@ -792,6 +894,7 @@ class AscTilePass(ModulePass):
             space = analyze(fusion)
             cores = self._cores(fusion, plat.vector_cores)
             plan = _plan(fusion, space, cores)
+            _plan_dynamic(fusion, plan)
             buffers = self.buffers
             # Preference order when UB is tight: drop hoisting of loop invariants first, then
             # double buffering; report the last failure if nothing fits.
@@ -806,7 +909,7 @@ class AscTilePass(ModulePass):
                 except PyAscCompileError:
                     if i == len(attempts) - 1:
                         raise
-            if plan.chunked and plan.tile >= plan.L:
+            if plan.chunked and plan.tile >= plan.L and not plan.l_dynamic:
                 plan.chunked = False  # one chunk per row: plain rows are simpler and tighter
                 plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
                                         cores)
@@ -815,6 +918,8 @@ class AscTilePass(ModulePass):
                 buffers = self.buffers
             kernel = _KernelBuilder(fusion, plan, name).build()
             values = tiling_values(plan, cores)
+            if plan.dyn is not None:
+                values.update(_dynamic_fields(plan, fusion, kernel, cores))
             kernel.attributes["asc.tiling"] = DictionaryAttr(
                 {k: IntegerAttr(v, i64) for k, v in values.items()})
             kernel.attributes["asc.platform"] = StringAttr(plat.name)

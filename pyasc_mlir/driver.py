@@ -32,6 +32,7 @@ import time
 import types
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from pyasc_mlir.dialects.asc import Asc, LaunchOp
 from pyasc_mlir.dialects.ascendc import Ascendc
+from pyasc_mlir.dynamic import DynamicTiling, ShapeMismatch
 from pyasc_mlir.errors import (
     CacheWarning,
     PyAscCompileError,
@@ -245,6 +247,17 @@ def _unfused_bytes(module: ModuleOp) -> int:
     return total
 
 
+@dataclass
+class _Launch:
+    """What one call needs besides the arrays: the tiling struct (bytes and values), the
+    number of blocks and the output shapes."""
+
+    tiling_bytes: bytes
+    tiling: dict[str, int]
+    block_dim: int
+    out_shapes: list[tuple[int, ...]]
+
+
 class CompiledOp:
     """A compiled operator: callable on NumPy arrays.
 
@@ -266,6 +279,55 @@ class CompiledOp:
         self._stages: dict[str, ModuleOp] | None = None
         self._cpu = None
         self._keep: Any = None  # a TemporaryDirectory holding the files (cache disabled)
+        self._dyn: DynamicTiling | None = None
+        self._launches: dict[tuple, _Launch] = {}
+        self.tiling_computations = 0
+        """How often the host tiling was computed (dynamic dims: once per new shape)."""
+        if info.get("dynamic"):
+            self._dyn = DynamicTiling(info["dynamic"]["spec"], info["dynamic"]["fields"],
+                                      info["dynamic"]["shapes"], info.get("arg_names") or [])
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether the kernel has dynamic dims (``None`` in ``inputs``/``outputs``)."""
+        return self._dyn is not None
+
+    def accepts(self, shapes: Sequence[tuple[int, ...]]) -> bool:
+        """Whether input arrays of these shapes fit the compiled kernel (dynamic dims: ranks and
+        static dims; other kernels: the exact shapes). Dynamic dims that the kernel treats as
+        one dimension must also be equal, which only the call checks."""
+        if self._dyn is None:
+            return [tuple(s) for s in shapes] == [d.shape for d in self.inputs]
+        try:
+            self._dyn.check_static(shapes)
+        except ShapeMismatch:
+            return False
+        return True
+
+    def _launch(self, args: list[np.ndarray]) -> _Launch:
+        """Tiling bytes, block_dim and output shapes for these inputs (dynamic dims: computed
+        on the first call with each new shape, then cached)."""
+        shapes = tuple(a.shape for a in args)
+        hit = self._launches.get(shapes)
+        if hit is not None:
+            return hit
+        if self._dyn is None:
+            tiling = self.info["tiling"]
+            outs = [d.shape for d in self.outputs]
+        else:
+            try:
+                tiling, outs = self._dyn.compute(shapes)
+            except ShapeMismatch as exc:
+                raise PyAscUsageError(f"{self.name}(): {exc.message}", caller_loc(),
+                                      f"{exc.hint}; compiled signature: ({self._signature()})"
+                                      ) from None
+            self.tiling_computations += 1
+        launch = _Launch(np.array(list(tiling.values()), dtype=np.int64).tobytes(),
+                         dict(tiling), int(tiling["block_dim"]), outs)  # type: ignore[arg-type]
+        if len(self._launches) > 4096:
+            self._launches.clear()
+        self._launches[shapes] = launch
+        return launch
 
     # -- argument handling -----------------------------------------------------------------
     def _signature(self) -> str:
@@ -289,7 +351,7 @@ class CompiledOp:
         for i, (a, d) in enumerate(zip(arrays, self.inputs, strict=True)):
             arr = a if isinstance(a, np.ndarray) else np.asarray(
                 torch_to_numpy(a, f"{self._arg_name(i)} of {self.name}()"))
-            if tuple(arr.shape) != d.shape:
+            if tuple(arr.shape) != d.shape and self._dyn is None:
                 raise PyAscUsageError(
                     f"{self._arg_name(i)} of {self.name}() has shape {list(arr.shape)} but the "
                     f"operator was compiled for {list(d.shape)}", caller_loc(),
@@ -373,9 +435,75 @@ class CompiledOp:
         args = self._check(arrays)
         if self.info.get("empty"):
             return self._run_empty(args)
+        if self._dyn is not None:
+            outs = self._interp_dynamic(stage, args)
+            self._numeric_check(outs, args, f"interpreter, {stage} stage")
+            return outs
         outs = run_function(self.stages()[stage], self.name, args)  # memory check: BlockState
         outs = [np.asarray(o).reshape(d.shape) for o, d in zip(outs, self.outputs, strict=True)]
         self._numeric_check(outs, args, f"interpreter, {stage} stage")
+        return outs
+
+    def _interp_dynamic(self, stage: str, args: list[np.ndarray]) -> list[np.ndarray]:
+        """Interpret the kernel of a ``tile``/``ascendc`` stage directly, block by block, with
+        the tiling computed for these shapes (the top-level function is specialised to the
+        compile-time stand-in shapes)."""
+        from pyasc_mlir.interpreter.core import make_interpreter
+        from pyasc_mlir.interpreter.tile_impls import kernel_ub_bytes, set_block
+
+        if stage == "tensor":
+            raise PyAscUsageError(
+                f"{self.name}() has dynamic dims; its tensor stage is specialised to the "
+                "compile-time stand-in sizes", caller_loc(),
+                "run the 'tile' or 'ascendc' stage, or compile with static shapes")
+        launch = self._launch(args)
+        outs = [np.zeros(s, d.np_dtype) for s, d in zip(launch.out_shapes, self.outputs,
+                                                         strict=True)]
+        if launch.tiling.get("units", 1) == 0:
+            return outs
+        module = self.stages()[stage]
+TILING_KEYS = ("tile", "block_dim", "buffers")
+
+
+def check_tiling(tiling: dict[str, int] | None, double_buffer: bool
+                 ) -> tuple[int, int, bool]:
+    """``(tile, block_dim, double_buffer)`` of a pinned ``tiling`` dict (see ``compile``); the
+    ranges that depend on the kernel (UB fit, core count) are checked by ``asc-tile``.
+
+    Raises:
+        PyAscUsageError: unknown key, a value that is not an int >= 0, or buffers not 1 or 2
+            (located at the calling line)."""
+    if tiling is None:
+        return 0, 0, double_buffer
+    hint = ('pin e.g. tiling={"tile": 24, "block_dim": 40, "buffers": 2}; 0 or a missing key '
+            "keeps the automatic choice")
+    if not isinstance(tiling, dict):
+        raise PyAscUsageError(f"tiling must be a dict, got {type(tiling).__name__}",
+                              caller_loc(), hint)
+    for k, v in tiling.items():
+        if k not in TILING_KEYS:
+            raise PyAscUsageError(f"unknown tiling key {k!r}; known: {', '.join(TILING_KEYS)}",
+                                  caller_loc(), hint)
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
+            raise PyAscUsageError(f"tiling[{k!r}] = {v!r} is not an integer >= 0",
+                                  caller_loc(), hint)
+    buffers = tiling.get("buffers", 0)
+    if buffers not in (0, 1, 2):
+        raise PyAscUsageError(f"tiling['buffers'] = {buffers} is not 1 or 2", caller_loc(),
+                              "1 = single buffering, 2 = double buffering (MTE2/V/MTE3 overlap)")
+    return (int(tiling.get("tile", 0)), int(tiling.get("block_dim", 0)),
+            double_buffer if not buffers else buffers == 2)
+
+
+        (kname,) = self.info["kernel_names"]
+        kernel = next(o for o in module.body.block.ops
+                      if isinstance(o, func.FuncOp) and o.sym_name.data == kname)
+        ins = [args[i] for i in self.info.get("kernel_args", range(len(args)))]
+        flat = tuple(a.reshape(-1) for a in [*ins, *outs])
+        interp = make_interpreter(module)
+        for idx in range(launch.block_dim):
+            set_block(interp, idx, launch.block_dim, launch.tiling, kernel_ub_bytes(kernel))
+            interp.call_op(kname, flat)
         return outs
 
     def _numeric_check(self, outs: list[np.ndarray], args: list[np.ndarray], where: str) -> None:
@@ -426,14 +554,17 @@ class CompiledOp:
         args = self._check(arrays)
         if self.info.get("empty"):
             return self._run_empty(args)
-        outs = [np.zeros(d.shape, d.np_dtype) for d in self.outputs]
-        tiling = np.array(list(self.info["tiling"].values()), dtype=np.int64).tobytes()
+        launch = self._launch(args)
+        outs = [np.zeros(s, d.np_dtype) for s, d in zip(launch.out_shapes, self.outputs,
+                                                         strict=True)]
+        if launch.tiling.get("units", 1) == 0:  # a zero-size dynamic dim: no kernel
+            return outs
         ins = [args[i] for i in self.info.get("kernel_args", range(len(args)))]
         from pyasc_mlir.checks import memory_check_enabled
 
         kernel = self._cpu_kernel(memory_check_enabled())  # may build the memcheck library
         start = time.perf_counter()
-        kernel.run(self.info["block_dim"], [*ins, *outs], tiling)
+        kernel.run(launch.block_dim, [*ins, *outs], launch.tiling_bytes)
         notify_profilers(self, start)
         self._numeric_check(outs, args, "CPU build")
         return outs
@@ -460,39 +591,6 @@ class CompiledOp:
         if backend == "interp":
             return same_kind_as(arrays, self._result(self.run_stage("ascendc", *arrays)))
         raise PyAscUsageError(f"unknown backend {backend!r}; use 'cpu' or 'interp'")
-
-
-TILING_KEYS = ("tile", "block_dim", "buffers")
-
-
-def check_tiling(tiling: dict[str, int] | None, double_buffer: bool
-                 ) -> tuple[int, int, bool]:
-    """``(tile, block_dim, double_buffer)`` of a pinned ``tiling`` dict (see ``compile``); the
-    ranges that depend on the kernel (UB fit, core count) are checked by ``asc-tile``.
-
-    Raises:
-        PyAscUsageError: unknown key, a value that is not an int >= 0, or buffers not 1 or 2
-            (located at the calling line)."""
-    if tiling is None:
-        return 0, 0, double_buffer
-    hint = ('pin e.g. tiling={"tile": 24, "block_dim": 40, "buffers": 2}; 0 or a missing key '
-            "keeps the automatic choice")
-    if not isinstance(tiling, dict):
-        raise PyAscUsageError(f"tiling must be a dict, got {type(tiling).__name__}",
-                              caller_loc(), hint)
-    for k, v in tiling.items():
-        if k not in TILING_KEYS:
-            raise PyAscUsageError(f"unknown tiling key {k!r}; known: {', '.join(TILING_KEYS)}",
-                                  caller_loc(), hint)
-        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
-            raise PyAscUsageError(f"tiling[{k!r}] = {v!r} is not an integer >= 0",
-                                  caller_loc(), hint)
-    buffers = tiling.get("buffers", 0)
-    if buffers not in (0, 1, 2):
-        raise PyAscUsageError(f"tiling['buffers'] = {buffers} is not 1 or 2", caller_loc(),
-                              "1 = single buffering, 2 = double buffering (MTE2/V/MTE3 overlap)")
-    return (int(tiling.get("tile", 0)), int(tiling.get("block_dim", 0)),
-            double_buffer if not buffers else buffers == 2)
 
 
 # -- PyTorch tensors in and out (pyasc_mlir.torch; torch is imported only once it is in use) --
@@ -538,13 +636,21 @@ def same_kind_as(inputs: Sequence[Any], result: Any) -> Any:
 
 
 def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str,
-           double_buffer: bool, fuse: bool = True, tile: int = 0, block_dim: int = 0
+           double_buffer: bool, fuse: bool = True, tile: int = 0, block_dim: int = 0,
+           dynamic: dict[str, Any] | None = None
            ) -> tuple[dict[str, ModuleOp], list[str], dict[str, float]]:
+    """Frontend and pass pipeline; ``dynamic``: the dynamic-dim request for ``asc-tile``
+    (see :func:`_dynamic_request`), put on the top-level function."""
     from pyasc_mlir.frontend.ast_frontend import build_module
+    from pyasc_mlir.passes.dynamic_shapes import REQUEST_ATTR
 
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     module, result_dtypes = build_module(fn, list(inputs), name)
+    if dynamic is not None:
+        for op in module.body.block.ops:
+            if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+                op.attributes[REQUEST_ATTR] = builtin.StringAttr(json.dumps(dynamic))
     times["frontend"] = time.perf_counter() - t0
     ctx = make_context()
     stages = {"tensor": module.clone()}
@@ -798,7 +904,8 @@ def _compile_empty(fn: Callable[..., Any], inputs: Sequence[object], name: str, 
 @user_facing
 def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | Path | None = None,
             platform: str = "910B2", double_buffer: bool = True, cache: bool = True,
-            name: str | None = None, tiling: dict[str, int] | None = None) -> CompiledOp:
+            name: str | None = None, tiling: dict[str, int] | None = None,
+            dynamic: bool = False) -> CompiledOp:
     """Compile a Python operator for the given argument descriptions.
 
     Args:
@@ -818,6 +925,12 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
             elements per chunk), ``block_dim`` cores, ``buffers`` 1 or 2 (overrides
             ``double_buffer``); a missing key or 0 keeps the automatic choice. Applies to
             every kernel of the operator.
+        dynamic: also make every dim of size > 1 dynamic where the kernel allows it (the
+            leading dims no reduction covers; ``@jit(dynamic=True)``); the others stay at
+            their given sizes. Dims given as ``None`` in a ``TensorDesc`` are dynamic in any
+            case, and one that the kernel needs static is a located error. A kernel with
+            dynamic dims computes its tiling on the host at call time (``CompiledOp.dynamic``;
+            ``None`` in ``inputs``/``outputs``); see ``docs/DESIGN.md``.
 
     Returns:
         A ``CompiledOp``; ``info`` holds name, inputs, outputs, block_dim, tiling, ub_bytes,
@@ -838,13 +951,16 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
                                "name": name}
     if tile or block_dim:
         options["tiling"] = (tile, block_dim)
+    if dynamic:
+        options["dynamic"] = True
     key = _cache_key(fn, inputs, options)
     write_cache = cache_enabled()
     read_cache = cache and write_cache
+    concrete, request = _dynamic_request(fn, inputs, dynamic)
 
     def rebuild() -> dict[str, ModuleOp]:
-        return _lower(fn, inputs, name, platform, double_buffer, tile=tile,
-                      block_dim=block_dim)[0]
+        return _lower(fn, concrete, name, platform, double_buffer, tile=tile,
+                      block_dim=block_dim, dynamic=request)[0]
 
     if read_cache and key in _MEMORY_CACHE and output_dir is None:
         return _MEMORY_CACHE[key]
@@ -868,10 +984,16 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
             return op
         fresh = corrupt_library
     t0 = time.perf_counter()
-    stages, result_dtypes, times = _lower(fn, inputs, name, platform, double_buffer,
-                                          tile=tile, block_dim=block_dim)
+    try:
+        stages, result_dtypes, times = _lower(fn, concrete, name, platform, double_buffer,
+                                              tile=tile, block_dim=block_dim, dynamic=request)
+    except PyAscCompileError as exc:
+        if request and any(strict for _, _, strict in request["dims"]):
+            exc.hint = (f"{exc.hint or ''} (dims given as None are compiled at the stand-in "
+                        f"size {STAND_IN})").strip()
+        raise
     module = stages["ascendc"]
-    descs = tensor_descs(inputs)
+    descs = tensor_descs(concrete)
     kernel_src = emit_kernel_source(module)
     host_src = emit_host_source(module, [list(d.shape) for d in descs])
     entry_src = emit_cpu_entry(module)
@@ -889,6 +1011,8 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
                 lower_ms=lower_ms, gxx_ms=gxx_ms,
                 stage_ms={k: v * 1e3 for k, v in times.items()}, cache_hit=False,
                 version=__version__)
+    if request is not None:
+        _describe_dynamic(info, stages, descs)
     directory.mkdir(parents=True, exist_ok=True)
     for fname, text in (("kernel.cpp", kernel_src), ("host.cpp", host_src),
                         ("cpu_entry.cpp", entry_src)):
@@ -902,6 +1026,66 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
     if write_cache:
         _MEMORY_CACHE[key] = op
     return op
+
+
+STAND_IN = 997
+"""The size a dynamic (``None``) dim is compiled at: > 1 (so it is not broadcast), prime and
+unusual (so it rarely equals a static dim it meets)."""
+
+
+def _dynamic_request(fn: Callable[..., Any], inputs: Sequence[object], auto: bool
+                     ) -> tuple[list[object], dict[str, Any] | None]:
+    """The inputs with ``None`` dims at :data:`STAND_IN`, and the request for ``asc-tile``
+    (``passes/dynamic_shapes.py``): ``[tensor arg, dim, strict]`` per dim that may be dynamic
+    (``strict``: given as ``None``; otherwise offered by ``dynamic=True``); ``None`` when no
+    dim is dynamic and ``auto`` is off."""
+    dims: list[list[Any]] = []
+    count = 0
+
+    def concrete(d: object) -> object:
+        nonlocal count
+        if isinstance(d, tuple | list):
+            return type(d)(concrete(x) for x in d)
+        if not isinstance(d, TensorDesc):
+            return d
+        shape = []
+        for j, e in enumerate(d.shape):
+            if e is None or (auto and e > 1):
+                dims.append([count, j, e is None])
+            shape.append(STAND_IN if e is None else e)
+        count += 1
+        return TensorDesc(shape, d.dtype)
+
+    out = [concrete(d) for d in inputs]
+    if not dims and not auto:
+        return list(inputs), None
+    return out, {"dims": dims, "names": _tensor_arg_names(fn, inputs)}
+
+
+def _describe_dynamic(info: dict[str, Any], stages: dict[str, ModuleOp],
+                      descs: list[TensorDesc]) -> None:
+    """``info["dynamic"]`` (the kernel's tiling recipe, struct fields, compiled shapes) and
+    ``None`` for the dynamic dims of ``info["inputs"]``/``["outputs"]``.
+
+    Raises:
+        PyAscUsageError: the operator's kernel has no dynamic tiling recipe (matmul)."""
+    from pyasc_mlir.emitter import kernels
+    from pyasc_mlir.passes.dynamic_shapes import SPEC_ATTR
+
+    ks = kernels(stages["ascendc"])
+    recipe = ks[0].attributes.get(SPEC_ATTR) if len(ks) == 1 else None
+    if not isinstance(recipe, builtin.StringAttr):
+        raise PyAscUsageError(f"{info['name']}: dynamic dims are supported for one fused vector "
+                              "kernel only (not for matmul yet)", caller_loc(),
+                              "compile with static shapes")
+    dyn = {"spec": json.loads(recipe.data), "fields": list(info["tiling"]),
+           "shapes": [list(d.shape) for d in descs]}
+    tiling = DynamicTiling(dyn["spec"], dyn["fields"], dyn["shapes"], info["arg_names"])
+    info["dynamic"] = dyn
+    info["inputs"] = [{"shape": list(s), "dtype": d["dtype"]}
+                      for s, d in zip(tiling.input_shapes(), info["inputs"], strict=True)]
+    info["outputs"] = [{"shape": list(s), "dtype": d["dtype"]}
+                       for s, d in zip(tiling.output_shapes(), info["outputs"], strict=True)]
 
 
 def _describe(stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc],

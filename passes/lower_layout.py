@@ -1,0 +1,311 @@
+"""``asc-lower-layout``: data-movement kernels for ``asc.transpose``, ``asc.concat`` and
+``asc.slice``.
+
+``asc-fuse`` puts each data-movement op in its own one-op ``asc.fusion``; this pass (run before
+``asc-lower-cube`` and ``asc-tile``) lowers each such fusion to a tile-level kernel (a
+``func.func`` with ``asc.kernel``) and an ``asc.launch``, using only the existing GM <-> UB block
+copies (``asc.copy_in``/``asc.copy_out``) and ``asc.vcopy``, so the converter, emitter and CPU
+header need nothing new.
+
+Every op is a list of *parts*; a part copies a box ``P`` of one input to the output at
+``dst_off``: output element ``dst_off + q`` (for ``q`` in ``P``) is input element
+``src_base + sum_d q_d * src_stride_d``. Slice: one part, ``src_base`` at the offsets.
+Transpose: one part, ``src_stride_d`` = the input stride of dim ``perm[d]``. Concat: one part
+per input, ``dst_off`` = the running sum along the axis.
+
+A part's work units are (output row, chunk of the last dim) pairs; all parts' units form one
+range split over ``blockDim`` cores as ``asc-tile`` splits rows (core ``b`` takes
+``units_per_core + (b < units_rem)`` consecutive units); each part runs a loop over its share.
+One unit: ``copy_in`` GM -> UB, ``vcopy`` to the copy-out buffer, ``copy_out`` UB -> GM.
+
+* Last dim kept (slices, concats, permutations of the leading dims): the chunk is contiguous in
+  GM on both sides, one block of ``clen`` elements each way.
+* Last dim moved (e.g. a 2-D transpose): the chunk's elements are ``src_stride_last`` apart in
+  the input, so they are gathered element by element: ``copy_in`` of ``clen`` one-element blocks
+  (GM gap ``stride - 1``) into 16-element UB slots (every UB block starts on a 32-byte
+  DataBlock), and ``copy_out`` of ``clen`` one-element blocks to consecutive GM elements. Cost:
+  one DMA block per element each way and 16x the UB per element, so chunks are at most
+  ``MAX_BLOCK_COUNT`` elements; a tiled in-UB transpose would move whole DataBlocks instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from pyasc_mlir.dialects import asc
+from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.passes.tile import COUNT_ALIGN, LANE_ALIGN, MAX_BLOCK_COUNT, _Ix, round_up
+from pyasc_mlir.platform import get_platform
+
+LAYOUT_OPS = (asc.TransposeOp, asc.ConcatOp, asc.SliceOp)
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    """Row-major element strides."""
+    out = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        out[d] = out[d + 1] * shape[d + 1]
+    return out
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    t = v.type
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+@dataclass
+class Part:
+    """Copy box ``box`` of input ``src`` (a fusion block argument) into the output at
+    ``dst_off``; see the module docstring. ``chunk``: elements of the last dim per unit."""
+
+    src: SSAValue
+    box: tuple[int, ...]
+    dst_off: tuple[int, ...]
+    src_base: int
+    src_strides: tuple[int, ...]
+    chunk: int = 1
+
+    @property
+    def rows(self) -> int:
+        return math.prod(self.box[:-1])
+
+    @property
+    def length(self) -> int:
+        return self.box[-1]
+
+    @property
+    def gather(self) -> bool:
+        """The last dim is not contiguous in the input: element-granular copies."""
+        return self.src_strides[-1] != 1
+
+    @property
+    def slot(self) -> int:
+        """UB elements per copied element (16 when gathering, else 1)."""
+        return LANE_ALIGN if self.gather else 1
+
+    @property
+    def chunks(self) -> int:
+        return -(-self.length // self.chunk)
+
+    @property
+    def units(self) -> int:
+        return self.rows * self.chunks
+
+    def buffer_elems(self) -> int:
+        return round_up(self.chunk * self.slot, COUNT_ALIGN)
+
+
+def parts_of(op: asc.TransposeOp | asc.ConcatOp | asc.SliceOp) -> list[Part]:
+    """The parts of a data-movement op (operands are the fusion's block arguments)."""
+    if isinstance(op, asc.SliceOp):
+        shape = _shape(op.input)
+        st = _strides(shape)
+        base = sum(o * s for o, s in zip(op.starts, st, strict=True))
+        return [Part(op.input, op.extents, (0,) * len(shape), base, tuple(st))]
+    if isinstance(op, asc.TransposeOp):
+        st = _strides(_shape(op.input))
+        return [Part(op.input, _shape(op.result), (0,) * len(st), 0,
+                     tuple(st[p] for p in op.permutation))]
+    parts: list[Part] = []
+    at = 0
+    for v in op.inputs:
+        shape = _shape(v)
+        off = [0] * len(shape)
+        off[op.dim] = at
+        at += shape[op.dim]
+        parts.append(Part(v, shape, tuple(off), 0, tuple(_strides(shape))))
+    return parts
+
+
+def _choose_chunks(parts: list[Part], bits: int, usable: int, buffers: int) -> None:
+    """Largest chunk per part so every part's copy-in and copy-out buffers (``buffers`` copies
+    each, all live at once as ``asc-buffer-alloc`` counts queue buffers) fit ``usable`` bytes."""
+    per_part = usable // max(1, len(parts))
+    for p in parts:
+        elems = per_part * 8 // (bits * 2 * buffers)
+        cap = elems // p.slot
+        cap = min(cap, MAX_BLOCK_COUNT) if p.gather else cap // LANE_ALIGN * LANE_ALIGN
+        if cap < 1:
+            raise PyAscCompileError("a data-movement kernel does not fit in UB", None)
+        p.chunk = min(p.length, cap)
+
+
+def _maxi(ix: _Ix, a: SSAValue | int, b: SSAValue | int) -> SSAValue:
+    lt = ix.add(arith.CmpiOp(ix._v(a), ix._v(b), "slt"))
+    return ix.add(arith.SelectOp(lt, ix._v(b), ix._v(a)))
+
+
+class _LayoutKernel:
+    """Builds the tile-level kernel of one data-movement fusion."""
+
+    def __init__(self, fusion: asc.FusionOp, op: asc.TransposeOp | asc.ConcatOp | asc.SliceOp,
+                 parts: list[Part], name: str):
+        self.fusion = fusion
+        self.op = op
+        self.parts = parts
+        self.name = name
+        self.loc = fusion.attributes.get(asc.LOC_ATTR)
+
+    def _unit(self, ix: _Ix, p: Part, v: SSAValue, src: SSAValue, dst: SSAValue,
+              dtype: Attribute) -> None:
+        """Copy unit ``v`` (row-major over (row, chunk)) of part ``p``."""
+        out_strides = _strides(_shape(self.op.result))
+        row = ix.divi(v, p.chunks)
+        c0 = ix.muli(ix.remi(v, p.chunks), p.chunk)
+        clen = ix.mini(p.chunk, ix.subi(p.length, c0))
+        src_off: SSAValue | int = ix.addi(p.src_base, ix.muli(c0, p.src_strides[-1]))
+        n = len(p.box)
+        dst_off: SSAValue | int = ix.addi(
+            sum(o * s for o, s in zip(p.dst_off, out_strides, strict=True)), c0)
+        inner = 1
+        for d in range(n - 2, -1, -1):
+            q = ix.remi(ix.divi(row, inner), p.box[d]) if d > 0 else ix.divi(row, inner)
+            src_off = ix.addi(src_off, ix.muli(q, p.src_strides[d]))
+            dst_off = ix.addi(dst_off, ix.muli(q, out_strides[d]))
+            inner *= p.box[d]
+        elems = p.buffer_elems()
+        inb = asc.AllocOp("in", elems, dtype)
+        outb = asc.AllocOp("out", elems, dtype)
+        ix.add(inb)
+        ix.add(outb)
+        if p.gather:
+            cin = [src_off, 0, clen, 1, p.src_strides[-1] - 1, LANE_ALIGN]
+            cout = [dst_off, 0, clen, 1, 0, LANE_ALIGN]
+        else:
+            cin = [src_off, 0, 1, clen, 0, elems]
+            cout = [dst_off, 0, 1, clen, 0, elems]
+        ix.add(asc.CopyInOp(src, inb.result, [ix._v(a) for a in cin]))
+        ix.add(asc.VCopyOp(outb.result, inb.result, ix.count(clen, p.slot)))
+        ix.add(asc.CopyOutOp(outb.result, dst, [ix._v(a) for a in cout]))
+
+    def build(self) -> func.FuncOp:
+        args = list(self.fusion.body.block.args)
+        result = self.op.results[0]
+        gm_types = [asc.buffer_type(math.prod(_shape(v)) or 1,
+                                    v.type.element_type, "gm")  # type: ignore[attr-defined]
+                    for v in [*args, result]]
+        entry = Block(arg_types=gm_types)
+        gm_of = dict(zip(args, entry.args, strict=False))
+        out_gm = entry.args[-1]
+        ix = _Ix(entry, self.loc)
+        bid = ix.add(asc.BlockIdxOp())
+        per = ix.add(asc.TilingFieldOp("units_per_core"))
+        rem = ix.add(asc.TilingFieldOp("units_rem"))
+        start = ix.addi(ix.muli(bid, per), ix.mini(bid, rem))
+        lt = ix.add(arith.CmpiOp(bid, rem, "slt"))
+        end = ix.addi(start, ix.addi(per, ix.add(arith.SelectOp(lt, ix.c(1), ix.c(0)))))
+        dtype = result.type.element_type  # type: ignore[attr-defined]
+        base = 0
+        for p in self.parts:
+            lo = ix.subi(_maxi(ix, start, base), base)
+            hi = ix.subi(ix.mini(end, base + p.units), base)
+            hi = _maxi(ix, hi, lo)
+            body = Block(arg_types=[IndexType()])
+            bx = _Ix(body, self.loc)
+            self._unit(bx, p, body.args[0], gm_of[p.src], out_gm, dtype)
+            bx.add(scf.YieldOp())
+            ix.add(scf.ForOp(lo, hi, ix.c(1), [], body))
+            base += p.units
+        ix.add(func.ReturnOp())
+        kernel = func.FuncOp(self.name, (gm_types, []), Region(entry))
+        kernel.attributes["asc.kernel"] = UnitAttr()
+        if self.loc is not None:
+            kernel.attributes[asc.LOC_ATTR] = self.loc
+        return kernel
+
+
+def layout_op_of(fusion: asc.FusionOp) -> asc.TransposeOp | asc.ConcatOp | asc.SliceOp | None:
+    """The data-movement op of a one-op fusion that yields its result, else ``None``."""
+    ops = [o for o in fusion.body.block.ops if not isinstance(o, asc.YieldOp)]
+    term = fusion.body.block.last_op
+    if (len(ops) == 1 and isinstance(ops[0], LAYOUT_OPS) and isinstance(term, asc.YieldOp)
+            and list(term.values) == [ops[0].results[0]]):
+        return ops[0]
+    return None
+
+
+def tiling_values(parts: list[Part], cores: int) -> dict[str, int]:
+    """The tiling struct (int64 fields): the unit split over cores (same fields as
+    ``asc-tile``'s, so the host code and tools read it alike)."""
+    units = sum(p.units for p in parts)
+    block_dim = max(1, min(cores, units))
+    first = parts[0]
+    return {"units": units, "block_dim": block_dim, "units_per_core": units // block_dim,
+            "units_rem": units % block_dim, "tile_units": 1,
+            "rows": sum(p.rows for p in parts), "m": 1, "l": first.length,
+            "chunk_len": first.chunk}
+
+
+def _unique_name(module: ModuleOp, base: str) -> str:
+    taken = {o.sym_name.data for o in module.body.block.ops if isinstance(o, func.FuncOp)}
+    name, suffix = f"{base}_kernel", 1
+    while name in taken:
+        name, suffix = f"{base}_kernel_{suffix}", suffix + 1
+    return name
+
+
+@dataclass(frozen=True)
+class AscLowerLayoutPass(ModulePass):
+    """Lower every one-op ``asc.fusion`` of ``asc.transpose``/``asc.concat``/``asc.slice`` to a
+    data-movement kernel and an ``asc.launch`` (see the module docstring). Options:
+    ``platform`` (table name), ``buffers`` (copies of each copy buffer assumed when sizing
+    chunks; 2 = double buffering)."""
+
+    name = "asc-lower-layout"
+    platform: str = "910B2"
+    buffers: int = 2
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        plat = get_platform(self.platform)
+        for fusion in [o for o in op.walk() if isinstance(o, asc.FusionOp)]:
+            lop = layout_op_of(fusion)
+            if lop is None:
+                continue
+            rt = lop.results[0].type
+            assert isinstance(rt, TensorType)
+            bits = asc.element_bits(rt.element_type)
+            if bits not in (16, 32):
+                raise PyAscCompileError(f"{lop.name} of {rt}: data-movement kernels move f16 "
+                                        "or f32 values", loc_of(lop),
+                                        "masks are moved as 1.0/0.0 by the frontend")
+            parts = [p for p in parts_of(lop) if p.units > 0]
+            _choose_chunks(parts, bits, plat.ub_usable_bytes, self.buffers)
+            parent = fusion.parent_op()
+            while parent is not None and not isinstance(parent, func.FuncOp):
+                parent = parent.parent_op()
+            base = parent.sym_name.data if parent is not None else "kernel"
+            name = _unique_name(op, base)
+            kernel = _LayoutKernel(fusion, lop, parts, name).build()
+            values = tiling_values(parts, plat.vector_cores)
+            kernel.attributes["asc.tiling"] = DictionaryAttr(
+                {k: IntegerAttr(v, i64) for k, v in values.items()})
+            kernel.attributes["asc.platform"] = StringAttr(plat.name)
+            op.body.block.add_op(kernel)
+            launch = asc.LaunchOp(name, values["block_dim"], list(fusion.inputs),
+                                  [r.type for r in fusion.outputs])
+            if asc.LOC_ATTR in fusion.attributes:
+                launch.attributes[asc.LOC_ATTR] = fusion.attributes[asc.LOC_ATTR]
+            assert fusion.parent is not None
+            fusion.parent.insert_op_before(launch, fusion)
+            for old, new in zip(fusion.outputs, launch.outputs, strict=True):
+                old.replace_all_uses_with(new)
+            fusion.detach()
+            fusion.erase()
