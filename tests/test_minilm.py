@@ -5,6 +5,7 @@ computed by pyasc kernels against the reference."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ if str(ROOT) not in sys.path:
 
 from examples.minilm import reference, torch_reference  # noqa: E402
 from examples.minilm import weights as W  # noqa: E402
+from examples.minilm.model import PyAscMiniLM  # noqa: E402
 
 CLS, SEP, PAD = 101, 102, 0
 
@@ -139,3 +141,49 @@ def test_reference_matches_sentence_transformers(tokens: W.Tokens,
     cos = cosine(ref_embeddings, torch_e)
     assert cos.min() >= 0.99999, cos
     np.testing.assert_allclose(ref_embeddings, torch_e, atol=2e-6)
+
+
+# --------------------------------------------------------------------------- pyasc model
+
+ROLES_PER_PASS = {"embed_layernorm": 1, "qkv_proj": 6, "scores": 6, "softmax": 6, "context": 6,
+                  "o_proj": 6, "attn_layernorm": 6, "ffn_up": 6, "ffn_down": 6,
+                  "ffn_layernorm": 6, "pool_normalize": 1}
+
+
+def test_model_rejects_bad_options(params: W.EncoderParams) -> None:
+    with pytest.raises(ValueError, match="bfloat16"):
+        PyAscMiniLM(params, "bfloat16")
+    with pytest.raises(ValueError, match="backend"):
+        PyAscMiniLM(params, "float32", backend="gpu")
+    long = W.Tokens(*(np.zeros((1, 513), np.int64),) * 3)
+    with pytest.raises(ValueError, match="513 exceeds the 512 position embeddings"):
+        PyAscMiniLM(params).encode(long)
+
+
+@pytest.mark.parametrize(("dtype", "bound"), [("float32", 0.9999), ("float16", 0.999)])
+def test_pyasc_model_matches_reference(params: W.EncoderParams, tokens: W.Tokens,
+                                       ref_embeddings: np.ndarray, dtype: str,
+                                       bound: float) -> None:
+    model = PyAscMiniLM(params, dtype)
+    t0 = time.perf_counter()
+    e = model.encode(tokens)
+    first = time.perf_counter() - t0
+    assert e.shape == ref_embeddings.shape and e.dtype == np.dtype(dtype)
+    cos = cosine(e, ref_embeddings)
+    print(f"\n{dtype}: cosine to the reference min {cos.min():.7f}, first pass {first:.1f} s "
+          "(compiles unless cached)")
+    assert cos.min() >= bound, cos
+    np.testing.assert_allclose(np.linalg.norm(e.astype(np.float64), axis=1), 1.0,
+                               atol=1e-5 if dtype == "float32" else 2e-3)
+    # The sentence-similarity matrix (what the demo shows) agrees with the reference's.
+    sim = e.astype(np.float64) @ e.astype(np.float64).T
+    ref_sim = ref_embeddings.astype(np.float64) @ ref_embeddings.astype(np.float64).T
+    np.testing.assert_allclose(sim, ref_sim, atol=2e-4 if dtype == "float32" else 2e-3)
+    # Every role ran as often as the architecture says, through compiled kernels.
+    assert {r: s.calls for r, s in model.stats.items()} == ROLES_PER_PASS
+    for st in model.stats.values():
+        assert st.kernels >= 1 and st.fused_ops >= 1 and st.gm_bytes > 0, st
+    print(model.kernel_table())
+    t0 = time.perf_counter()
+    np.testing.assert_array_equal(model.encode(tokens), e)  # deterministic, all cached
+    print(f"{dtype}: cached pass {time.perf_counter() - t0:.2f} s")

@@ -246,11 +246,17 @@ class PyAscMiniLM:
         return self._run("pool_normalize", "mean_pool_normalize", h, mask.reshape(b, s, 1))
 
     def kernel_table(self) -> str:
-        """One line per operator: kernels, fused ops, GM bytes per call, calls per pass."""
+        """One line per role: kernels, fused ops, GM bytes per call (each kernel's inputs read
+        once, outputs written once, from the compiled op's ``info``), calls; then totals."""
         head = (f"{'role':15} {'operator':20} {'kernels':>7} {'fused ops':>9} "
                 f"{'GM bytes/call':>14} {'unfused GM':>12} {'calls':>6}")
         lines = [head, "-" * len(head)]
         for st in self.stats.values():
             lines.append(f"{st.role:15} {st.operator:20} {st.kernels:>7} {st.fused_ops:>9} "
                          f"{st.gm_bytes:>14,} {st.unfused_gm_bytes:>12,} {st.calls:>6}")
+        launches = sum(st.kernels * st.calls for st in self.stats.values())
+        gm = sum(st.gm_bytes * st.calls for st in self.stats.values())
+        unfused = sum(st.unfused_gm_bytes * st.calls for st in self.stats.values())
+        lines.append(f"per pass: {launches} kernel launches, {gm:,} GM bytes "
+                     f"({unfused:,} with one kernel per op)")
         return "\n".join(lines)

@@ -118,8 +118,8 @@ class LayerParams:
     ln2_b: np.ndarray
 
     def astype(self, dtype: Any) -> LayerParams:
-        """Every array converted to ``dtype`` (round to nearest)."""
-        return replace(self, **{f.name: getattr(self, f.name).astype(dtype)
+        """Every array as ``dtype`` (round to nearest); no copy when it already is."""
+        return replace(self, **{f.name: getattr(self, f.name).astype(dtype, copy=False)
                                 for f in fields(self)})
 
 
@@ -150,10 +150,11 @@ class EncoderParams:
     config: MiniLMConfig
 
     def astype(self, dtype: Any) -> EncoderParams:
-        """Every weight converted to ``dtype`` (float16 for the fp16 model)."""
+        """Every weight as ``dtype`` (float16 for the fp16 model); no copy when it already is."""
         return EncoderParams(
-            self.word.astype(dtype), self.position.astype(dtype),
-            self.token_type.astype(dtype), self.ln_w.astype(dtype), self.ln_b.astype(dtype),
+            self.word.astype(dtype, copy=False), self.position.astype(dtype, copy=False),
+            self.token_type.astype(dtype, copy=False), self.ln_w.astype(dtype, copy=False),
+            self.ln_b.astype(dtype, copy=False),
             tuple(layer.astype(dtype) for layer in self.layers), self.config)
 
 
