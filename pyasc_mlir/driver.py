@@ -462,39 +462,6 @@ class CompiledOp:
         if launch.tiling.get("units", 1) == 0:
             return outs
         module = self.stages()[stage]
-TILING_KEYS = ("tile", "block_dim", "buffers")
-
-
-def check_tiling(tiling: dict[str, int] | None, double_buffer: bool
-                 ) -> tuple[int, int, bool]:
-    """``(tile, block_dim, double_buffer)`` of a pinned ``tiling`` dict (see ``compile``); the
-    ranges that depend on the kernel (UB fit, core count) are checked by ``asc-tile``.
-
-    Raises:
-        PyAscUsageError: unknown key, a value that is not an int >= 0, or buffers not 1 or 2
-            (located at the calling line)."""
-    if tiling is None:
-        return 0, 0, double_buffer
-    hint = ('pin e.g. tiling={"tile": 24, "block_dim": 40, "buffers": 2}; 0 or a missing key '
-            "keeps the automatic choice")
-    if not isinstance(tiling, dict):
-        raise PyAscUsageError(f"tiling must be a dict, got {type(tiling).__name__}",
-                              caller_loc(), hint)
-    for k, v in tiling.items():
-        if k not in TILING_KEYS:
-            raise PyAscUsageError(f"unknown tiling key {k!r}; known: {', '.join(TILING_KEYS)}",
-                                  caller_loc(), hint)
-        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
-            raise PyAscUsageError(f"tiling[{k!r}] = {v!r} is not an integer >= 0",
-                                  caller_loc(), hint)
-    buffers = tiling.get("buffers", 0)
-    if buffers not in (0, 1, 2):
-        raise PyAscUsageError(f"tiling['buffers'] = {buffers} is not 1 or 2", caller_loc(),
-                              "1 = single buffering, 2 = double buffering (MTE2/V/MTE3 overlap)")
-    return (int(tiling.get("tile", 0)), int(tiling.get("block_dim", 0)),
-            double_buffer if not buffers else buffers == 2)
-
-
         (kname,) = self.info["kernel_names"]
         kernel = next(o for o in module.body.block.ops
                       if isinstance(o, func.FuncOp) and o.sym_name.data == kname)
@@ -635,6 +602,39 @@ def same_kind_as(inputs: Sequence[Any], result: Any) -> Any:
     return type(result)(from_numpy(r) for r in result)
 
 
+TILING_KEYS = ("tile", "block_dim", "buffers")
+
+
+def check_tiling(tiling: dict[str, int] | None, double_buffer: bool
+                 ) -> tuple[int, int, bool]:
+    """``(tile, block_dim, double_buffer)`` of a pinned ``tiling`` dict (see ``compile``); the
+    ranges that depend on the kernel (UB fit, core count) are checked by ``asc-tile``.
+
+    Raises:
+        PyAscUsageError: unknown key, a value that is not an int >= 0, or buffers not 1 or 2
+            (located at the calling line)."""
+    if tiling is None:
+        return 0, 0, double_buffer
+    hint = ('pin e.g. tiling={"tile": 24, "block_dim": 40, "buffers": 2}; 0 or a missing key '
+            "keeps the automatic choice")
+    if not isinstance(tiling, dict):
+        raise PyAscUsageError(f"tiling must be a dict, got {type(tiling).__name__}",
+                              caller_loc(), hint)
+    for k, v in tiling.items():
+        if k not in TILING_KEYS:
+            raise PyAscUsageError(f"unknown tiling key {k!r}; known: {', '.join(TILING_KEYS)}",
+                                  caller_loc(), hint)
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
+            raise PyAscUsageError(f"tiling[{k!r}] = {v!r} is not an integer >= 0",
+                                  caller_loc(), hint)
+    buffers = tiling.get("buffers", 0)
+    if buffers not in (0, 1, 2):
+        raise PyAscUsageError(f"tiling['buffers'] = {buffers} is not 1 or 2", caller_loc(),
+                              "1 = single buffering, 2 = double buffering (MTE2/V/MTE3 overlap)")
+    return (int(tiling.get("tile", 0)), int(tiling.get("block_dim", 0)),
+            double_buffer if not buffers else buffers == 2)
+
+
 def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str,
            double_buffer: bool, fuse: bool = True, tile: int = 0, block_dim: int = 0,
            dynamic: dict[str, Any] | None = None
@@ -655,6 +655,8 @@ def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform
     ctx = make_context()
     stages = {"tensor": module.clone()}
     plan = [("asc-decompose", {}), ("asc-fuse", {"per_op": not fuse}),
+            ("asc-lower-layout", {"platform": platform, "buffers": 2 if double_buffer else 1}),
+            ("asc-lower-cube", {"platform": platform, "buffers": 2 if double_buffer else 1}),
             ("asc-tile", {"platform": platform, "buffers": 2 if double_buffer else 1,
                           "tile": tile, "block_dim": block_dim}),
             ("asc-double-buffer", {"enable": double_buffer}), ("asc-buffer-alloc", {}),
