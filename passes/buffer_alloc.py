@@ -8,6 +8,9 @@ Layout of a kernel's UB, from offset 0 (mirroring ``TPipe``'s sequential ``InitB
    not overlap (first fit, largest first).
 The total must not exceed the platform's usable UB (``Platform.ub_usable_bytes``: 192 KiB minus
 256 B minus the 8 KiB default reserve on 910B); otherwise compilation fails naming the buffers.
+Cube kernels: a buffer an ``asc.mmad`` writes is given at least ``baseM * ls`` f32 elements
+(``GetTensorC`` writes whole ``baseM x baseN`` blocks, ``pyasc_mlir.cube_tiling``), and on
+coupled-core platforms the Matmul library's ``transLength`` bytes come first (offset 0).
 Sets kernel attributes ``asc.ub_bytes`` (total), ``asc.calc_base`` and ``asc.calc_bytes``.
 """
 
@@ -21,10 +24,11 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
+from pyasc_mlir.cube_tiling import dst_reserve_bytes, ub_reserve_bytes
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
-from pyasc_mlir.platform import get_platform
+from pyasc_mlir.platform import Platform, get_platform
 
 
 def _aligned(n: int) -> int:
@@ -76,24 +80,25 @@ def pack(sizes: dict[asc.AllocOp, int],
     return offsets, top
 
 
-def allocate_kernel(kernel: func.FuncOp, usable: int) -> int:
-    """Assign offsets in one kernel; returns total UB bytes.
+def allocate_kernel(kernel: func.FuncOp, usable: int, plat: Platform | None = None) -> int:
+    """Assign offsets in one kernel; returns total UB bytes. ``plat`` (default: the default
+    platform) decides the Matmul library's UB share on coupled-core SoCs.
 
     Raises:
         PyAscCompileError: the buffers do not fit in ``usable`` bytes.
     """
     allocs = [o for o in kernel.walk() if isinstance(o, asc.AllocOp)]
-    offset = 0
-    lines = []
+    offset = ub_reserve_bytes(kernel, plat or get_platform())
+    lines = [f"Matmul library {offset} B"] if offset else []
     for role in ("in", "out", "const"):
         for a in allocs:
             if a.role.data == role:
                 a.offset = IntegerAttr(offset, 64)
-                size = _aligned(a.nbytes) * a.buffers.value.data
-                lines.append(f"{role} buffer {a.buffers.value.data} x {_aligned(a.nbytes)} B")
-                offset += size
+                one = _aligned(dst_reserve_bytes(a))
+                lines.append(f"{role} buffer {a.buffers.value.data} x {one} B")
+                offset += one * a.buffers.value.data
     tmps = [a for a in allocs if a.role.data == "tmp"]
-    offsets, arena = pack({a: _aligned(a.nbytes) for a in tmps}, live_ranges(tmps))
+    offsets, arena = pack({a: _aligned(dst_reserve_bytes(a)) for a in tmps}, live_ranges(tmps))
     for a in tmps:
         a.offset = IntegerAttr(offset + offsets[a], 64)
     total = offset + arena
@@ -124,4 +129,5 @@ class AscBufferAllocPass(ModulePass):
                 attr = kernel.attributes.get("asc.platform")
                 if not name and isinstance(attr, StringAttr):
                     name = attr.data
-                allocate_kernel(kernel, get_platform(name or None).ub_usable_bytes)
+                plat = get_platform(name or None)
+                allocate_kernel(kernel, plat.ub_usable_bytes, plat)

@@ -10,6 +10,14 @@
 * Row reductions become one ``ReduceSum/Max/Min`` per row; reductions over the middle axis and
   broadcasts become loops of UB->UB ``DataCopy``, ``Add/Max/Min`` and ``GetValue`` +
   ``Duplicate`` (after a V->S sync).
+* Every ``asc.mmad`` gets its own high-level ``Matmul`` object (at most 4 per kernel): a
+  ``TCubeTiling`` filled from the kernel's tiling struct (fields ``mm<i>_<F>``, values from
+  ``pyasc_mlir.cube_tiling``, added to the kernel's ``asc.tiling``), declared and registered
+  with ``REGIST_MATMUL_OBJ`` before the first ``InitBuffer``; the op itself becomes
+  ``SetTensorA(gmA[a_offset], transA)``, ``SetTensorB(gmB[b_offset], transB)``,
+  ``SetTail(m, n, k)``, ``Iterate()``, ``GetTensorC(ub)``; ``End()`` runs once per object
+  before the kernel returns. A destination in a VECIN queue is enqueued like a copy-in; one in
+  the compute ``TBuf`` is followed by an MTE2->V sync.
 Requires ``asc-buffer-alloc`` to have run (every ``asc.alloc`` has an offset).
 """
 
@@ -20,6 +28,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
+    DictionaryAttr,
     Float16Type,
     Float32Type,
     FloatAttr,
@@ -28,14 +37,18 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from pyasc_mlir import cube_tiling as ct
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.platform import get_platform
 
 
 def _ub_elem(t: Attribute) -> Attribute:
@@ -43,6 +56,10 @@ def _ub_elem(t: Attribute) -> Attribute:
     assert isinstance(t, MemRefType)
     e = t.element_type
     return IntegerType(8) if isinstance(e, IntegerType) and e.width.data == 1 else e
+
+
+def _aligned(n: int) -> int:
+    return (n + 31) // 32 * 32
 
 
 def _const_value(v: SSAValue) -> int | None:
@@ -60,6 +77,7 @@ class _State:
     gm: dict[SSAValue, SSAValue] = field(default_factory=dict)
     tbuf: SSAValue | None = None
     calc_base: int = 0
+    matmuls: dict[asc.MmadOp, SSAValue] = field(default_factory=dict)
 
 
 class _Out:
@@ -116,17 +134,65 @@ class _Converter:
         if any(a.offset is None for a in allocs):
             raise PyAscCompileError("convert-asc-to-ascendc needs UB offsets",
                                     loc_of(self.k), "run asc-buffer-alloc first")
+        self._matmuls(out)
         for a in sorted(allocs, key=lambda a: a.offset.value.data):  # type: ignore[union-attr]
             if a.role.data in ("in", "out"):
                 pos = "VECIN" if a.role.data == "in" else "VECOUT"
                 st.queues[a] = out.add(ac.InitQueueOp(pos, a.buffers.value.data,
-                                                      (a.nbytes + 31) // 32 * 32))
+                                                      _aligned(ct.dst_reserve_bytes(a))))
         calc = [a for a in allocs if a.role.data in ("tmp", "const")]
         if calc:
             st.calc_base = min(a.offset.value.data for a in calc)  # type: ignore[union-attr]
-            top = max(a.offset.value.data + (a.nbytes + 31) // 32 * 32  # type: ignore
+            top = max(a.offset.value.data + _aligned(ct.dst_reserve_bytes(a))  # type: ignore
                       for a in calc)
             st.tbuf = out.add(ac.InitTBufOp(top - st.calc_base))
+
+    def _matmuls(self, out: _Out) -> None:
+        """One Matmul object + TCubeTiling per ``asc.mmad``, registered together; their
+        tiling values join the kernel's tiling struct."""
+        ops = ct.mmad_ops(self.k)
+        if not ops:
+            return
+        if len(ops) > ct.MAX_MATMUL_OBJECTS:
+            raise PyAscCompileError(
+                f"kernel {self.k.sym_name.data} has {len(ops)} asc.mmad ops; Ascend C allows "
+                f"at most {ct.MAX_MATMUL_OBJECTS} Matmul objects per kernel", loc_of(ops[0]),
+                "split the operator into several kernels")
+        plat_attr = self.k.attributes.get("asc.platform")
+        plat = get_platform(plat_attr.data if isinstance(plat_attr, StringAttr) else None)
+        tiling_attr = self.k.attributes.get("asc.tiling")
+        fields = dict(tiling_attr.data) if isinstance(tiling_attr, DictionaryAttr) else {}
+        pairs: list[SSAValue] = []
+        for i, op in enumerate(ops):
+            blk = ct.static_block(op)
+            for name, value in ct.cube_tiling(blk, plat, op).items():
+                fields[ct.field_name(i, name)] = IntegerAttr(value, i64)
+            a_t = op.a.type
+            assert isinstance(a_t, MemRefType)
+            mm = out.add(ac.MatmulObjectOp(a_t.element_type, op.trans_a, op.trans_b))
+            tiling = out.add(ac.CubeTilingOp(f"mm{i}"))
+            self.st.matmuls[op] = mm
+            pairs += [mm, tiling]
+        out.add(ac.RegistMatmulOp(pairs))
+        self.k.attributes["asc.tiling"] = DictionaryAttr(fields)
+
+    def _mmad(self, out: _Out, op: asc.MmadOp) -> None:
+        m = self._m
+        mm = self.st.matmuls[op]
+        out.add(ac.MatmulSetTensorAOp(mm, out.view(self.st.gm[op.a], m(op.a_offset)),
+                                      op.trans_a))
+        out.add(ac.MatmulSetTensorBOp(mm, out.view(self.st.gm[op.b], m(op.b_offset)),
+                                      op.trans_b))
+        out.add(ac.MatmulSetTailOp(mm, m(op.m), m(op.n), m(op.k)))
+        out.add(ac.MatmulIterateOp(mm))
+        out.add(ac.MatmulGetTensorCOp(mm, m(op.dst)))
+        alloc = op.dst.owner
+        assert isinstance(alloc, asc.AllocOp)
+        if alloc.role.data == "in":
+            if alloc not in self.pending_enque:
+                self.pending_enque.append(alloc)
+        elif alloc not in self.st.queues:
+            out.add(ac.SyncOp("MTE2_V"))
 
     # -- ops -------------------------------------------------------------------------------
     def _m(self, v: SSAValue) -> SSAValue:
@@ -303,7 +369,11 @@ class _Converter:
             self._for(out, op, top_of_tile)
         elif isinstance(op, scf.YieldOp):
             out.add(scf.YieldOp())
+        elif isinstance(op, asc.MmadOp):
+            self._mmad(out, op)
         elif isinstance(op, func.ReturnOp):
+            for mm in self.st.matmuls.values():
+                out.add(ac.MatmulEndOp(mm))
             out.add(func.ReturnOp())
         elif not self._vector(out, op):
             new = op.clone(value_mapper=dict(self.st.vmap))

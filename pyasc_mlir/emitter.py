@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.target import Target
 
+from pyasc_mlir.cube_tiling import TCUBE_FIELDS
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dynamic import DynamicTiling, cpp_fill_tiling
 from pyasc_mlir.passes.dynamic_shapes import SPEC_ATTR
@@ -243,6 +244,45 @@ class _KernelPrinter:
             return False
         return True
 
+    def _matmul(self, op: Operation) -> bool:
+        """The high-level Matmul API (docs/CPU_RUNTIME.md, "Matmul")."""
+        n = self.name
+        if isinstance(op, ac.CubeTilingOp):
+            t = n(op.result, f"{op.prefix.data}Tiling")
+            self.emit(f"TCubeTiling {t} = {{}};")
+            for f in TCUBE_FIELDS:
+                self.emit(f"{t}.{f} = static_cast<int32_t>(tiling.{op.prefix.data}_{f});")
+        elif isinstance(op, ac.MatmulObjectOp):
+            ty = c_type(op.result.type.element_type)
+            ta = "true" if op.transpose_a.value.data else "false"
+            tb = "true" if op.transpose_b.value.data else "false"
+            self.emit(f"Matmul<MatmulType<TPosition::GM, CubeFormat::ND, {ty}, {ta}>, "
+                      f"MatmulType<TPosition::GM, CubeFormat::ND, {ty}, {tb}>,")
+            self.emit("       MatmulType<TPosition::VECIN, CubeFormat::ND, float>, "
+                      "MatmulType<TPosition::GM, CubeFormat::ND, float>> "
+                      f"{n(op.result, 'mm')};")
+        elif isinstance(op, ac.RegistMatmulOp):
+            objs = [f"{n(mm)}, &{n(t)}" for mm, t in zip(op.pairs[::2], op.pairs[1::2],
+                                                        strict=True)]
+            self.emit(f"REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), {', '.join(objs)});")
+        elif isinstance(op, ac.MatmulSetTensorAOp):
+            tr = "true" if op.transpose.value.data else "false"
+            self.emit(f"{n(op.mm)}.SetTensorA({n(op.tensor)}, {tr});")
+        elif isinstance(op, ac.MatmulSetTensorBOp):
+            tr = "true" if op.transpose.value.data else "false"
+            self.emit(f"{n(op.mm)}.SetTensorB({n(op.tensor)}, {tr});")
+        elif isinstance(op, ac.MatmulSetTailOp):
+            self.emit(f"{n(op.mm)}.SetTail((int){n(op.m)}, (int){n(op.n)}, (int){n(op.k)});")
+        elif isinstance(op, ac.MatmulIterateOp):
+            self.emit(f"{n(op.mm)}.Iterate();")
+        elif isinstance(op, ac.MatmulGetTensorCOp):
+            self.emit(f"{n(op.mm)}.GetTensorC({n(op.tensor)});")
+        elif isinstance(op, ac.MatmulEndOp):
+            self.emit(f"{n(op.mm)}.End();")
+        else:
+            return False
+        return True
+
     def block(self, block: Block) -> None:
         for op in block.ops:
             if isinstance(op, scf.ForOp):
@@ -261,7 +301,7 @@ class _KernelPrinter:
                 continue
             else:
                 at = len(self.lines)
-                if not (self._buffers(op) or self._compute(op)):
+                if not (self._buffers(op) or self._compute(op) or self._matmul(op)):
                     raise ValueError(f"the ascendc emitter cannot print {op.name}")
                 body = self.lines[at:]
                 del self.lines[at:]

@@ -165,16 +165,18 @@ def test_the_extraction_finds_what_the_emitter_prints():
     for name in ("DataCopy", "DataCopyPad", "DataCopyExtParams", "DataCopyPadExtParams",
                  "Duplicate", "Cast", "Compare", "Select", "GetValue", "AllocTensor", "EnQue",
                  "DeQue", "FreeTensor", "InitBuffer", "SetGlobalBuffer", "Get", "GetBlockIdx",
-                 "SetFlag", "WaitFlag", "FetchEventID", "GetTPipePtr"):
+                 "SetFlag", "WaitFlag", "FetchEventID", "GetTPipePtr", "REGIST_MATMUL_OBJ",
+                 "GetSysWorkSpacePtr", "SetTensorA", "SetTensorB", "SetTail", "Iterate",
+                 "GetTensorC", "End"):
         assert name in calls, name
     assert {*ac.VEC_BINARY.values(), *ac.VEC_UNARY.values(), *ac.VEC_SCALAR.values(),
             *ac.REDUCE.values()} <= calls
-    assert {"GlobalTensor", "LocalTensor", "TQue", "TBuf"} <= types
+    assert {"GlobalTensor", "LocalTensor", "TQue", "TBuf", "Matmul", "MatmulType"} <= types
     assert {f"RoundMode::{m}" for m in ac.ROUND.values()} <= enums
     assert {f"CMPMODE::{m}" for m in ac.CMP.values()} <= enums
     assert {f"HardEvent::{e}" for e in ac.EVENTS} <= enums
     assert {"TPosition::VECIN", "TPosition::VECOUT", "TPosition::VECCALC",
-            "SELMODE::VSEL_TENSOR_TENSOR_MODE"} <= enums
+            "SELMODE::VSEL_TENSOR_TENSOR_MODE", "TPosition::GM", "CubeFormat::ND"} <= enums
     assert not any(n.startswith("PYASC_") for n in calls)  # our macros are not APIs
 
 

@@ -515,6 +515,81 @@ void CaseScalarPath(const Args& a) {
   }
 }
 
+// 31: Matmul (half/float A, B in GM; f32 C to UB). a[0..2] = singleCoreM/N/K, a[3]/a[4] =
+// transpose A/B, a[5] = baseK, a[6] = baseM, a[7] = baseN; f[1..3] = SetTail(m, n, k) (f[1] == 0:
+// no SetTail); f[0] = error case (0: none). C blocks go one after another (baseM * baseN each,
+// pre-filled with -7) while Iterate() returns true; o = all blocks, then the block count.
+template <class T>
+void CaseMatmul(const Args& a) {
+  if constexpr (kFloat<T>) {
+    const Tiling& t = *a.t;
+    const int err = static_cast<int>(t.f[0]);
+    const int m = t.a[0], n = t.a[1], k = t.a[2];
+    const bool ta = t.a[3] != 0, tb = t.a[4] != 0;
+    TCubeTiling ct{};
+    ct.usedCoreNum = 1;
+    ct.M = m;
+    ct.N = n;
+    ct.Ka = k;
+    ct.Kb = k;
+    ct.singleCoreM = m;
+    ct.singleCoreN = n;
+    ct.singleCoreK = k;
+    ct.baseM = t.a[6];
+    ct.baseN = t.a[7];
+    ct.baseK = err == 7 ? 4096 : t.a[5];
+    ct.depthA1 = 2;
+    ct.depthB1 = 2;
+    ct.stepM = 1;
+    ct.stepN = 1;
+    ct.stepKa = 1;
+    ct.stepKb = 1;
+    ct.dbL0A = 1;
+    ct.dbL0B = 1;
+    ct.dbL0C = 1;
+    ct.iterateOrder = 0;
+    TPipe pipe;
+    Matmul<MatmulType<TPosition::GM, CubeFormat::ND, T, true>,
+           MatmulType<TPosition::GM, CubeFormat::ND, T, true>,
+           MatmulType<TPosition::VECIN, CubeFormat::ND, float>,
+           MatmulType<TPosition::GM, CubeFormat::ND, float>> mm;
+    Matmul<MatmulType<TPosition::GM, CubeFormat::ND, T, false>,
+           MatmulType<TPosition::GM, CubeFormat::ND, T, false>,
+           MatmulType<TPosition::VECIN, CubeFormat::ND, float>,
+           MatmulType<TPosition::GM, CubeFormat::ND, float>> plain;
+    TBuf<TPosition::VECCALC> early;
+    if (err == 6) pipe.InitBuffer(early, 32);
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &ct, plain, &ct);
+    const int64_t blk = static_cast<int64_t>(ct.baseM) * ct.baseN;
+    const int64_t cap = t.so - 1;
+    TBuf<TPosition::VECCALC> cb;
+    pipe.InitBuffer(cb, cap * sizeof(float));
+    LocalTensor<float> c = cb.Get<float>();
+    Duplicate(c, -7.0f, cap);
+    GlobalTensor<T> ga = G<T>(a.x, t.sx), gb = G<T>(a.y, t.sy);
+    GlobalTensor<float> go = G<float>(a.o, t.so);
+    if (err == 2) plain.SetTensorA(ga, true);
+    mm.SetTensorA(ga, ta);
+    if (err != 3) mm.SetTensorB(gb, tb);
+    if (t.f[1] != 0 || err == 5)
+      mm.SetTail(err == 5 ? m + 1 : static_cast<int>(t.f[1]), static_cast<int>(t.f[2]),
+                 static_cast<int>(t.f[3]));
+    if (err == 8) mm.GetTensorC(c);
+    int64_t count = 0;
+    while (mm.Iterate()) {
+      if (err == 1) {
+        mm.GetTensorC(c[cap - blk + 8]);
+      }
+      mm.GetTensorC(c[count * blk]);
+      ++count;
+    }
+    mm.End();
+    if (err == 4) mm.Iterate();
+    DataCopy(go, c, cap);
+    go.SetValue(cap, static_cast<float>(count));
+  }
+}
+
 extern "C" __global__ __aicore__ void conformance(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR o,
                                                   GM_ADDR workspace, GM_ADDR tiling) {
   (void)workspace;
@@ -544,6 +619,7 @@ extern "C" __global__ __aicore__ void conformance(GM_ADDR x, GM_ADDR y, GM_ADDR 
     case 16: CasePipeline(a); break;
     case 17: CaseEvents(a); break;
     case 30: Dispatch(t.dt, [&](auto tag) { CaseScalarPath<decltype(tag)>(a); }); break;
+    case 31: Dispatch(t.dt, [&](auto tag) { CaseMatmul<decltype(tag)>(a); }); break;
     default: Dispatch(t.dt, typed);
   }
 }
@@ -1204,3 +1280,96 @@ def test_compile_error_carries_diagnostics(tmp_path):
     assert "undeclared_name" in str(info.value) and "kernel.cpp:2" in info.value.diagnostics
     left = [p for p in (tmp_path / "cpu").iterdir() if p.name != "pch"]  # pch: valid cache
     assert not left  # nothing half-built left behind
+
+
+# ----------------------------------------------------------------------------------- Matmul
+
+def _r16(v):
+    return -(-v // 16) * 16
+
+
+def matmul_ref(x, y, m, n, k, ta, tb):
+    """C = A @ B in float64 (f32 accumulation is compared with a tolerance)."""
+    a = x.astype(np.float64).reshape((k, m) if ta else (m, k))
+    b = y.astype(np.float64).reshape((n, k) if tb else (k, n))
+    return (a.T if ta else a) @ (b.T if tb else b)
+
+
+def run_matmul(kernel, dtype, m, n, k, ta=False, tb=False, tail=None, base=None, err=0,
+               sx=None):
+    bm, bn = base or (_r16(min(m, 64)), _r16(min(n, 128)))
+    tm, tn, tk = tail or (m, n, k)
+    blocks = -(-tm // bm) * -(-tn // bn)
+    x = rand(sx if sx is not None else m * k, dtype)
+    y = rand(k * n, dtype)
+    o = np.zeros(max(blocks, 1) * bm * bn + 1, np.float32)
+    f = [err, *(tail or (0, 0, 0))]
+    out = run(kernel, 31, dtype, x=x, y=y, o=o,
+              a=[m, n, k, int(ta), int(tb), _r16(min(k, 256)), bm, bn], f=f)
+    return x, y, out, (bm, bn, tm, tn, tk)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("m,n,k,ta,tb", [(1, 1, 1, False, False), (15, 17, 100, True, False),
+                                         (17, 15, 513, False, True), (100, 33, 17, True, True),
+                                         (40, 200, 15, False, False)])
+def test_matmul_blocks_and_layout(kernel, dtype, m, n, k, ta, tb):
+    """Iterate walks [baseM, baseN] blocks M first; GetTensorC writes each block's rows with
+    row stride baseN, zero columns past its width, and leaves the rows past its height."""
+    x, y, out, (bm, bn, tm, tn, _) = run_matmul(kernel, dtype, m, n, k, ta, tb)
+    ref = matmul_ref(x, y, m, n, k, ta, tb)
+    m_blocks, n_blocks = -(-tm // bm), -(-tn // bn)
+    assert out[-1] == m_blocks * n_blocks
+    got = out[:-1].reshape(-1, bm, bn)
+    i = 0
+    for ni in range(n_blocks):  # iterateOrder 0: M first
+        for mi in range(m_blocks):
+            r0, c0 = mi * bm, ni * bn
+            rows, cols = min(bm, tm - r0), min(bn, tn - c0)
+            np.testing.assert_allclose(got[i, :rows, :cols], ref[r0:r0 + rows, c0:c0 + cols],
+                                       rtol=1e-5, atol=1e-4)
+            assert (got[i, :rows, cols:] == 0).all()
+            assert (got[i, rows:] == -7).all()
+            i += 1
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_matmul_set_tail(kernel, dtype):
+    """SetTail(m, n, k) computes the top-left [m, n] block over the first k of K with the
+    original row strides (Ka, N)."""
+    m, n, k = 40, 50, 30
+    x, y, out, (bm, bn, tm, tn, tk) = run_matmul(kernel, dtype, m, n, k, tail=(33, 17, 20),
+                                                 base=(16, 32))
+    a = x.astype(np.float64).reshape(m, k)[:tm, :tk]
+    b = y.astype(np.float64).reshape(k, n)[:tk, :tn]
+    got = out[:-1].reshape(-1, bm, bn)
+    assert out[-1] == 3
+    for i in range(3):
+        rows = min(bm, tm - i * bm)
+        np.testing.assert_allclose(got[i, :rows, :tn], (a @ b)[i * bm:i * bm + rows],
+                                   rtol=1e-5, atol=1e-4)
+        assert (got[i, :rows, tn:] == 0).all()
+
+
+@pytest.mark.parametrize("err,needle", [
+    (1, "Matmul::GetTensorC: C LocalTensor"),
+    (2, "Matmul::SetTensorA: isTransposeA = true needs isTrans = true"),
+    (3, "Matmul::Iterate: SetTensorA and SetTensorB must come first"),
+    (4, "Matmul::Iterate: the Matmul object was already ended (End)"),
+    (5, "Matmul::SetTail: tailM = 17 is outside [1, singleCoreM = 16]"),
+    (6, "REGIST_MATMUL_OBJ: must come before the first InitBuffer"),
+    (7, "REGIST_MATMUL_OBJ: invalid TCubeTiling: dbL0A * baseM * baseK * sizeof(A)"),
+    (8, "Matmul::GetTensorC: no block to get"),
+])
+def test_matmul_errors(kernel, err, needle):
+    with pytest.raises(KernelError, match=needle.replace("(", r"\(").replace(")", r"\)")
+                       .replace("*", r"\*").replace("[", r"\[")):
+        run_matmul(kernel, np.float16, 16, 16, 16, err=err,
+                   tail=(16, 16, 16) if err == 5 else None)
+
+
+def test_matmul_gm_bounds_and_tiling_checks(kernel):
+    with pytest.raises(KernelError, match="Matmul::Iterate: A GlobalTensor holds 100 elements"):
+        run_matmul(kernel, np.float32, 16, 16, 16, sx=100)
+    with pytest.raises(KernelError, match="baseN = 24 is not a multiple of 16"):
+        run_matmul(kernel, np.float32, 16, 16, 16, base=(16, 24))

@@ -71,6 +71,7 @@ from pyasc_mlir.dialects.asc import (
     CopyInOp,
     CopyOutOp,
     LaunchOp,
+    MmadOp,
     TilingFieldOp,
     VBinaryOp,
     VBroadcastOp,
@@ -362,6 +363,25 @@ def _blocks(op: Operation, side: str, buf: np.ndarray, start: int, count: int, l
         return buf[start:start + count * length].reshape(count, length)
     step = buf.strides[0]
     return as_strided(buf[start:], shape=(count, length), strides=(stride * step, step))
+
+
+def _matrix(op: Operation, name: str, buf: np.ndarray, offset: int, shape: tuple[int, int],
+            ld: int) -> np.ndarray:
+    """A ``shape`` row-major view of GM ``buf`` from element ``offset`` with row stride ``ld``
+    (checked: ``ld`` covers a row, the last element is inside ``buf``)."""
+    rows, cols = shape
+    if rows == 0 or cols == 0:
+        return np.zeros(shape, buf.dtype)
+    if ld < cols:
+        raise _fail(op, f"leading dimension of {name} ({ld}) is smaller than its row length "
+                        f"({cols})")
+    last = offset + (rows - 1) * ld + cols - 1
+    if last >= buf.size:
+        raise _mem_fail(op, f"{name}: a [{rows}, {cols}] matrix at element {offset} with row "
+                            f"stride {ld} ends at element {last}, past the GM buffer of "
+                            f"{buf.size} elements")
+    isz = buf.itemsize
+    return as_strided(buf[offset:], shape=shape, strides=(ld * isz, isz))
 
 
 def _reduce(kind: str, x: np.ndarray, axis: int, dtype: np.dtype) -> np.ndarray:
@@ -873,6 +893,37 @@ class AscTileFunctions(InterpreterFunctions):
         return
 
     # ------------------------------------------------------------------ host side
+
+    @impl(MmadOp)
+    def run_mmad(self, interpreter: Interpreter, op: MmadOp,
+                 args: PythonValues) -> PythonValues:
+        """One Cube output block into UB (see ``asc.MmadOp``): ``dst[i*ls + j]`` for
+        ``i < m``, ``j < ls`` gets ``sum_p A(i, p) * B(p, j)`` (``j < n``) or 0 (``n <= j``).
+        Operands are converted to f32 (exact for f16) and multiplied with ``np.matmul`` in
+        float32 (f32 accumulation; the summation order is unspecified, as on the Cube unit).
+        Memory check: defines ``dst[0, m*ls)``; GM reads need no definedness."""
+        dst, a, b, a_off, b_off, m, n, k, lda, ldb, ls = args
+        a_off, b_off, m, n, k = _i(a_off), _i(b_off), _i(m), _i(n), _i(k)
+        lda, ldb, ls = _i(lda), _i(ldb), _i(ls)
+        if min(m, n, k, lda, ldb, ls, a_off, b_off) < 0:
+            raise _fail(op, f"negative size, stride or offset (m={m} n={n} k={k} lda={lda} "
+                            f"ldb={ldb} ls={ls} a_offset={a_off} b_offset={b_off})")
+        if n > ls:
+            raise _fail(op, f"n = {n} exceeds the row length ls = {ls}")
+        if m == 0 or n == 0:
+            return ()
+        if m * ls > dst.size:
+            raise _mem_fail(op, f"block of {m} x {ls} elements exceeds the destination buffer "
+                                f"of {dst.size} elements")
+        lhs = _matrix(op, "a", a, a_off, (k, m) if op.trans_a else (m, k), lda)
+        rhs = _matrix(op, "b", b, b_off, (n, k) if op.trans_b else (k, n), ldb)
+        lhs = lhs.T if op.trans_a else lhs
+        rhs = rhs.T if op.trans_b else rhs
+        block = np.zeros((m, ls), np.float32)
+        block[:, :n] = np.matmul(lhs.astype(np.float32), rhs.astype(np.float32))
+        dst[:m * ls] = block.reshape(-1)
+        _set_defined(block_state(interpreter), dst, m * ls, True)
+        return ()
 
     @impl(LaunchOp)
     def run_launch(self, interpreter: Interpreter, op: LaunchOp,

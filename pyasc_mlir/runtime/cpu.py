@@ -109,8 +109,8 @@ def _compiler_version(cxx: str) -> str:
 
 def _header_text() -> str:
     parts = []
-    for path in sorted(INCLUDE_DIR.glob("*.h")):
-        parts.append(f"{path.name}\0{path.read_text()}")
+    for path in sorted(INCLUDE_DIR.rglob("*.h")):
+        parts.append(f"{path.relative_to(INCLUDE_DIR).as_posix()}\0{path.read_text()}")
     return "\0".join(parts)
 
 
@@ -119,6 +119,10 @@ def _flags(platform: Platform, extra: Sequence[str] = ()) -> list[str]:
         *CXX_FLAGS,
         f"-DPYASC_UB_BYTES={platform.ub_bytes}",
         f"-DPYASC_UB_USABLE={platform.ub_usable_bytes}",
+        f"-DPYASC_L1_BYTES={platform.l1_bytes}",
+        f"-DPYASC_L0A_BYTES={platform.l0a_bytes}",
+        f"-DPYASC_L0B_BYTES={platform.l0b_bytes}",
+        f"-DPYASC_L0C_BYTES={platform.l0c_bytes}",
         *extra,
     ]
 
