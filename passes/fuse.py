@@ -21,7 +21,8 @@ from xdsl.passes import ModulePass
 from pyasc_mlir.dialects import asc
 
 TENSOR_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.SelectOp,
-              asc.CastOp, asc.BroadcastOp, asc.ReduceOp, asc.ReshapeOp, asc.MatmulOp)
+              asc.CastOp, asc.BroadcastOp, asc.ReduceOp, asc.ReshapeOp, asc.MatmulOp,
+              asc.TransposeOp)
 EPILOGUE_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.SelectOp,
                 asc.CastOp, asc.BroadcastOp)
 """Ops that may run on a matmul's output tile inside the Cube kernel (elementwise work)."""
@@ -44,8 +45,10 @@ never part of a vector or Cube kernel."""
 
 
 def _wrap_layout_ops(block: Block) -> None:
-    """Each data-movement op in its own one-op ``asc.fusion`` (inputs in operand order)."""
-    for op in [o for o in block.ops if isinstance(o, LAYOUT_OPS)]:
+    """Each concat/slice in its own one-op ``asc.fusion`` (inputs in operand order).
+    Transposes are placed by ``_groups``: folded into a Cube kernel's addressing when they
+    only reshuffle a matmul's operands or results, else alone in a data-movement kernel."""
+    for op in [o for o in block.ops if isinstance(o, (asc.ConcatOp, asc.SliceOp))]:
         inputs = list(dict.fromkeys(op.operands))
         body = Block(arg_types=[v.type for v in inputs])
         fusion = asc.FusionOp(operands=[inputs], result_types=[[op.results[0].type]],
@@ -82,7 +85,7 @@ def _fuse_block(block: Block, per_op: bool = False) -> None:
                     op.detach()
                     op.erase()
         else:
-            for group in _groups(ops):
+            for group in _groups(ops, _operand_views(ops)):
                 _fuse_run(block, group)
     term = block.last_op
     if not per_op and not _runs(block) and isinstance(term, func.ReturnOp) and any(
@@ -101,42 +104,90 @@ def _epilogue_ok(op: Operation, shape: tuple[int, ...], members: set[Operation])
     values broadcastable to it, or another matmul of the same output shape whose operands come
     from GM (SwiGLU's two projections of one input)."""
     if isinstance(op, asc.MatmulOp):
-        return (tuple(op.result.type.get_shape()) == shape  # type: ignore[attr-defined]
-                and not any(v.owner in members for v in op.operands))
+        return False  # placed by _groups
     return isinstance(op, EPILOGUE_OPS) and _fits_output(op, shape)
 
 
-def _groups(ops: list[Operation]) -> list[list[Operation]]:
+VIEW_OPS = (asc.ReshapeOp, asc.TransposeOp)
+
+
+def _operand_views(ops: list[Operation]) -> set[Operation]:
+    """Reshapes/transposes whose results only feed matmul operands (directly or through other
+    such views): the Cube kernel reads the operand through them in place."""
+    views: set[Operation] = set()
+    for op in reversed(ops):
+        if isinstance(op, VIEW_OPS) and op.results[0].uses and all(
+                isinstance(u.operation, asc.MatmulOp) or u.operation in views
+                for u in op.results[0].uses):
+            views.add(op)
+    return views
+
+
+def _view_root(v: SSAValue, views: set[Operation]) -> SSAValue:
+    while isinstance(v.owner, Operation) and v.owner in views:
+        v = v.owner.operands[0]
+    return v
+
+
+def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]]:
     """Split a run of tensor ops into kernels, in program order.
 
     A matmul's operands are read from GM by the Cube unit, so a matmul starts a new Cube
     kernel unless the elementwise ops gathered so far can all run as its epilogue (then they
-    join it, e.g. an attention mask's scaling). Elementwise ops on the matmul's output (and
-    broadcasts of inputs to it) join the Cube kernel as its epilogue; anything else (a
-    reduction, a reshape, a matmul that needs a value computed in the kernel) starts a new
-    vector kernel. Everything else fuses into one vector kernel as before.
+    join it, e.g. an attention mask's scaling). Reshapes/transposes feeding only matmul
+    operands (``views``) travel with their matmul: it reads through them in place. Elementwise
+    ops on the matmul's output (and broadcasts of inputs to it) join the Cube kernel as its
+    epilogue, and reshapes/transposes of its results are folded into the copy-out (result
+    views); anything else (a reduction, another reshape, a matmul that needs a value computed
+    in the kernel) starts a new vector kernel. Everything else fuses into one vector kernel as
+    before.
     """
     groups: list[list[Operation]] = [[]]
     cube: tuple[int, ...] | None = None
+    result_views: set[Operation] = set()
+
+    def chain(mm: asc.MatmulOp) -> list[Operation]:
+        found: list[Operation] = []
+        for v in mm.operands:
+            while isinstance(v.owner, Operation) and v.owner in views:
+                found.append(v.owner)
+                v = v.owner.operands[0]
+        return sorted(set(found), key=ops.index)
+
     for op in ops:
+        if op in views:
+            continue  # placed with the matmul that reads through it
         cur = groups[-1]
         members = set(cur)
         if isinstance(op, asc.MatmulOp):
             shape = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
-            if cube is None and all(_epilogue_ok(o, shape, set()) for o in cur) and not any(
-                    v.owner in members for v in op.operands):
+            roots = [_view_root(v, views) for v in op.operands]
+            fresh = not any(r.owner in members for r in roots)
+            if cube is None and fresh and all(_epilogue_ok(o, shape, set()) for o in cur):
                 cube = shape
-                cur.append(op)
-                continue
-            if cube is not None and _epilogue_ok(op, cube, members):
-                cur.append(op)
-                continue
-            groups.append([op])
-            cube = shape
+            elif not (cube == shape and fresh):
+                groups.append([])
+                cube = shape
+                result_views = set()
+            groups[-1].extend([*chain(op), op])
             continue
-        if cube is not None and not _epilogue_ok(op, cube, members):
+        if cube is not None and isinstance(op, VIEW_OPS):
+            src = op.operands[0].owner
+            if src in members and (src in result_views or tuple(
+                    op.operands[0].type.get_shape()) == cube):  # type: ignore[attr-defined]
+                result_views.add(op)
+                cur.append(op)
+                continue
+        if isinstance(op, asc.TransposeOp):  # a data-movement kernel of its own
+            groups += [[op], []]
+            cube = None
+            result_views = set()
+            continue
+        if cube is not None and (not _epilogue_ok(op, cube, members) or any(
+                v.owner in result_views for v in op.operands)):
             groups.append([])
             cube = None
+            result_views = set()
         groups[-1].append(op)
     return [g for g in groups if g]
 

@@ -136,6 +136,114 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
     return out[::-1]
 
 
+VIEW_OPS = (asc.ReshapeOp, asc.TransposeOp)
+"""Ops a Cube kernel folds into the GM addressing of matmul operands and results."""
+
+
+def reshape_strides(shape: tuple[int, ...], strides: tuple[int, ...],
+                    new_shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Strides that view a strided tensor of ``shape`` as ``new_shape`` (row-major element
+    order kept), or ``None`` when dims to merge are not evenly strided. Size-1 dims get
+    stride 1 (never used)."""
+    old = [(d, st) for d, st in zip(shape, strides, strict=True) if d != 1]
+    res = [1] * len(new_shape)
+    cur_size, cur_stride = 1, 1
+    for ni in reversed(range(len(new_shape))):
+        d = new_shape[ni]
+        if d == 1:
+            continue
+        if cur_size == 1:
+            if not old:
+                return None
+            cur_size, cur_stride = old.pop()
+        res[ni] = cur_stride
+        if cur_size % d == 0:
+            cur_size, cur_stride = cur_size // d, cur_stride * d
+            continue
+        if d % cur_size:
+            return None
+        need, expect = d // cur_size, cur_stride * cur_size
+        cur_size = 1
+        while need > 1:
+            if not old or old[-1][1] != expect:
+                return None
+            od, ost = old.pop()
+            if need % od == 0:
+                need, expect = need // od, ost * od
+            elif od % need == 0:
+                cur_size, cur_stride, need = od // need, ost * need, 1
+            else:
+                return None
+    return tuple(res) if cur_size == 1 and not old else None
+
+
+@dataclass(frozen=True)
+class View:
+    """A tensor in GM seen through reshapes/transposes: element ``idx`` lives at
+    ``sum(idx[i] * strides[i])`` of ``root``'s buffer."""
+
+    root: SSAValue
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+def operand_view(v: SSAValue) -> View:
+    """Follow reshapes/transposes from a matmul operand back to a kernel argument.
+
+    Raises:
+        PyAscCompileError: a reshape merges dims that are not evenly strided.
+    """
+    chain: list[Operation] = []
+    while isinstance(v.owner, VIEW_OPS):
+        chain.append(v.owner)
+        v = v.owner.operands[0]
+    shape = shape_of(v)
+    strides = tuple(_strides(shape))
+    for op in reversed(chain):
+        if isinstance(op, asc.TransposeOp):
+            perm = op.permutation
+            shape = tuple(shape[p] for p in perm)
+            strides = tuple(strides[p] for p in perm)
+        else:
+            new = shape_of(op.results[0])
+            got = reshape_strides(shape, strides, new)
+            if got is None:
+                raise PyAscCompileError(
+                    f"cannot read {list(shape)} as {list(new)} in place for the matmul",
+                    loc_of(op), "make the tensor contiguous first (a separate operator)")
+            shape, strides = new, got
+    return View(v, shape, strides)
+
+
+def result_view(w: SSAValue) -> tuple[SSAValue, tuple[int, ...]]:
+    """For a kernel result ``w`` computed by reshapes/transposes of an output-space value
+    ``v``: ``v`` and the stride of each of ``v``'s axes in ``w``'s (row-major) buffer.
+
+    Raises:
+        PyAscCompileError: a reshape cannot be undone as a strided view.
+    """
+    shape = shape_of(w)
+    strides = tuple(_strides(shape))
+    while isinstance(w.owner, VIEW_OPS):
+        op = w.owner
+        src = op.operands[0]
+        if isinstance(op, asc.TransposeOp):
+            perm = op.permutation
+            inv_shape, inv_strides = [0] * len(perm), [0] * len(perm)
+            for i, p in enumerate(perm):
+                inv_shape[p], inv_strides[p] = shape[i], strides[i]
+            shape, strides = tuple(inv_shape), tuple(inv_strides)
+        else:
+            got = reshape_strides(shape, strides, shape_of(src))
+            if got is None:
+                raise PyAscCompileError(
+                    f"cannot write {list(shape_of(src))} as {list(shape)} in place",
+                    loc_of(op), "reshape in a separate operator")
+            shape, strides = shape_of(src), got
+        w = src
+    return w, strides
+
+
 class _CubeKernelBuilder(_KernelBuilder):
     """Builds the Cube kernel of one fusion; the epilogue reuses ``asc-tile``'s vector
     lowering on ``[rows, Ls]`` tiles."""
@@ -198,8 +306,9 @@ class _CubeKernelBuilder(_KernelBuilder):
         self._copy(t.ix, asc.CopyInOp, gm, buf.ref, [off, 0, blocks, length, gap, slot])
         return buf
 
-    def _store(self, t: _Tile, v: SSAValue, gm: SSAValue, used: set[SSAValue]) -> None:
+    def _store(self, t: _Tile, w: SSAValue, gm: SSAValue, used: set[SSAValue]) -> None:
         plan = self.plan
+        v, strides = result_view(w)
         batch, m, n = plan.spans(v)
         full_batch = frozenset(i for i, d in enumerate(plan.batch_shape) if d != 1)
         if (shape_of(v) != plan.out_shape or batch != full_batch
@@ -209,6 +318,12 @@ class _CubeKernelBuilder(_KernelBuilder):
                 f"matmul's output shape {list(plan.out_shape)}", loc_of(self.fusion),
                 "return values of the matmul's output shape (compute smaller results in a "
                 "separate operator)")
+        if plan.cols > 1 and strides[-1] != 1:
+            raise PyAscCompileError(
+                "a matmul kernel's result is returned transposed so that its rows are not "
+                "contiguous in GM", loc_of(w.owner if isinstance(w.owner, Operation)
+                                           else self.fusion),
+                "keep the last axis last, or transpose in a separate operator")
         buf = t.bufs[v]
         lay = plan.layout(v)
         if buf.alloc is not None and buf.alloc.role.data == "tmp" and buf.ref not in used:
@@ -220,12 +335,14 @@ class _CubeKernelBuilder(_KernelBuilder):
             t.ix.add(asc.VCopyOp(out.ref, buf.ref, self._count(t, lay)))
             buf = out
         used.add(buf.ref)
-        off, row_stride = self._value_offset(t, v)
+        ix = t.ix
+        off = self._view_batch_offset(ix, View(v, shape_of(v), strides))
+        off = ix.addi(ix.addi(off, ix.muli(t.first, strides[-2])), t.c0)
         blocks = t.n if lay.rows else 1
         length = t.clen if lay.l else 1
-        gap = t.ix.subi(row_stride, length) if lay.rows else 0
+        gap = ix.subi(strides[-2], length) if lay.rows else 0
         slot = plan.l_slot if lay.l else LANE_ALIGN
-        self._copy(t.ix, asc.CopyOutOp, gm, buf.ref, [off, 0, blocks, length, gap, slot])
+        self._copy(ix, asc.CopyOutOp, gm, buf.ref, [off, 0, blocks, length, gap, slot])
 
     # -- the matmul ------------------------------------------------------------------------
     def _lower(self, t: _Tile, op: Operation) -> None:
@@ -234,26 +351,59 @@ class _CubeKernelBuilder(_KernelBuilder):
         else:
             super()._lower(t, op)
 
+    def _operand(self, ix: _Ix, v: SSAValue, trans: bool, row0: SSAValue | int,
+                 loc_op: Operation) -> tuple[SSAValue | int, int, bool]:
+        """GM offset (batch entry, first row ``row0`` of the un-transposed matrix), leading
+        dimension and transpose flag to read matmul operand ``v`` in place."""
+        view = operand_view(v)
+        *_, s_row, s_col = view.strides
+        *_, d_row, d_col = view.shape
+        if d_col == 1 or s_col == 1:
+            ld, flip = s_row if d_row > 1 else max(d_col, 1), False
+        elif d_row == 1 or s_row == 1:
+            ld, flip = s_col, True
+        else:
+            raise PyAscCompileError(
+                f"a matmul operand of shape {list(view.shape)} has no contiguous dimension "
+                f"(strides {list(view.strides)})", loc_of(loc_op),
+                "make the operand contiguous in a separate operator")
+        off = self._view_batch_offset(ix, view)
+        stride_of_row0 = s_col if trans else s_row
+        return ix.addi(off, ix.muli(row0, stride_of_row0)), ld, trans != flip
+
+    def _view_batch_offset(self, ix: _Ix, view: View) -> SSAValue | int:
+        out_batch = self.plan.batch_shape
+        lead = len(out_batch) - (len(view.shape) - 2)
+        off: SSAValue | int = 0
+        for i in range(len(view.shape) - 2):
+            if view.shape[i] == out_batch[lead + i] != 1:
+                off = ix.addi(off, ix.muli(self.coords[lead + i], view.strides[i]))
+        return off
+
     def _mmad(self, t: _Tile, op: asc.MatmulOp) -> None:
         ix, plan = t.ix, self.plan
-        a, b = op.lhs, op.rhs
-        sa, sb = shape_of(a), shape_of(b)
+        sa = shape_of(op.lhs)
         k = sa[-2] if op.trans_a else sa[-1]
-        lda, ldb = sa[-1], sb[-1]
-        a_off = self._batch_offset(ix, sa)
-        b_off = self._batch_offset(ix, sb)
-        a_off = ix.addi(a_off, t.first if op.trans_a else ix.muli(t.first, lda))
-        b_off = ix.addi(b_off, ix.muli(t.c0, ldb) if op.trans_b else t.c0)
+        # A's rows are output rows (first = m0); B's columns are output columns (first = n0):
+        # for B, "row0" is along its column dim, i.e. the second matrix dim when not transposed.
+        a_off, lda, ta = self._operand(ix, op.lhs, op.trans_a, t.first, op)
+        b_off, ldb, b_rows_out = self._operand(ix, op.rhs, not op.trans_b, t.c0, op)
+        tb = not b_rows_out  # B(p, j) with j the output column
         lay = plan.layout(op.result)
         dst = self._alloc(t, "tmp", lay, op.result.type.element_type)  # type: ignore
         t.bufs[op.result] = dst
         sizes = [ix._v(x) for x in (a_off, b_off, t.n, t.clen, k, lda, ldb,
                                     plan.l_slot if lay.l else LANE_ALIGN)]
-        mm = asc.MmadOp(dst.ref, self.gm_of[a], self.gm_of[b], sizes, op.trans_a, op.trans_b)
+        a_root, b_root = operand_view(op.lhs).root, operand_view(op.rhs).root
+        mm = asc.MmadOp(dst.ref, self.gm_of[a_root], self.gm_of[b_root], sizes, ta, tb)
         mm.attributes["max_m"] = IntegerAttr(plan.tile, i64)
         mm.attributes["max_n"] = IntegerAttr(plan.tile_n, i64)
         mm.attributes["max_k"] = IntegerAttr(k, i64)
         ix.add(mm)
+
+    def _op_at(self, t: _Tile, op: Operation) -> None:
+        if not isinstance(op, VIEW_OPS):  # folded into GM addressing
+            super()._op_at(t, op)
 
     # -- kernel ----------------------------------------------------------------------------
     def _is_const_input(self, v: SSAValue) -> bool:
@@ -281,8 +431,8 @@ class _CubeKernelBuilder(_KernelBuilder):
         extra = ix.add(arith.SelectOp(lt, ix.c(1), ix.c(0)))
         end = ix.addi(start, ix.addi(per, extra))
         # Only epilogue operands are tiles in UB; matmul operands stay in GM.
-        tile_args = [a for a in args
-                     if any(not isinstance(u.operation, asc.MatmulOp) for u in a.uses)]
+        tile_args = [a for a in args if any(
+            not isinstance(u.operation, (asc.MatmulOp, *VIEW_OPS)) for u in a.uses)]
         pre = _Tile(ix, 1, ix.c(0))
         self.pre = pre
         const_bufs = {a: self._load(pre, a, self.gm_of[a], "const")
@@ -333,7 +483,8 @@ class _CubeKernelBuilder(_KernelBuilder):
 def _check_operands(fusion: asc.FusionOp) -> None:
     args = set(fusion.body.block.args)
     for op in fusion.body.block.ops:
-        if isinstance(op, asc.MatmulOp) and not {op.lhs, op.rhs} <= args:
+        if isinstance(op, asc.MatmulOp) and not {operand_view(op.lhs).root,
+                                                 operand_view(op.rhs).root} <= args:
             raise PyAscCompileError(
                 "a matmul operand is computed inside the same kernel; the Cube unit reads its "
                 "operands from GM", loc_of(op), "run asc-fuse first (it splits kernels there)")

@@ -103,12 +103,12 @@ def test_attention_scores_batched_with_mask() -> None:
     so = (B, H, S, S)
     src = f"""func.func @scores(%q: {_t(q, 'f16')}, %k: {_t(kt, 'f16')},
         %mask: {_t((B, 1, 1, S), 'f32')}) -> {_t(so, 'f32')} {{
-      %one = asc.constant 1.0 : {_t((B, 1, 1, S), 'f32')}
-      %neg = asc.constant -10000.0 : {_t((B, 1, 1, S), 'f32')}
+      %one = asc.constant 1.0 -> {_t((B, 1, 1, S), 'f32')}
+      %neg = asc.constant -10000.0 -> {_t((B, 1, 1, S), 'f32')}
       %inv = asc.binary "sub" %one, %mask : {_t((B, 1, 1, S), 'f32')}
       %bias = asc.binary "mul" %inv, %neg : {_t((B, 1, 1, S), 'f32')}
       {_matmul_src(q, kt, so, 'f16', False, True, '%q', '%k')}
-      %sc = asc.constant 0.1767766952966369 : {_t(so, 'f32')}
+      %sc = asc.constant 0.1767766952966369 -> {_t(so, 'f32')}
       %s = asc.binary "mul" %m, %sc : {_t(so, 'f32')}
       %bb = asc.broadcast %bias : {_t((B, 1, 1, S), 'f32')} -> {_t(so, 'f32')}
       %y = asc.binary "add" %s, %bb : {_t(so, 'f32')}
@@ -212,3 +212,84 @@ def test_blocks_fit_platform_and_fill_cores() -> None:
     assert tiling["block_dim"] == 24 and tiling["units"] >= 24
     mm = next(o for o in kernel.walk() if isinstance(o, asc.MmadOp))
     assert mm.attributes["max_m"].value.data == tiling["tile_m"]
+
+
+def _perm_src(res: str, src: str, shape: tuple[int, ...], perm: tuple[int, ...],
+              dt: str) -> str:
+    out = tuple(shape[p] for p in perm)
+    return (f"{res} = asc.transpose {src} {{perm = array<i64: {', '.join(map(str, perm))}>}} : "
+            f"{_t(shape, dt)} -> {_t(out, dt)}")
+
+
+def _reshape_src(res: str, src: str, shape: tuple[int, ...], out: tuple[int, ...],
+                 dt: str) -> str:
+    return f"{res} = asc.reshape {src} : {_t(shape, dt)} -> {_t(out, dt)}"
+
+
+def test_attention_reads_heads_in_place_and_writes_merged_heads() -> None:
+    """Multi-head attention on [B, S, H*D] projections: the head split (reshape + transpose)
+    of q, k, v and the head merge of the context fold into the Cube kernels' GM addressing —
+    no data-movement kernel, no extra GM round trip."""
+    B, S, H, D = 2, 7, 3, 16
+    HD = H * D
+    bs, b4, bh = (B, S, HD), (B, S, H, D), (B, H, S, D)
+    src = f"""func.func @attn(%q: {_t(bs, 'f16')}, %k: {_t(bs, 'f16')}, %p: {_t((B, H, S, S), 'f16')},
+        %v: {_t(bs, 'f16')}) -> ({_t((B, H, S, S), 'f32')}, {_t(bs, 'f32')}) {{
+      {_reshape_src('%q4', '%q', bs, b4, 'f16')}
+      {_perm_src('%qh', '%q4', b4, (0, 2, 1, 3), 'f16')}
+      {_reshape_src('%k4', '%k', bs, b4, 'f16')}
+      {_perm_src('%kh', '%k4', b4, (0, 2, 1, 3), 'f16')}
+      {_matmul_src(bh, bh, (B, H, S, S), 'f16', False, True, '%qh', '%kh', '%s')}
+      %sc = asc.constant 0.25 -> {_t((B, H, S, S), 'f32')}
+      %s2 = asc.binary "mul" %s, %sc : {_t((B, H, S, S), 'f32')}
+      {_reshape_src('%v4', '%v', bs, b4, 'f16')}
+      {_perm_src('%vh', '%v4', b4, (0, 2, 1, 3), 'f16')}
+      {_matmul_src((B, H, S, S), bh, bh, 'f16', False, False, '%p', '%vh', '%c')}
+      {_perm_src('%ct', '%c', bh, (0, 2, 1, 3), 'f32')}
+      {_reshape_src('%cm', '%ct', b4, bs, 'f32')}
+      func.return %s2, %cm : {_t((B, H, S, S), 'f32')}, {_t(bs, 'f32')}
+    }}"""
+    module = _fused(src)
+    fusions = [o for o in module.walk() if isinstance(o, asc.FusionOp)]
+    assert len(fusions) == 2
+    args = _inputs(module, "attn")
+    after = validate_pass(module, AscLowerCubePass(), "attn", args, rtol=1e-5, atol=1e-5)
+    assert len(_kernels(after)) == 2
+    got_s, got_c = run_function(after, "attn", [x.copy() for x in args])
+    q, k, p, v = (x.astype(np.float64) for x in args)
+    heads = (lambda x: x.reshape(B, S, H, D).transpose(0, 2, 1, 3))  # noqa: E731
+    ref_s = heads(q) @ heads(k).transpose(0, 1, 3, 2) * 0.25
+    ref_c = (p @ heads(v)).transpose(0, 2, 1, 3).reshape(B, S, HD)
+    np.testing.assert_allclose(got_s, ref_s, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_c, ref_c, rtol=1e-5, atol=1e-5)
+
+
+def test_operand_transposed_by_view_uses_transpose_flag() -> None:
+    """``x.T @ w`` written as a transpose op: read in place with the transpose flag."""
+    M, K, N = 17, 15, 33
+    src = f"""func.func @tt(%x: {_t((K, M), 'f32')}, %w: {_t((K, N), 'f32')})
+        -> {_t((M, N), 'f32')} {{
+      {_perm_src('%xt', '%x', (K, M), (1, 0), 'f32')}
+      {_matmul_src((M, K), (K, N), (M, N), 'f32', False, False, '%xt', '%w')}
+      func.return %m : {_t((M, N), 'f32')}
+    }}"""
+    module = _fused(src)
+    args = _inputs(module, "tt")
+    after = validate_pass(module, AscLowerCubePass(), "tt", args, rtol=1e-5, atol=1e-5)
+    (mm,) = [o for o in after.walk() if isinstance(o, asc.MmadOp)]
+    assert mm.trans_a and not mm.trans_b
+    got = run_function(after, "tt", [x.copy() for x in args])[0]
+    np.testing.assert_allclose(got, args[0].T.astype(np.float64) @ args[1], rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_transpose_not_feeding_a_matmul_stays_a_data_movement_kernel() -> None:
+    src = f"""func.func @t(%x: {_t((7, 33), 'f32')}) -> {_t((33, 7), 'f32')} {{
+      %e = asc.unary "exp" %x : {_t((7, 33), 'f32')}
+      {_perm_src('%y', '%e', (7, 33), (1, 0), 'f32')}
+      func.return %y : {_t((33, 7), 'f32')}
+    }}"""
+    module = _fused(src)
+    bodies = [[o.name for o in f.body.block.ops] for f in module.walk()
+              if isinstance(f, asc.FusionOp)]
+    assert bodies == [["asc.unary", "asc.yield"], ["asc.transpose", "asc.yield"]]
