@@ -858,8 +858,9 @@ class AscTilePass(ModulePass):
             what, hi = "rows per tile", max(1, min(plan.rows, MAX_BLOCK_COUNT // plan.M))
         if self.tile % step or not step <= self.tile <= hi:
             raise PyAscCompileError(
-                f"tile={self.tile} is out of range: this kernel's tile counts {what}, a "
-                f"multiple of {step} from {step} to {hi}", loc_of(fusion),
+                f"tile={self.tile} is out of range: this kernel's tile counts {what}, "
+                + (f"a multiple of {step} " if step > 1 else "") + f"from {step} to {hi}",
+                loc_of(fusion),
                 f"pin a tile in that range, or tile=0 for the automatic choice ({auto})")
         need = 0
         for hoist in (True, False):

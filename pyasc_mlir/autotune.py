@@ -4,8 +4,9 @@
 Unit of tuning: the operator as a whole. One set of knobs ``{"tile", "block_dim", "buffers"}``
 is applied to every kernel of the operator (with fusion on, an operator of elementwise ops,
 broadcasts and reductions is one kernel); the objective is the sum of the kernels' MODELED
-times. A candidate that some kernel of the operator cannot take (its tile does not fit that
-kernel's UB) is dropped from the ranking with its error.
+times. The knobs are those of ``asc-tile``'s vector kernels; the mode and units shown are the
+first vector kernel's. A candidate that some kernel of the operator cannot take (its tile
+does not fit that kernel's UB) is ranked last with its error.
 
 Search space, built from the automatic kernel (``tiling=None``, ``U`` work units, ``C`` vector
 cores of the platform):
@@ -14,8 +15,8 @@ cores of the platform):
 * ``block_dim`` in {C, ceil(U / ceil(U / C)), 3C/4, C/2, C/4}, each at most ``U`` — the second
   is the fewest cores with the same largest per-core share as ``C``;
 * ``tile``: for each (block_dim, buffers) the automatic tile ``T`` (the largest that fits UB,
-  at most one core's share), then ``T/2, T/4, ...`` down to the mode's step (1 row, or 128
-  elements per chunk), at most ``LADDER`` values.
+  at most one core's share), then the mode's step (1 row, or 128 elements per chunk) times the
+  powers of two below ``T``, largest first, ``LADDER`` values at most.
 
 Every ranked candidate is lowered with its knobs pinned, so pinning the winner reproduces its
 kernel exactly. Candidates are lowered and costed (``pyasc_mlir.cost_model``) in a process pool
@@ -230,7 +231,11 @@ def _cost(knobs: Knobs) -> Candidate:
                           block_dim=knobs.block_dim)
     module = stages["ascendc"]
     ests = estimate(module, platform)
-    first = tiling_fields(kernels(module)[0])
+    vector = [f for f in map(tiling_fields, kernels(module)) if "tile_units" in f]
+    if not vector:
+        raise PyAscUsageError(f"autotune: {name} has no vector kernel (its tile, block_dim "
+                              "and buffers knobs are those of asc-tile's vector kernels)")
+    first = vector[0]
     chunk = first["tile_units"] == 1 and first["chunk_len"] < first["l"]
     slowest = max(ests, key=lambda e: e.time_us)
     eff = Knobs(first["chunk_len"] if chunk else first["tile_units"], first["block_dim"],
@@ -264,15 +269,16 @@ def _block_dims(units: int, cores: int) -> list[int]:
 
 
 def _ladder(auto: Candidate) -> list[int]:
-    """The automatic tile and its halvings down to the mode's step (``LADDER`` at most)."""
+    """The automatic tile, then the mode's step times the powers of two below it, largest
+    first (``LADDER`` values at most)."""
     step = 128 if auto.mode == "chunk" else 1
-    out: list[int] = []
-    t = auto.knobs.tile
-    while t >= step and len(out) < LADDER:
-        v = t // step * step
-        if v not in out:
-            out.append(v)
-        t //= 2
+    top = auto.knobs.tile
+    out = [top]
+    p = 1 << max(0, (top // step).bit_length() - 1)
+    while p >= 1 and len(out) < LADDER:
+        if p * step < top:
+            out.append(p * step)
+        p //= 2
     return out
 
 

@@ -1,5 +1,6 @@
 """The ``pyasc`` command: ``pyasc demo`` runs every example on real MiniLM activations;
-``pyasc fuzz`` runs the differential fuzzer (``pyasc_mlir.fuzz``).
+``pyasc fuzz`` runs the differential fuzzer (``pyasc_mlir.fuzz``); ``pyasc profile`` and
+``pyasc tune`` give the modeled profile and autotune one operator (``FILE::FUNC --shape ...``).
 
 Usage: ``pyasc demo [options]``; ``pyasc fuzz --programs N --seed S [options]``;
 ``pyasc --version``. Exit code 0 when every result is within tolerance (fuzz: no mismatch or
@@ -25,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
                    "(see `pyasc fuzz --help`)", add_help=False)
     sub.add_parser("profile", help="modeled NPU profile of FILE::FUNC for given shapes "
                    "(see `pyasc profile --help`)", add_help=False)
+    sub.add_parser("tune", help="autotune tile, blockDim and buffers of FILE::FUNC "
+                   "(see `pyasc tune --help`)", add_help=False)
     args, rest = parser.parse_known_args(argv)
     args.rest = rest
     if args.version:
@@ -41,6 +44,13 @@ def main(argv: list[str] | None = None) -> int:
         from pyasc_mlir.tools.profile import run_profile
         try:
             return run_profile(args.rest)
+        except PyAscError as exc:
+            print(exc, file=sys.stderr)
+            return 1
+    if args.command == "tune":
+        from pyasc_mlir.tools.tune import run_tune
+        try:
+            return run_tune(args.rest)
         except PyAscError as exc:
             print(exc, file=sys.stderr)
             return 1

@@ -1,0 +1,215 @@
+"""Autotuning (``pyasc_mlir.autotune``, ``@jit(autotune=True)``, ``pyasc tune``) and the pinned
+``tiling=`` knobs of ``compile`` / ``asc-tile``.
+
+Every test runs against a private cache folder that shares only the precompiled runtime header
+with the default cache, so "the first call searches" holds on every run.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import pyasc_mlir as pa
+from pyasc_mlir import autotune, driver
+from pyasc_mlir.cost_model import estimate
+from pyasc_mlir.driver import _lower
+from pyasc_mlir.emitter import emit_kernel_source, kernels, tiling_fields
+from pyasc_mlir.interpreter.core import run_function
+from pyasc_mlir.runtime import cpu
+from pyasc_mlir.tools.cli import main as cli_main
+
+
+def softmax(x):
+    e = pa.exp(x - x.max(-1, keepdim=True))
+    return e / e.sum(-1, keepdim=True)
+
+
+def rmsnorm(x, w):
+    return x * pa.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+
+
+def scale(x):
+    return x * 2.0
+
+
+def np_softmax(x):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def np_rmsnorm(x, w):
+    x = x.astype(np.float64)
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w.astype(np.float64)
+
+
+SM32 = [pa.TensorDesc((33, 513), "float32")]
+RMS16 = [pa.TensorDesc((7, 1000), "float16"), pa.TensorDesc((1000,), "float16")]
+
+
+@pytest.fixture(scope="module")
+def cache_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tune_cache")
+    shared = cpu.default_cache_dir() / "cpu" / "pch"
+    shared.mkdir(parents=True, exist_ok=True)
+    (root / "cpu").mkdir()
+    (root / "cpu" / "pch").symlink_to(shared, target_is_directory=True)
+    return root
+
+
+@pytest.fixture(autouse=True)
+def private_cache(cache_root, monkeypatch):
+    monkeypatch.setenv("PYASC_CACHE_DIR", str(cache_root))
+    monkeypatch.delenv("PYASC_CACHE_DISABLE", raising=False)
+    driver.clear_memory_cache()
+    autotune._MEMORY.clear()
+    yield
+    autotune._MEMORY.clear()
+
+
+@pytest.fixture(scope="module")
+def sm_result(cache_root):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYASC_CACHE_DIR", str(cache_root))
+        return autotune.tune(softmax, SM32, cache=False, workers=2, progress=False)
+
+
+def modeled(fn, descs, knobs):
+    stages, _, _ = _lower(fn, descs, fn.__name__, "910B2", knobs.buffers == 2,
+                          tile=knobs.tile, block_dim=knobs.block_dim)
+    return stages, sum(e.time_us for e in estimate(stages["ascendc"]))
+
+
+def test_winner_is_the_cost_model_minimum(sm_result):
+    ok = [c for c in sm_result.candidates if c.ok]
+    assert len(ok) >= 6
+    assert sm_result.winner.modeled_us == min(c.modeled_us for c in ok)
+    # The ranking is by modeled time, and each figure is what the model gives that kernel.
+    assert [c.modeled_us for c in ok] == sorted(c.modeled_us for c in ok)
+    for c in (ok[0], ok[-1]):
+        assert modeled(softmax, SM32, c.knobs)[1] == pytest.approx(c.modeled_us)
+    for knob in ("tile", "block_dim", "buffers"):  # the search varies every knob
+        assert len({getattr(c.knobs, knob) for c in ok}) >= 2, knob
+    assert sm_result.winner.modeled_us <= sm_result.default.modeled_us
+
+
+def test_the_cost_model_reacts_to_every_knob():
+    # 257 rows over 43 cores: 6 rows per core, 3 tiles of 2 rows, so buffering can overlap.
+    descs = [pa.TensorDesc((257, 513), "float32")]
+    K = autotune.Knobs
+    times = {k: modeled(softmax, descs, k)[1] for k in (
+        K(2, 43, 2), K(2, 43, 1), K(3, 43, 2), K(2, 22, 2))}
+    assert len({round(t, 6) for t in times.values()}) == 4, times
+    assert times[K(2, 43, 2)] < times[K(2, 43, 1)]  # double buffering overlaps MTE2/V/MTE3
+    assert times[K(2, 43, 2)] < times[K(2, 22, 2)]  # more cores, less work each
+
+
+def test_pinned_tiling_reproduces_the_winners_kernel(sm_result):
+    w = sm_result.winner.knobs
+    op = pa.compile(softmax, SM32, tiling=w.pin)
+    stages, _ = modeled(softmax, SM32, w)
+    assert (op.directory / "kernel.cpp").read_text() == emit_kernel_source(stages["ascendc"])
+    assert op.info["tiling"]["block_dim"] == w.block_dim
+    assert op.info["tiling"]["tile_units"] == w.tile
+    x = np.random.default_rng(1).standard_normal((33, 513)).astype(np.float32)
+    np.testing.assert_allclose(op(x), np_softmax(x), rtol=1e-5, atol=1e-6)
+
+
+def test_winner_and_other_candidates_are_correct_on_tail_shapes():
+    res = autotune.tune(rmsnorm, RMS16, cache=False, workers=1, progress=False)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((7, 1000)).astype(np.float16)
+    w = rng.standard_normal(1000).astype(np.float16)
+    ref = np_rmsnorm(x, w)
+    op = pa.compile(rmsnorm, RMS16, tiling=res.winner.knobs.pin)  # CPU build of the winner
+    np.testing.assert_allclose(op(x, w).astype(np.float64), ref, rtol=2e-2, atol=2e-2)
+    others = [c for c in res.candidates[1:] if c.ok and c.knobs != res.default.knobs]
+    picks = {others[-1].knobs, next(c.knobs for c in others if c.knobs.buffers == 1)}
+    for knobs in picks:  # non-default kernels, run in the ascendc-level interpreter
+        stages, _ = modeled(rmsnorm, RMS16, knobs)
+        (k,) = kernels(stages["ascendc"])
+        assert tiling_fields(k)["block_dim"] == knobs.block_dim
+        (y,) = run_function(stages["ascendc"], "rmsnorm", [x, w])
+        np.testing.assert_allclose(np.asarray(y, np.float64), ref, rtol=2e-2, atol=2e-2)
+
+
+def test_second_call_hits_the_cache_without_searching(monkeypatch):
+    descs = [pa.TensorDesc((7, 129), "float16")]  # a signature no other test tunes
+    first = autotune.tune(softmax, descs, workers=1, progress=False)
+    assert not first.from_cache
+    autotune._MEMORY.clear()  # as in a new process: read from <cache>/tune/<key>.json
+
+    def no_search(knobs):
+        raise AssertionError("searched although the winner is cached")
+
+    monkeypatch.setattr(autotune, "_cost", no_search)
+    second = autotune.tune(softmax, descs, workers=1, progress=False)
+    assert second.from_cache
+    assert second.winner.knobs == first.winner.knobs
+    assert second.winner.modeled_us == first.winner.modeled_us
+
+
+def test_jit_autotune_prints_the_pin_once_and_runs_the_winner(capsys, monkeypatch):
+    x = np.random.default_rng(3).standard_normal((9, 257)).astype(np.float32)
+    f = pa.jit(autotune=True)(softmax)
+    np.testing.assert_allclose(f(x), np_softmax(x), rtol=1e-5, atol=1e-6)
+    err = capsys.readouterr().err
+    assert "autotune softmax([9, 257] float32)" in err
+    assert "pin it with @pa.jit(tiling={" in err
+    pin = err.split("@pa.jit(tiling=")[1].split(")")[0]
+    assert f.compile(x).info["tiling"]["block_dim"] == eval(pin)["block_dim"]
+    monkeypatch.setattr(autotune, "_cost", None)  # any search would fail
+    autotune._MEMORY.clear()
+    driver.clear_memory_cache()
+    g = pa.jit(autotune=True)(softmax)
+    np.testing.assert_allclose(g(x), np_softmax(x), rtol=1e-5, atol=1e-6)
+    assert capsys.readouterr().err == ""
+
+
+def test_cli_prints_the_table_and_the_hint(tmp_path, capsys):
+    src = tmp_path / "ops.py"
+    src.write_text(textwrap.dedent("""
+        import pyasc_mlir as pa
+
+        def scaled_softmax(x):
+            e = pa.exp(x * 0.5 - (x * 0.5).max(-1, keepdim=True))
+            return e / e.sum(-1, keepdim=True)
+    """))
+    rc = cli_main(["tune", f"{src}::scaled_softmax", "--shape", "33,513", "--dtype",
+                   "float32", "--measure", "1", "--workers", "2", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["rank", "modeled", "us"]
+    assert "CPU-build us" in lines[0]
+    winner = next(ln for ln in lines if ln.rstrip().endswith("winner") or "winner," in ln)
+    assert float(winner.split()[-3 if "automatic" not in winner else -4]) > 0  # measured us
+    assert "MODELED" in out and 'pin it with @pa.jit(tiling={"tile": ' in out
+
+
+def test_bad_pins_give_located_errors():
+    with pytest.raises(pa.PyAscCompileError) as e:
+        pa.compile(softmax, SM32, tiling={"tile": 34})  # 33 rows
+    assert "tile=34 is out of range" in str(e.value) and "from 1 to 33" in str(e.value)
+    assert e.value.loc is not None and e.value.loc.file == __file__
+    assert "e = pa.exp(" in str(e.value)  # the operator's source line
+    with pytest.raises(pa.PyAscCompileError, match=r"tile=20 \(rows per tile\) needs \d+ "
+                       r"bytes of UB(.|\n)*largest tile that fits is 1;"):
+        pa.compile(softmax, SM32, tiling={"tile": 20})
+    with pytest.raises(pa.PyAscCompileError, match="block_dim=49 is out of range"):
+        pa.compile(softmax, SM32, tiling={"block_dim": 49})
+    with pytest.raises(pa.PyAscCompileError, match=r"elements per chunk of its 16386-element "
+                       r"rows, a multiple of 128 from 128 to 16512"):  # coalesced to one row
+        pa.compile(scale, [pa.TensorDesc((2, 8193), "float32")], tiling={"tile": 100})
+    for bad, msg in (({"tiles": 3}, "unknown tiling key 'tiles'"),
+                     ({"tile": -1}, "not an integer >= 0"),
+                     ({"buffers": 3}, "is not 1 or 2")):
+        with pytest.raises(pa.PyAscUsageError, match=msg) as e:
+            pa.compile(softmax, SM32, tiling=bad)
+        assert e.value.loc is not None and e.value.loc.file == __file__
+    with pytest.raises(pa.PyAscUsageError, match="cannot also take a pinned tiling") as e:
+        pa.jit(autotune=True, tiling={"tile": 1})(softmax)
+    assert e.value.loc is not None and e.value.loc.file == __file__
