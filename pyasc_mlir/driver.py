@@ -295,19 +295,21 @@ class CompiledOp:
     def accepts(self, shapes: Sequence[tuple[int, ...]]) -> bool:
         """Whether input arrays of these shapes fit the compiled kernel (dynamic dims: ranks and
         static dims; other kernels: the exact shapes). Dynamic dims that the kernel treats as
-        one dimension must also be equal, which only the call checks."""
+        one dimension must also be equal."""
         if self._dyn is None:
             return [tuple(s) for s in shapes] == [d.shape for d in self.inputs]
         try:
-            self._dyn.check_static(shapes)
-        except ShapeMismatch:
+            self._launch_for(tuple(tuple(s) for s in shapes))
+        except PyAscUsageError:
             return False
         return True
 
     def _launch(self, args: list[np.ndarray]) -> _Launch:
         """Tiling bytes, block_dim and output shapes for these inputs (dynamic dims: computed
         on the first call with each new shape, then cached)."""
-        shapes = tuple(a.shape for a in args)
+        return self._launch_for(tuple(a.shape for a in args))
+
+    def _launch_for(self, shapes: tuple[tuple[int, ...], ...]) -> _Launch:
         hit = self._launches.get(shapes)
         if hit is not None:
             return hit

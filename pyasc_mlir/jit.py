@@ -61,8 +61,11 @@ class JitFunction:
 
     def __init__(self, fn: Callable[..., Any], backend: str = "cpu", platform: str = "910B2",
                  double_buffer: bool = True, always_compile: bool = False, *,
-                 autotune: bool = False, tiling: dict[str, int] | None = None):
+                 autotune: bool = False, tiling: dict[str, int] | None = None,
+                 dynamic: bool = False):
         self.fn = fn
+        self.dynamic = dynamic
+        self._dyn_ops: dict[tuple, list[CompiledOp]] = {}
         self.backend = backend
         self.platform = platform
         self.double_buffer = double_buffer
@@ -135,7 +138,7 @@ class JitFunction:
             self._compiled[sig] = compile(self.fn, descs, platform=self.platform,
                                           double_buffer=self.double_buffer,
                                           cache=not self.always_compile,
-                                          tiling=self._tiling(descs))
+                                          tiling=self._tiling(descs), dynamic=self.dynamic)
         return self._compiled[sig]
 
     def _tiling(self, descs: list[object]) -> dict[str, int] | None:
@@ -174,11 +177,46 @@ class JitFunction:
                 return None
         return tuple(key)
 
+    @staticmethod
+    def _rank_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """``dynamic=True``: the per-call key is ranks, dtypes and constant values (the static
+        dims are checked by the compiled kernels); ``None`` if unhashable."""
+        key: list[Any] = []
+        for a in args:
+            if isinstance(a, np.ndarray):
+                key.append((a.ndim, a.dtype.str))
+            elif isinstance(a, int | float | str | bool | None):
+                key.append((type(a).__name__, a))
+            elif _is_array_seq(a) and all(isinstance(x, np.ndarray) for x in a):
+                key.append(tuple((x.ndim, x.dtype.str) for x in a))
+            else:
+                return None
+        return tuple(key)
+
+    def _dynamic_op(self, args: tuple[Any, ...]) -> CompiledOp | None:
+        """``dynamic=True``: a kernel compiled for these ranks and dtypes whose static dims
+        fit these shapes (compiled on a miss: the first call, or new static dims)."""
+        key = self._rank_key(args)
+        if key is None:
+            return None
+        shapes = [a.shape for a in _flat_arrays(args)]
+        ops = self._dyn_ops.setdefault(key, [])
+        for op in ops:
+            if op.accepts(shapes):
+                return op
+        op = self.compile(*args)
+        ops.append(op)
+        return op
+
     @user_facing
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = self._bind(args, kwargs)
         given, args = args, self._numpy_args(args)
+        if self.dynamic and not self.always_compile:
+            dyn_op = self._dynamic_op(args)
+            if dyn_op is not None:
+                return same_kind_as(given, dyn_op(*_flat_arrays(args), backend=self.backend))
         key = None if self.always_compile else self._signature_key(args)
         op = self._fast.get(key) if key is not None else None
         if op is None:
@@ -201,8 +239,12 @@ def _plain(fn: Callable[..., Any]) -> str:
 
 def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu", platform: str = "910B2",
         double_buffer: bool = True, always_compile: bool = False, autotune: bool = False,
-        tiling: dict[str, int] | None = None) -> Any:
+        tiling: dict[str, int] | None = None, dynamic: bool = False) -> Any:
     """Decorator: ``@jit`` or ``@jit(backend="interp")``. See ``JitFunction``.
+
+    ``dynamic=True`` compiles one kernel per ranks and dtypes (and per value of the dims the
+    kernel needs static: reduced and other inner dims, size-1 dims): a call with new leading
+    dims only computes the host tiling, no lowering and no g++ (see ``compile(dynamic=...)``).
 
     ``autotune=True`` searches tile, blockDim and buffers per signature by the cost model
     (``pyasc_mlir.autotune``; the winner is cached and printed with its pin);
@@ -213,7 +255,7 @@ def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu", platform:
     """
     def wrap(f: Callable[..., Any]) -> JitFunction:
         return JitFunction(f, backend, platform, double_buffer, always_compile,
-                           autotune=autotune, tiling=tiling)
+                           autotune=autotune, tiling=tiling, dynamic=dynamic)
     return wrap(fn) if fn is not None else wrap
 
 

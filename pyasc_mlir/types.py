@@ -56,8 +56,15 @@ def np_dtype_of(t: Attribute) -> np.dtype:
 
 @dataclass(frozen=True)
 class TensorDesc:
-    """A tensor argument or result: ``shape`` (elements per dim; ``None`` = dynamic, reserved
-    for a later release) and ``dtype`` (``"float16"`` or ``"float32"``)."""
+    """A tensor argument or result: ``shape`` (elements per dim) and ``dtype`` (``"float16"``
+    or ``"float32"``).
+
+    A dim given as ``None`` is dynamic: ``compile`` builds one kernel for every size of it and
+    computes the tiling on the host at call time. Only dims of the leading, tiled part of the
+    operator may be dynamic (not a reduced dim, nor the trailing dim of an operator that
+    reduces); others raise a located ``PyAscCompileError`` at compile time. Dynamic dims that
+    meet in one operation must be equal at call time (they do not broadcast). See
+    ``docs/DESIGN.md`` ("Dynamic shapes")."""
 
     shape: tuple[int | None, ...]
     dtype: str = "float16"
