@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import pyasc_mlir as pa  # noqa: E402
+from benchmarks import dynamic as dyn_bench  # noqa: E402
 from benchmarks import harness  # noqa: E402
 from benchmarks.cold_compile import _GxxCounter  # noqa: E402
 from benchmarks.workloads import WORKLOADS, Workload  # noqa: E402
@@ -47,6 +48,8 @@ from pyasc_mlir.platform import get_platform  # noqa: E402
 PLATFORM = "910B2"
 SEED_CLAIM = {"unfused_us": 380.0, "fused_us": 210.0,
               "text": "residual+LayerNorm on an accelerator: 380 us unfused -> 210 us fused"}
+DYNAMIC_WORKLOADS = ("residual_layernorm", "softmax", "sine")
+"""Workloads timed with ``@jit(dynamic=True)`` (section 7)."""
 CONFIGS = [("fused", True), ("fused", False), ("unfused", True), ("unfused", False)]
 STAGES = ["frontend", "asc-decompose", "asc-fuse", "asc-tile", "asc-double-buffer",
           "asc-buffer-alloc", "convert-asc-to-ascendc"]
@@ -489,6 +492,23 @@ def bench_modeled(w: Workload, seed_stages: dict) -> dict[str, Any]:
     return res
 
 
+def bench_autotune(w: Workload) -> dict[str, Any]:
+    """Autotuned vs automatic tile/blockDim/buffers at the seed shape (MODELED,
+    ``pyasc_mlir.autotune``; a fresh search, not the cached winner)."""
+    from pyasc_mlir.autotune import tune
+
+    try:
+        res = tune(w.fn, w.descs(w.seed_shape), platform=PLATFORM, cache=False,
+                   progress=False)
+    except pa.PyAscError as exc:  # e.g. a Cube-only operator: nothing for these knobs
+        return {"error": error_text(exc)}
+    win, d = res.winner, res.default
+    return {"default_modeled_us": d.modeled_us, "tuned_modeled_us": win.modeled_us,
+            "speedup_modeled": d.modeled_us / win.modeled_us, "default": d.knobs.pin,
+            "tuned": win.knobs.pin, "candidates": len(res.candidates),
+            "search_s": res.search_s, "workers": res.workers}
+
+
 def bench_two_kernel_baseline(w: Workload) -> dict[str, Any]:
     """residual+LayerNorm as two kernels (add, then LayerNorm): the partial-fusion baseline
     closest to an eager framework's (which has a fused LayerNorm but a separate add)."""
@@ -580,6 +600,7 @@ def targets(r: dict[str, Any]) -> list[dict[str, Any]]:
                     f"{two['modeled_us'] / f:.2f}x")
         add("fusion's MODELED speed-up, residual+LayerNorm (seed claim: 380 us -> 210 us = "
             f"{claim:.2f}x on an accelerator)", "(report)", txt, None)
+    dyn_bench.targets(r, add)
     return out
 
 
@@ -639,6 +660,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 r["compile_variants"][w.key], seed_stages = bench_compile_variants(w, s)
                 r["modeled_npu"][w.key] = bench_modeled(w, seed_stages)
+                r["modeled_npu"][w.key]["autotune"] = bench_autotune(w)
                 if w.key == "residual_layernorm":
                     r["modeled_npu"][w.key]["two_kernel_baseline"] = \
                         bench_two_kernel_baseline(w)
@@ -663,6 +685,14 @@ def main(argv: list[str] | None = None) -> int:
                         f"{o['jit_overhead_us']:.1f} us")
             log(f"== {w.key}: interpreter")
             r["interpreter"][w.key] = bench_interp(w, s)
+            if w.key in DYNAMIC_WORKLOADS:
+                log(f"== {w.key}: @jit(dynamic=True) new-shape and cached call overhead")
+                try:
+                    r.setdefault("dynamic_shapes", {})[w.key] = dyn_bench.bench_dynamic(
+                        w, s, call_args)
+                except Exception as exc:  # noqa: BLE001
+                    r.setdefault("dynamic_shapes", {})[w.key] = {"error": error_text(exc)}
+                    traceback.print_exc()
     finally:
         r["targets"] = targets(r)
         r["meta"]["duration_s"] = time.perf_counter() - t_start

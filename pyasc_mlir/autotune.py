@@ -231,7 +231,8 @@ def _cost(knobs: Knobs) -> Candidate:
                           block_dim=knobs.block_dim)
     module = stages["ascendc"]
     ests = estimate(module, platform)
-    vector = [f for f in map(tiling_fields, kernels(module)) if "tile_units" in f]
+    vector = [f for f in map(tiling_fields, kernels(module))
+              if {"tile_units", "chunk_len", "l"} <= f.keys()]  # asc-tile's kernels
     if not vector:
         raise PyAscUsageError(f"autotune: {name} has no vector kernel (its tile, block_dim "
                               "and buffers knobs are those of asc-tile's vector kernels)")
