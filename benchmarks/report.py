@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from benchmarks.dynamic import report as dynamic_report
+
 STAGE_COLS = [("frontend", "frontend"), ("asc-decompose", "decompose"), ("asc-fuse", "fuse"),
               ("asc-tile", "tile"), ("asc-double-buffer", "double-buffer"),
               ("asc-buffer-alloc", "buffer-alloc"), ("convert-asc-to-ascendc", "to-ascendc")]
@@ -309,6 +311,7 @@ def markdown(r: dict[str, Any]) -> str:
               "overlaps them, so a kernel whose reads and writes are both large can be "
               "modeled faster than the chip's bandwidth allows. A modeled time below the "
               "roofline means the real kernel is at best at the roofline.", ""]
+    L += dynamic_report(r)
     L += ["![chart](chart.png)", ""]
     return "\n".join(L)
 
