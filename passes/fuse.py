@@ -45,24 +45,32 @@ never part of a vector or Cube kernel."""
 
 
 def _wrap_layout_ops(block: Block) -> None:
-    """Each concat/slice in its own one-op ``asc.fusion`` (inputs in operand order).
-    Transposes are placed by ``_groups``: folded into a Cube kernel's addressing when they
-    only reshuffle a matmul's operands or results, else alone in a data-movement kernel."""
+    """Each concat/slice in its own ``asc.fusion`` (inputs in operand order), with the
+    ``asc.reshape`` that is its only user (``x[-1]`` = slice + reshape: same bytes in GM).
+    NOT transposes: ``_groups`` places them (folded into a Cube kernel's GM addressing when
+    they only reshuffle a matmul's operands or results, else alone in a data-movement
+    kernel)."""
     for op in [o for o in block.ops if isinstance(o, (asc.ConcatOp, asc.SliceOp))]:
+        uses = list(op.results[0].uses)
+        last = op
+        if len(uses) == 1 and isinstance(uses[0].operation, asc.ReshapeOp) and (
+                uses[0].operation.parent is block):
+            last = uses[0].operation
         inputs = list(dict.fromkeys(op.operands))
         body = Block(arg_types=[v.type for v in inputs])
-        fusion = asc.FusionOp(operands=[inputs], result_types=[[op.results[0].type]],
+        fusion = asc.FusionOp(operands=[inputs], result_types=[[last.results[0].type]],
                               regions=[Region(body)])
         if asc.LOC_ATTR in op.attributes:
             fusion.attributes[asc.LOC_ATTR] = op.attributes[asc.LOC_ATTR]
         block.insert_op_before(fusion, op)
-        op.results[0].replace_all_uses_with(fusion.results[0])
-        op.detach()
-        body.add_op(op)
+        last.results[0].replace_all_uses_with(fusion.results[0])
+        for o in dict.fromkeys([op, last]):
+            o.detach()
+            body.add_op(o)
         args = dict(zip(inputs, body.args, strict=True))
         for i, v in enumerate(op.operands):
             op.operands[i] = args[v]
-        body.add_op(asc.YieldOp([op.results[0]]))
+        body.add_op(asc.YieldOp([last.results[0]]))
 
 
 def _fuse_block(block: Block, per_op: bool = False) -> None:
@@ -154,9 +162,10 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
                 v = v.owner.operands[0]
         return sorted(set(found), key=ops.index)
 
+    placed: set[Operation] = set()
     for op in ops:
-        if op in views:
-            continue  # placed with the matmul that reads through it
+        if op in views or op in placed:
+            continue  # placed with the matmul that reads through it / with its transpose
         cur = groups[-1]
         members = set(cur)
         if isinstance(op, asc.MatmulOp):
@@ -178,8 +187,12 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
                 result_views.add(op)
                 cur.append(op)
                 continue
-        if isinstance(op, asc.TransposeOp):  # a data-movement kernel of its own
-            groups += [[op], []]
+        if isinstance(op, asc.TransposeOp):  # a data-movement kernel of its own, with the
+            uses = list(op.results[0].uses)   # reshape that is its only user (same bytes)
+            tail = [uses[0].operation] if len(uses) == 1 and isinstance(
+                uses[0].operation, asc.ReshapeOp) and uses[0].operation in ops else []
+            groups += [[op, *tail], []]
+            placed.update(tail)
             cube = None
             result_views = set()
             continue

@@ -140,7 +140,7 @@ def _choose_chunks(parts: list[Part], bits: int, usable: int, buffers: int) -> N
     each, all live at once as ``asc-buffer-alloc`` counts queue buffers) fit ``usable`` bytes."""
     per_part = usable // max(1, len(parts))
     for p in parts:
-        elems = per_part * 8 // (bits * 2 * buffers)
+        elems = per_part * 8 // (bits * 2 * buffers) // COUNT_ALIGN * COUNT_ALIGN
         cap = elems // p.slot
         cap = min(cap, MAX_BLOCK_COUNT) if p.gather else cap // LANE_ALIGN * LANE_ALIGN
         if cap < 1:
@@ -233,13 +233,17 @@ class _LayoutKernel:
 
 
 def layout_op_of(fusion: asc.FusionOp) -> asc.TransposeOp | asc.ConcatOp | asc.SliceOp | None:
-    """The data-movement op of a one-op fusion that yields its result, else ``None``."""
+    """The data-movement op of a fusion made of it (and optionally a reshape of its result,
+    which changes no bytes) that yields its result, else ``None``."""
     ops = [o for o in fusion.body.block.ops if not isinstance(o, asc.YieldOp)]
     term = fusion.body.block.last_op
-    if (len(ops) == 1 and isinstance(ops[0], LAYOUT_OPS) and isinstance(term, asc.YieldOp)
-            and list(term.values) == [ops[0].results[0]]):
-        return ops[0]
-    return None
+    if not ops or not isinstance(ops[0], LAYOUT_OPS) or not isinstance(term, asc.YieldOp):
+        return None
+    last = ops[-1]
+    if len(ops) == 2 and not (isinstance(last, asc.ReshapeOp)
+                              and last.input == ops[0].results[0]):
+        return None
+    return ops[0] if len(ops) <= 2 and list(term.values) == [last.results[0]] else None
 
 
 def tiling_values(parts: list[Part], cores: int) -> dict[str, int]:
