@@ -1424,7 +1424,11 @@ class _Compiler:
         va, ta = self.fold_transpose(a.value, ta)
         vb, tb = self.fold_transpose(b.value, tb)
         if va.type.element_type != vb.type.element_type:  # type: ignore[attr-defined]
-            va, vb = self.convert(va, "float32", node), self.convert(vb, "float32", node)
+            # The Cube reads one dtype. Both operands f16 for the user (one computed in f32):
+            # round it to f16, as an f16 model on the NPU does (accumulation stays f32), so
+            # the f16 one is read in place. Otherwise f32 (an f32 input is never rounded).
+            want = "float16" if a.dtype == b.dtype == "float16" else "float32"
+            va, vb = self.convert(va, want, node), self.convert(vb, want, node)
         r = self.emit(asc.MatmulOp(va, vb, ta, tb), node).results[0]
         return SymbolicTensor(r, self.promote([a, b]), shape)
 

@@ -171,8 +171,9 @@ def mm_computed(a, b):
 
 
 def test_matmul_dtypes():
-    """f16 @ f32 is f32 (the f16 operand is cast, exactly); a computed f16 operand is already
-    f32 in the IR and stays so; f16 @ f16 returns f16 from an f32 matmul."""
+    """f16 @ f32 is f32 (the f16 operand is cast, exactly); a computed operand of an f16
+    program (f32 in the IR) is rounded to f16 so the other f16 operand is read in place;
+    f16 @ f16 returns f16 from an f32-accumulating matmul."""
     a, b = rand((7, 33), "float16", 9), rand((33, 1), "float32", 10)
     module, (out,) = run(mm_mixed, [T(a.shape, "float16"), T(b.shape)], [a, b])
     (mm,) = ops_named(module, "asc.matmul")
@@ -181,8 +182,10 @@ def test_matmul_dtypes():
     a, b = rand((7, 33), "float16", 11), rand((33, 15), "float16", 12)
     module, (out,) = run(mm_computed, [T(a.shape, "float16"), T(b.shape, "float16")], [a, b])
     (mm,) = ops_named(module, "asc.matmul")
-    assert str(mm.lhs.type.element_type) == "f32" and out.dtype == np.float16
-    ref = (a.astype(np.float32) * 2) @ b.astype(np.float32)
+    assert str(mm.lhs.type.element_type) == "f16" and out.dtype == np.float16
+    assert str(mm.rhs.type.element_type) == "f16"
+    ref = (a.astype(np.float32) * 2).astype(np.float16).astype(np.float32) @ b.astype(
+        np.float32)
     np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float16).astype(
         np.float32), rtol=1e-3, atol=1e-2)
 

@@ -43,7 +43,30 @@ def var_std(x):
     return pa.sqrt(x.var(-1, keepdim=True) + 1.0) + x.min(-1, keepdim=True)
 
 
+def linear_gelu(x, w, b):
+    h = pa.matmul(x, w, transpose_b=True) + b
+    return 0.5 * h * (1 + pa.erf(h * 0.7071067811865476))
+
+
+def attention_heads(q, k, v):
+    B, S, HD = q.shape
+    heads = 2
+    qh = q.reshape(B, S, heads, HD // heads).transpose(1, 2)
+    kh = k.reshape(B, S, heads, HD // heads).transpose(1, 2)
+    vh = v.reshape(B, S, heads, HD // heads).transpose(1, 2)
+    s = pa.matmul(qh, kh, transpose_b=True) * 0.25
+    return s, (s @ vh).transpose(1, 2).reshape(B, S, HD)
+
+
+def swiglu(x, w, v, bg, bu):
+    g = x @ w + bg
+    return g * pa.sigmoid(g) * (x @ v + bu)
+
+
 CASES = [
+    (linear_gelu, [(33, 17), (7, 17), (7,)]),
+    (attention_heads, [(2, 15, 32), (2, 15, 32), (2, 15, 32)]),
+    (swiglu, [(4, 40), (40, 100), (40, 100), (100,), (100,)]),
     (layernorm, [(7, 33), (7, 33), (33,), (33,)]),
     (layernorm, [(3, 513), (3, 513), (513,), (513,)]),
     (softmax, [(5, 1023)]),
@@ -65,7 +88,7 @@ def test_every_pass_preserves_semantics(fn, shapes, dtype):
     args = random_inputs(module, name, seed=1)
     tol = 2e-3 if dtype == "float16" else 1e-5
     for pass_name in PIPELINE:
-        opts = {"platform": "910B2"} if pass_name == "asc-tile" else {}
+        opts = {"platform": "910B2"} if pass_name in ("asc-tile", "asc-lower-cube") else {}
         module = validate_pass(module, PASSES[pass_name]()(**opts), name, args, tol, tol)
     assert any(op.name == "asc.launch" for op in module.walk())
 
