@@ -17,8 +17,18 @@ How a kernel is costed (core 0, which holds the largest share of work units):
      type; reductions add ``log2`` of the lanes of one repeat for the in-repeat tree.
    * S (scalar): ``SCALAR_TILE_CYCLES`` per tile iteration plus ``SCALAR_OP_CYCLES`` per
      scalar read (``GetValue``) and per loop iteration inside the tile.
+   * M (cube, MODELED): each ``Matmul::Iterate`` of a ``[m, n]`` block over ``k`` costs
+     ``ceil(m/16) * ceil(n/16) * ceil(k/K0)`` cycles plus ``CUBE_ISSUE_CYCLES``: one 16x16xK0
+     fractal product per cycle, ``K0 = 16`` for fp16 (16x16x16 MACs per cycle,
+     ASCEND_FACTS.md) and ``K0 = 8`` for fp32 (an ASSUMPTION: half the fp16 rate, from the
+     documented fp32 fractal ``C0_size = 8``). Its GM traffic is charged to MTE2 bytes: the A
+     block ``m x k`` and the B block ``k x n`` once per Iterate (no reuse across blocks
+     assumed), plus the f32 C block ``m x baseN`` that ``GetTensorC`` brings into UB; on
+     split-core SoCs (dav-c220) the C block also makes a GM round trip through the Matmul
+     workspace, charged to MTE3 bytes. The cube's cycles join the copy-in stage of the
+     recurrence below (the block arrives in UB when the cube is done).
 3. Tiles are combined with a 3-stage pipeline recurrence over B buffers per queue (B = 2 with
-   double buffering): ``A_i = max(A_{i-1}, V_{i-B}) + mte2_i``;
+   double buffering): ``A_i = max(A_{i-1}, V_{i-B}) + mte2_i + m_i``;
    ``V_i = max(A_i, V_{i-1}, C_{i-B}) + v_i + s_i``; ``C_i = max(V_i, C_{i-1}) + mte3_i``;
    the kernel time is ``C_last`` (plus the once-per-kernel loads before the loop), but never
    less than all GM bytes of both copy pipes over the core's bandwidth share (MTE2 and MTE3
@@ -54,8 +64,10 @@ SCALAR_OP_CYCLES = 4
 CORE_GM_BYTES_PER_CYCLE = 32.0
 """Assumed most GM bytes one core's copy pipes move per cycle (one 32-byte DataBlock), so a
 kernel on few cores does not get the whole chip's HBM bandwidth (910B2: ~28 cores saturate it)."""
+CUBE_ISSUE_CYCLES = 64
+"""Assumed fixed cost of one Matmul Iterate + GetTensorC round (message, L1/L0 loads), cycles."""
 MAX_UNROLL = 4096
-PIPES = ("MTE2", "V", "MTE3", "S")
+PIPES = ("MTE2", "V", "MTE3", "S", "M")
 
 
 @dataclass
@@ -64,10 +76,12 @@ class _Cost:
     v: float = 0.0
     mte3: float = 0.0
     s: float = 0.0
+    m: float = 0.0
     mte2_bytes: int = 0
     mte3_bytes: int = 0
 
     def add(self, other: _Cost, times: float = 1.0) -> None:
+        self.m += other.m * times
         self.mte2 += other.mte2 * times
         self.v += other.v * times
         self.mte3 += other.mte3 * times
@@ -83,7 +97,7 @@ class KernelEstimate:
     Attributes:
         name: kernel name. block_dim: cores used. tiles: tile iterations on core 0.
         buffers: copies per queue (2 = double buffered).
-        pipe_us: busy time of each pipe on core 0 (MTE2, V, MTE3, S).
+        pipe_us: busy time of each pipe on core 0 (MTE2, V, MTE3, S, M = cube).
         time_us: modeled kernel time (pipeline recurrence, core 0).
         bound: the pipe with the largest busy time.
         gm_bytes: bytes core 0 moves times blockDim (approximately the kernel's GM traffic).
@@ -121,6 +135,9 @@ class _Walker:
         self.bytes_per_cycle = min(bw / (platform.clock_mhz * 1e6), CORE_GM_BYTES_PER_CYCLE)
         self.env: dict[SSAValue, int] = {}
         self.buffers = 1
+        self.platform = platform
+        self.tails: dict[SSAValue, tuple[int, int, int]] = {}
+        self.matmul_index: dict[SSAValue, int] = {}
 
     def _val(self, v: SSAValue) -> int:
         return self.env.get(v, 0)
@@ -197,8 +214,36 @@ class _Walker:
             cost.v += self._vector(self._val(op.count), sz, math.log2(VECTOR_REPEAT_BYTES // sz))
         elif isinstance(op, ac.GetValueOp):
             cost.s += SCALAR_OP_CYCLES
+        elif isinstance(op, ac.MatmulObjectOp | ac.MatmulSetTailOp | ac.MatmulIterateOp):
+            self._cube(op, cost)
         elif isinstance(op, scf.ForOp):
             self._loop(op, cost)
+
+    def _cube(self, op: Operation, cost: _Cost) -> None:
+        """Matmul objects: remember their index and tail; cost each Iterate (module doc)."""
+        if isinstance(op, ac.MatmulObjectOp):
+            self.matmul_index[op.result] = len(self.matmul_index)
+            return
+        if isinstance(op, ac.MatmulSetTailOp):
+            self.tails[op.mm] = (self._val(op.m), self._val(op.n), self._val(op.k))
+            return
+        assert isinstance(op, ac.MatmulIterateOp)
+        i = self.matmul_index.get(op.mm, 0)
+        t = {f: self.tiling.get(f"mm{i}_{f}", 0) for f in ("singleCoreM", "singleCoreN",
+                                                           "singleCoreK", "baseN")}
+        m, n, k = self.tails.get(op.mm, (t["singleCoreM"], t["singleCoreN"], t["singleCoreK"]))
+        from pyasc_mlir.dialects.asc import element_bits
+        sz = element_bits(op.mm.type.element_type) // 8  # type: ignore[attr-defined]
+        k0 = 16 if sz == 2 else 8
+        cost.m += (math.ceil(m / 16) * math.ceil(n / 16) * math.ceil(k / k0)
+                   + CUBE_ISSUE_CYCLES)
+        ab = (m * k + k * n) * sz
+        c_bytes = m * t["baseN"] * 4
+        cost.mte2 += (ab + c_bytes) / self.bytes_per_cycle
+        cost.mte2_bytes += ab + c_bytes
+        if self.platform.arch == "dav-c220":
+            cost.mte3 += c_bytes / self.bytes_per_cycle
+            cost.mte3_bytes += c_bytes
 
     def _block(self, block: Block, cost: _Cost) -> None:
         for op in block.ops:
@@ -246,7 +291,7 @@ def pipeline_cycles(tiles: list[_Cost], buffers: int) -> float:
     for i, t in enumerate(tiles):
         free_in = v[i - buffers] if i >= buffers else 0.0
         free_out = c[i - buffers] if i >= buffers else 0.0
-        a.append(max(a[-1] if a else 0.0, free_in) + t.mte2)
+        a.append(max(a[-1] if a else 0.0, free_in) + t.mte2 + t.m)
         v.append(max(a[-1], v[-1] if v else 0.0, free_out) + t.v + t.s)
         c.append(max(v[-1], c[-1] if c else 0.0) + t.mte3)
     return c[-1] if c else 0.0
@@ -266,9 +311,9 @@ def estimate_kernel(kernel: func.FuncOp, platform: Platform,
     # MTE2 and MTE3 share the core's GM bandwidth: the kernel cannot finish before all of its
     # bytes have crossed it, however the pipes overlap.
     shared_gm = (total.mte2_bytes + total.mte3_bytes) / w.bytes_per_cycle
-    cycles = max(pre.mte2 + pre.v + pre.s + pipeline_cycles(tiles, nbuf), shared_gm)
+    cycles = max(pre.mte2 + pre.m + pre.v + pre.s + pipeline_cycles(tiles, nbuf), shared_gm)
     to_us = 1.0 / platform.clock_mhz
-    busy = {"MTE2": total.mte2, "V": total.v, "MTE3": total.mte3, "S": total.s}
+    busy = {"MTE2": total.mte2, "V": total.v, "MTE3": total.mte3, "S": total.s, "M": total.m}
     block_dim = w.tiling["block_dim"]
     gm = (total.mte2_bytes + total.mte3_bytes) * block_dim
     return KernelEstimate(
@@ -276,7 +321,8 @@ def estimate_kernel(kernel: func.FuncOp, platform: Platform,
         pipe_us={k: x * to_us for k, x in busy.items()}, time_us=cycles * to_us,
         bound=max(busy, key=lambda k: busy[k]), gm_bytes=gm,
         roofline_us=gm / (platform.hbm_gbps * 1e9) * 1e6,
-        per_tile=[{"MTE2": t.mte2, "V": t.v, "MTE3": t.mte3, "S": t.s} for t in tiles[:4]])
+        per_tile=[{"MTE2": t.mte2, "V": t.v, "MTE3": t.mte3, "S": t.s, "M": t.m}
+                  for t in tiles[:4]])
 
 
 def estimate(module: ModuleOp, platform: str | Platform | None = None,

@@ -13,6 +13,10 @@ Static maxima of an ``asc.mmad`` (:func:`static_block`), first that applies:
 3. derived: ``m`` <= destination elements // ``ls``, ``n`` <= ``ls``, ``k`` <= the largest K the
    GM operands can hold at the given leading dimensions.
 
+Each maximum is then capped by the operand row that spans it (``m <= lda`` when A is
+transposed, ``k <= lda`` otherwise; ``n <= ldb`` when B is not transposed, ``k <= ldb``
+otherwise), as ``TCubeTiling`` requires ``singleCoreM/N/K <= M/N/Ka/Kb``.
+
 ``ls``, ``lda`` and ``ldb`` must be constants: they become ``baseN`` and the ND row strides.
 
 ``TCubeTiling`` fields (Ascend C API reference, "TCubeTiling structure"; the kernel copies them
@@ -156,6 +160,15 @@ def static_block(op: asc.MmadOp) -> StaticBlock:
         k_a = size_a // lda if op.trans_a else lda
         k_b = ldb if op.trans_b else size_b // ldb
         k = min(k_a, k_b)
+    # a row of an operand bounds its extent: the ND stride fields must cover singleCore*
+    if op.trans_a:
+        m = min(m, lda)
+    else:
+        k = min(k, lda)
+    if op.trans_b:
+        k = min(k, ldb)
+    else:
+        n = min(n, ldb)
     if min(m, n, k) <= 0:
         raise _fail(op, f"static block maxima m={m} n={n} k={k} must be positive",
                     "set the max_m/max_n/max_k attributes on the op")

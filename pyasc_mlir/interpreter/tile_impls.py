@@ -899,19 +899,19 @@ class AscTileFunctions(InterpreterFunctions):
                  args: PythonValues) -> PythonValues:
         """One Cube output block into UB (see ``asc.MmadOp``): ``dst[i*ls + j]`` for
         ``i < m``, ``j < ls`` gets ``sum_p A(i, p) * B(p, j)`` (``j < n``) or 0 (``n <= j``).
-        Operands are converted to f32 (exact for f16) and multiplied with ``np.matmul`` in
-        float32 (f32 accumulation; the summation order is unspecified, as on the Cube unit).
+        ``m, n, k >= 1``. Operands are converted to f32 (exact for f16) and multiplied with
+        ``np.matmul`` in float32 (f32 accumulation; the summation order is unspecified, as on
+        the Cube unit).
         Memory check: defines ``dst[0, m*ls)``; GM reads need no definedness."""
         dst, a, b, a_off, b_off, m, n, k, lda, ldb, ls = args
         a_off, b_off, m, n, k = _i(a_off), _i(b_off), _i(m), _i(n), _i(k)
         lda, ldb, ls = _i(lda), _i(ldb), _i(ls)
-        if min(m, n, k, lda, ldb, ls, a_off, b_off) < 0:
-            raise _fail(op, f"negative size, stride or offset (m={m} n={n} k={k} lda={lda} "
-                            f"ldb={ldb} ls={ls} a_offset={a_off} b_offset={b_off})")
+        if min(m, n, k) < 1 or min(lda, ldb, ls, a_off, b_off) < 0:
+            raise _fail(op, f"sizes must be >= 1 (Matmul SetTail) and strides and offsets >= 0 "
+                            f"(m={m} n={n} k={k} lda={lda} ldb={ldb} ls={ls} a_offset={a_off} "
+                            f"b_offset={b_off})")
         if n > ls:
             raise _fail(op, f"n = {n} exceeds the row length ls = {ls}")
-        if m == 0 or n == 0:
-            return ()
         if m * ls > dst.size:
             raise _mem_fail(op, f"block of {m} x {ls} elements exceeds the destination buffer "
                                 f"of {dst.size} elements")
