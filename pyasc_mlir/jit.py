@@ -193,13 +193,12 @@ class JitFunction:
                 return None
         return tuple(key)
 
-    def _dynamic_op(self, args: tuple[Any, ...]) -> CompiledOp | None:
-        """``dynamic=True``: a kernel compiled for these ranks and dtypes whose static dims
-        fit these shapes (compiled on a miss: the first call, or new static dims)."""
-        key = self._rank_key(args)
-        if key is None:
-            return None
-        shapes = [a.shape for a in _flat_arrays(args)]
+    def _dynamic_op(self, key: tuple[Any, ...], args: tuple[Any, ...],
+                    arrays: list[np.ndarray]) -> CompiledOp:
+        """``dynamic=True``: a kernel compiled for these ranks and dtypes (``key``) whose
+        static dims fit these arrays (compiled on a miss: the first call, or new static
+        dims)."""
+        shapes = tuple(a.shape for a in arrays)
         ops = self._dyn_ops.setdefault(key, [])
         for op in ops:
             if op.accepts(shapes):
@@ -214,9 +213,11 @@ class JitFunction:
             args = self._bind(args, kwargs)
         given, args = args, self._numpy_args(args)
         if self.dynamic and not self.always_compile:
-            dyn_op = self._dynamic_op(args)
-            if dyn_op is not None:
-                return same_kind_as(given, dyn_op(*_flat_arrays(args), backend=self.backend))
+            rank_key = self._rank_key(args)
+            if rank_key is not None:
+                arrays = _flat_arrays(args)
+                op = self._dynamic_op(rank_key, args, arrays)
+                return same_kind_as(given, op(*arrays, backend=self.backend))
         key = None if self.always_compile else self._signature_key(args)
         op = self._fast.get(key) if key is not None else None
         if op is None:
