@@ -999,6 +999,7 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
                         f"size {STAND_IN})").strip()
         raise
     module = stages["ascendc"]
+    _check_one_kernel(module, name)
     descs = tensor_descs(concrete)
     kernel_src = emit_kernel_source(module)
     host_src = emit_host_source(module, [list(d.shape) for d in descs])
@@ -1032,6 +1033,29 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
     if write_cache:
         _MEMORY_CACHE[key] = op
     return op
+
+
+def _check_one_kernel(module: ModuleOp, name: str) -> None:
+    """The CPU build and its host code run ONE kernel per operator.
+
+    Raises:
+        PyAscCompileError: located at the op that starts the second kernel, listing where
+            every kernel starts.
+    """
+    from pyasc_mlir.passes.common import loc_of
+
+    launches = [op for op in module.walk() if isinstance(op, LaunchOp)]
+    if len(launches) < 2:
+        return
+    starts = ", ".join(f"{op.callee.root_reference.data} (line "
+                       f"{loc.line if (loc := loc_of(op)) else '?'})" for op in launches)
+    raise PyAscCompileError(
+        f"{name}() compiles to {len(launches)} kernels ({starts}); an operator runs as one "
+        "kernel on the CPU build", loc_of(launches[1]),
+        "split the function into one operator per kernel (a kernel ends before a matmul whose "
+        "operand is computed in it, at a reduction or reshape after a matmul, and around a "
+        "transpose, concat or slice that cannot fold into a matmul); each can be a @pa.jit "
+        "function called in turn")
 
 
 STAND_IN = 997
