@@ -1019,7 +1019,7 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
                 stage_ms={k: v * 1e3 for k, v in times.items()}, cache_hit=False,
                 version=__version__)
     if request is not None:
-        _describe_dynamic(info, stages, descs)
+        _describe_dynamic(info, stages, descs, any(d[2] for d in request["dims"]))
     directory.mkdir(parents=True, exist_ok=True)
     for fname, text in (("kernel.cpp", kernel_src), ("host.cpp", host_src),
                         ("cpu_entry.cpp", entry_src)):
@@ -1093,18 +1093,23 @@ def _dynamic_request(fn: Callable[..., Any], inputs: Sequence[object], auto: boo
 
 
 def _describe_dynamic(info: dict[str, Any], stages: dict[str, ModuleOp],
-                      descs: list[TensorDesc]) -> None:
+                      descs: list[TensorDesc], strict: bool) -> None:
     """``info["dynamic"]`` (the kernel's tiling recipe, struct fields, compiled shapes) and
-    ``None`` for the dynamic dims of ``info["inputs"]``/``["outputs"]``.
+    ``None`` for the dynamic dims of ``info["inputs"]``/``["outputs"]``. Without a recipe
+    (not one vector kernel, e.g. matmul) and without ``None`` dims (``strict``), the operator
+    stays static: ``dynamic=True`` only offered its dims.
 
     Raises:
-        PyAscUsageError: the operator's kernel has no dynamic tiling recipe (matmul)."""
+        PyAscUsageError: ``None`` dims, but the operator's kernel has no dynamic tiling recipe
+            (matmul)."""
     from pyasc_mlir.emitter import kernels
     from pyasc_mlir.passes.dynamic_shapes import SPEC_ATTR
 
     ks = kernels(stages["ascendc"])
     recipe = ks[0].attributes.get(SPEC_ATTR) if len(ks) == 1 else None
     if not isinstance(recipe, builtin.StringAttr):
+        if not strict:
+            return
         raise PyAscUsageError(f"{info['name']}: dynamic dims are supported for one fused vector "
                               "kernel only (not for matmul yet)", caller_loc(),
                               "compile with static shapes")

@@ -260,3 +260,24 @@ def test_static_dim_and_rank_mismatch_are_call_errors() -> None:
     with pytest.raises(pa.PyAscUsageError, match="has 3 dimensions"):
         op(np.ones((3, 2, 32), np.float32))
     assert not op.accepts([(3, 33)]) and op.accepts([(3, 32)])
+
+
+def matmul_bias(x, w, b):
+    return x @ w + b
+
+
+def test_jit_dynamic_falls_back_to_static_for_matmul() -> None:
+    """``dynamic=True`` only offers dims: a kernel without a dynamic recipe stays static and a
+    new shape compiles again; ``None`` dims there are a clear error."""
+    fn = pa.jit(matmul_bias, dynamic=True)
+    for m in (3, 5):
+        x = RNG.standard_normal((m, 16)).astype(np.float32)
+        w = RNG.standard_normal((16, 8)).astype(np.float32)
+        b = RNG.standard_normal(8).astype(np.float32)
+        np.testing.assert_allclose(fn(x, w, b), x @ w + b, rtol=1e-4, atol=1e-4)
+    assert sum(len(v) for v in fn._dyn_ops.values()) == 2
+    assert not any(op.dynamic for v in fn._dyn_ops.values() for op in v)
+    with pytest.raises(pa.PyAscError, match="dynamic dims are supported"):
+        pa.compile(matmul_bias, [pa.TensorDesc((None, 16), "float32"),
+                                 pa.TensorDesc((16, 8), "float32"),
+                                 pa.TensorDesc((8,), "float32")])
