@@ -9,10 +9,13 @@ from __future__ import annotations
 import pyasc_mlir as pa
 
 
-def swiglu(x, w_gate, w_up):
-    """SwiGLU MLP input side: ``silu(x @ w_gate) * (x @ w_up)`` (needs matmul)."""
-    g = x @ w_gate
-    return g * pa.sigmoid(g) * (x @ w_up)
+def swiglu(x, w, bg, v, bu):
+    """SwiGLU MLP input side with biases: ``silu(x @ w + bg) * (x @ v + bu)``.
+
+    x [M, K], w and v [K, N], bg and bu [N]; one Cube kernel (two matmuls, the epilogue
+    fused)."""
+    g = x @ w + bg
+    return g * pa.sigmoid(g) * (x @ v + bu)
 
 
 def sine(x):

@@ -266,7 +266,9 @@ def build_fused(w: Workload, shape: tuple[int, ...], db: bool) -> tuple[Any, dic
                 "driver_gxx_ms": op.info.get("gxx_ms"), "lower_ms": op.info.get("lower_ms"),
                 "gxx_runs": counter._counts["gxx_compiles"],
                 "pch_ms": counter._timings["pch_ms"], "block_dim": op.info.get("block_dim"),
-                "ub_bytes": op.info.get("ub_bytes")}
+                "ub_bytes": op.info.get("ub_bytes"), "kernels": op.info.get("kernels"),
+                "gm_bytes": op.info.get("gm_bytes"),
+                "unfused_gm_bytes": op.info.get("unfused_gm_bytes")}
 
 
 def build_unfused(w: Workload, shape: tuple[int, ...], db: bool
@@ -388,10 +390,10 @@ def bench_cpu(w: Workload, s: Settings, torch: Any) -> dict[str, Any]:
 
 
 def bench_overhead(w: Workload, s: Settings, op: Any, arrays: tuple[np.ndarray, ...],
-                   label: str) -> dict[str, Any]:
+                   label: str, shape: tuple[int, ...]) -> dict[str, Any]:
     raw = raw_runner(op, arrays)
     jit_fn = pa.jit(w.fn)
-    jargs = call_args(w, tuple(op.inputs[0].shape), arrays)
+    jargs = call_args(w, shape, arrays)
     jit_fn(*jargs)  # compiles once (a memory-cache hit of the same key)
     fns = {"op_call": lambda: op(*arrays), "raw_run": raw,
            "raw_run_fresh_outputs": raw_runner(op, arrays, fresh_outputs=True),
@@ -483,6 +485,11 @@ def bench_modeled(w: Workload, seed_stages: dict) -> dict[str, Any]:
         if db:
             res["configs"][cfg_name(fusion, False) + " (same kernel, buffers=1)"] = \
                 summarize_estimates(cost_model.estimate(mod, PLATFORM, buffers=1), ideal_us)
+    if w.key == "swiglu":  # two [M, K] x [K, N] matmuls: the cube's compute roofline
+        m, k, n = w.seed_shape
+        macs = 2 * m * k * n
+        res["cube_macs"] = macs
+        res["cube_roofline_us"] = macs / (plat.cube_cores * 16 ** 3 * plat.clock_mhz * 1e6) * 1e6
     c = res["configs"]
     f = c[cfg_name("fused", True) + " (as compiled)"]["modeled_us"]
     u = c[cfg_name("unfused", True) + " (as compiled)"]["modeled_us"]
@@ -601,7 +608,53 @@ def targets(r: dict[str, Any]) -> list[dict[str, Any]]:
         add("fusion's MODELED speed-up, residual+LayerNorm (seed claim: 380 us -> 210 us = "
             f"{claim:.2f}x on an accelerator)", "(report)", txt, None)
     dyn_bench.targets(r, add)
+    swiglu_targets(r, add)
     return out
+
+
+def swiglu_targets(r: dict[str, Any], add: Any) -> None:
+    """SwiGLU (one Cube kernel): figures reported next to the targets, no target of its own."""
+    k = "swiglu"
+    if not r.get("workloads", {}).get(k, {}).get("supported"):
+        return
+    cold = r.get("cold_compile", {}).get("workloads", {}).get(k)
+    if cold:
+        m = cold["median"]
+        add("SwiGLU [4, 512] x [512, 2048] fp16 cold compile Python -> Ascend C (one Cube "
+            "kernel, g++ excluded)", "(report)",
+            f"{m['lower_ms']:.0f} ms (median of {cold['n']} fresh processes; g++ "
+            f"{m['gxx_kernel_ms']:.0f} ms)", None)
+    cpu = r.get("cpu_build", {}).get(k, {})
+    fused = cpu.get("configs", {}).get(cfg_name("fused", True), {})
+    if "median_s" in fused:
+        base = cpu.get("baselines", {})
+        parts = [f"fused {fused['median_s'] * 1e3:.2f} ms"]
+        unf = cpu["configs"].get(cfg_name("unfused", True), {})
+        if "median_s" in unf:
+            parts.append(f"unfused ({cpu['builds'][cfg_name('unfused', True)]['kernels']} "
+                         f"kernels) {unf['median_s'] * 1e3:.2f} ms")
+        parts += [f"{b} {v['median_s'] * 1e3:.2f} ms" for b, v in base.items()
+                  if "median_s" in v]
+        sp = cpu.get("speedup_vs_baselines", {})
+        add("SwiGLU CPU build vs op-by-op baselines", "(report)", "; ".join(parts) +
+            " (speed-up " + ", ".join(f"{v:.2f}x vs {b}" for b, v in sp.items()) + ")", None)
+        b = cpu["builds"].get(cfg_name("fused", True), {})
+        if b.get("gm_bytes") is not None:
+            add("SwiGLU GM bytes, fused vs op-by-op (compiled op's info)", "(report)",
+                f"{b['gm_bytes']:,} vs {b['unfused_gm_bytes']:,} bytes "
+                f"({b['unfused_gm_bytes'] / b['gm_bytes']:.2f}x)", None)
+    mod = r.get("modeled_npu", {}).get(k)
+    if mod:
+        c = mod["configs"]
+        f = c[cfg_name("fused", True) + " (as compiled)"]
+        u = c[cfg_name("unfused", True) + " (as compiled)"]
+        add("SwiGLU MODELED 910B2 time vs GM-bandwidth roofline, fused vs per-op", "(report)",
+            f"fused {f['modeled_us']:.2f} us = {f['pct_of_ideal_roofline']:.1f}% of roofline "
+            f"{mod['ideal_roofline_us']:.2f} us (bound {f['bound_pipe']}, cube busy "
+            f"{f['pipe_busy_us'].get('M', 0):.2f} us"
+            + (f"; cube compute roofline {mod['cube_roofline_us']:.3f} us"
+               if "cube_roofline_us" in mod else "") + f"); per-op ({u['kernels']} kernels) "
+            f"{u['modeled_us']:.2f} us; fusion {mod['fusion_speedup_modeled']:.2f}x", None)
 
 
 # -- main ---------------------------------------------------------------------------------------
@@ -672,12 +725,14 @@ def main(argv: list[str] | None = None) -> int:
             ops, arrays = cpu.pop("_ops"), cpu.pop("_arrays")
             r["cpu_build"][w.key] = cpu
             if True in ops:
-                ov = [bench_overhead(w, s, ops[True], arrays, "benchmark shape")]
-                small = (8, w.seed_shape[-1]) if w.key != "swiglu_gate" else None
+                ov = [bench_overhead(w, s, ops[True], arrays, "benchmark shape",
+                                     w.shape(s.quick))]
+                small = ((8, w.seed_shape[-1]) if w.key not in ("swiglu_gate", "swiglu")
+                         else None)
                 if small and tuple(small) != tuple(w.shape(s.quick)):
                     sm_op = pa.compile(w.fn, w.descs(small), platform=PLATFORM)
                     sm_arr = w.make_inputs(np.random.default_rng(2), small)
-                    ov.insert(0, bench_overhead(w, s, sm_op, sm_arr, "small shape"))
+                    ov.insert(0, bench_overhead(w, s, sm_op, sm_arr, "small shape", small))
                 r["call_overhead"][w.key] = ov
                 for o in ov:
                     log(f"overhead {w.key} {o['shape']}: op {o['op_call_us']:.1f} us, raw "

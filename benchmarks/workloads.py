@@ -127,10 +127,11 @@ def _sm_np32(x):
     return _sm_np(np.asarray(x, np.float32)).astype(x.dtype)
 
 
-# -- SwiGLU (needs matmul) and its elementwise gate ------------------------------------------
+# -- SwiGLU (two matmuls + biases + SiLU gate: one Cube kernel) and its elementwise gate ----
 def _swiglu_descs(s: Shape) -> list[Any]:
     m, k, n = s
-    return [pa.TensorDesc((m, k), F16), pa.TensorDesc((k, n), F16), pa.TensorDesc((k, n), F16)]
+    w, b = pa.TensorDesc((k, n), F16), pa.TensorDesc((n,), F16)
+    return [pa.TensorDesc((m, k), F16), w, b, w, b]
 
 
 def _swiglu_inputs(rng: np.random.Generator, s: Shape) -> tuple[np.ndarray, ...]:
@@ -138,20 +139,26 @@ def _swiglu_inputs(rng: np.random.Generator, s: Shape) -> tuple[np.ndarray, ...]
     scale = 1.0 / np.sqrt(k)
     return (rng.normal(0, 1, (m, k)).astype(np.float16),
             rng.normal(0, scale, (k, n)).astype(np.float16),
-            rng.normal(0, scale, (k, n)).astype(np.float16))
+            rng.normal(0, 0.1, (n,)).astype(np.float16),
+            rng.normal(0, scale, (k, n)).astype(np.float16),
+            rng.normal(0, 0.1, (n,)).astype(np.float16))
 
 
-def _swiglu_np(x, wg, wu):
-    g = x @ wg
-    return g / (1 + np.exp(-g)) * (x @ wu)
+def _swiglu_np(x, w, bg, v, bu):
+    g = x @ w + bg
+    return g / (1 + np.exp(-g)) * (x @ v + bu)
 
 
-def _swiglu_np32(x, wg, wu):
-    return _swiglu_np(*_f32(x, wg, wu)).astype(x.dtype)
+def _swiglu_np32(x, w, bg, v, bu):
+    return _swiglu_np(*_f32(x, w, bg, v, bu)).astype(x.dtype)
 
 
-def _swiglu_ref(x, wg, wu):
-    return _swiglu_np(*(np.asarray(a, np.float64) for a in (x, wg, wu))).astype(x.dtype)
+def _swiglu_ref(*a):
+    return _swiglu_np(*(np.asarray(t, np.float64) for t in a)).astype(a[0].dtype)
+
+
+def _swiglu_torch(torch, x, w, bg, v, bu):
+    return torch.nn.functional.silu(x @ w + bg) * (x @ v + bu)
 
 
 def _silu_np(a, b):
@@ -191,9 +198,9 @@ WORKLOADS: list[Workload] = [
     Workload(
         "swiglu", "SwiGLU [4, 512] x [512, 2048]", ops.swiglu,
         (4, 512, 2048), (4, 512, 2048), (4, 512, 2048), (4, 512, 2048), _swiglu_descs,
-        _swiglu_inputs, _swiglu_np, _swiglu_np32,
-        lambda torch, x, wg, wu: torch.nn.functional.silu(x @ wg) * (x @ wu), _swiglu_ref,
-        "x [4, 512], W_gate and W_up [512, 2048], fp16 (shape = (M, K, N))"),
+        _swiglu_inputs, _swiglu_np, _swiglu_np32, _swiglu_torch, _swiglu_ref,
+        "x [4, 512], W and V [512, 2048], biases [2048], fp16 (shape = (M, K, N)); "
+        "`g = x @ w + bg; y = g * sigmoid(g) * (x @ v + bu)`"),
     Workload(
         "swiglu_gate", "SwiGLU gate silu(g) * u only", _silu.silu_mul,
         (4, 2048), (4, 2048), (4, 2048), (4, 2048), lambda s: [pa.TensorDesc(s, F16)] * 2,
