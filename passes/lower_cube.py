@@ -60,6 +60,7 @@ TILE_N_MAX = 256
 TILE_N_MIN = 32
 """Narrowest block the parallelism heuristic shrinks to."""
 TILE_M_MIN = 16
+"""Block heights are multiples of 16 (baseM): GetTensorC fills baseM rows of UB."""
 
 
 @dataclass
@@ -492,7 +493,9 @@ def _check_operands(fusion: asc.FusionOp) -> None:
 
 def _candidates(plan: CubePlan) -> list[tuple[int, int]]:
     """``(tile_m, tile_n)`` candidates, largest first."""
-    ms = sorted({min(plan.rows, m) for m in (128, 64, 32, 16, 8, 1)}, reverse=True)
+    # Multiples of 16 (the Matmul object's baseM, which GetTensorC's UB block spans), at most
+    # the rows rounded up to 16.
+    ms = sorted({min(round_up(plan.rows, 16), m) for m in (128, 64, 32, 16)}, reverse=True)
     n_cap = round_up(plan.cols, LANE_ALIGN)
     ns = sorted({min(n_cap, n) for n in (256, 128, 64, 32, 16)}, reverse=True)
     pairs = [(m, n) for m in ms for n in ns]
@@ -506,7 +509,7 @@ def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platfor
     it while fewer units than cube cores exist.
 
     Raises:
-        PyAscCompileError: not even a 1 x 16 block fits; names the buffers.
+        PyAscCompileError: not even a 16 x 16 block fits; names the buffers.
     """
     budget_desc = ""
     for m, n in _candidates(plan):
@@ -522,14 +525,14 @@ def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platfor
     else:
         raise PyAscCompileError(
             f"the matmul kernel's epilogue does not fit the usable UB ({plat.ub_usable_bytes} "
-            f"bytes) even with 1 x 16 blocks (buffers: {budget_desc})", loc_of(fusion),
+            f"bytes) even with 16 x 16 blocks (buffers: {budget_desc})", loc_of(fusion),
             "split the epilogue into a separate operator")
     while plan.units < plat.cube_cores:
         narrower = round_up(plan.tile_n // 2, LANE_ALIGN)
         if TILE_N_MIN <= narrower < plan.tile_n and plan.tile_n >= plan.tile:
             plan.tile_n = narrower
         elif plan.tile > TILE_M_MIN:
-            plan.tile = round_up(plan.tile // 2, 8)
+            plan.tile //= 2
         else:
             break
 
