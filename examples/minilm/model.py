@@ -4,18 +4,18 @@ interpreter).
 
 The host does only what is not arithmetic: the embedding-table gathers (``word[ids]``,
 ``token_type[tt]``, the first ``S`` rows of the position table), stacking each layer's Q/K/V
-weights once at load time, and reshapes that are views. The stacked ``[3, H, H]`` weight is
-viewed as ``[3, 1, heads, D, H]``, so the projection writes Q, K and V head-major
-(``[3, B, heads, S, D]``; ``[0]``, ``[1]``, ``[2]`` are contiguous views) and no head-split
-transpose runs; the attention mask is viewed as ``[B, 1, 1, S]`` / ``[B, S, 1]`` and the
-context ``[B, S, heads, D]`` as ``[B, S, H]``. Per forward pass the operators below run:
+weights once at load time (``[3, 1, H, H]``), and views: Q, K, V are ``qkv[0]``, ``qkv[1]``,
+``qkv[2]`` of the projection's ``[3, B, S, H]`` result, and the attention mask is viewed as
+``[B, 1, 1, S]`` / ``[B, S, 1]``. The head split (``[B, S, H]`` -> ``[B, heads, S, D]``) and
+the head merge are reshapes/transposes that the Cube kernels fold into their GM addressing, so
+no data-movement kernel runs. Per forward pass the operators below run:
 
     operator              computes                                          kernel     calls
     embed_layernorm       LayerNorm(word + position + token_type)           vector       1
-    qkv_projection        x [Wq; Wk; Wv]^T + [bq; bk; bv], head-major       cube+epi     6
+    qkv_projection        x [Wq; Wk; Wv]^T + [bq; bk; bv]                   cube+epi     6
     attention_scores      q k^T / sqrt(D) + (1 - mask) * MASK_VALUE         cube+epi     6
     softmax               softmax over the key axis                         vector       6
-    attention_context     p v, heads moved next to the features             cube, move   6
+    attention_context     p v per head, heads merged to [B, S, H]           cube+epi     6
     dense_residual        x W^T + b + residual (attention out, FFN down)    cube+epi    12
     layernorm             LayerNorm over the hidden axis                    vector      12
     dense_gelu            gelu_erf(x W^T + b) (FFN up)                      cube+epi     6
@@ -61,20 +61,25 @@ def layernorm(x, weight, bias, eps):
 
 
 def qkv_projection(x, w, b):
-    """Q, K and V of every head in one batched matmul, written head-major:
-    x ``[1, B, 1, S, H]``, w ``[3, 1, heads, D, H]`` (the ``[out, in]`` Q/K/V weights, rows
-    split per head), b ``[3, 1, heads, 1, D]`` -> ``[3, B, heads, S, D]`` (``[0]`` = Q,
-    ``[1]`` = K, ``[2]`` = V), so no head-split transpose is needed."""
-    pa.match_shape(x, (1, None, 1, None, None))
-    pa.match_shape(w, (3, 1, None, None, x.shape[-1]))
+    """Q, K and V in one batched matmul: x ``[B, S, H]``, w ``[3, 1, H, H]`` (the ``[out, in]``
+    Q, K, V weights stacked), b ``[3, 1, 1, H]`` -> ``[3, B, S, H]`` (``[0]`` = Q, ``[1]`` = K,
+    ``[2]`` = V, each a contiguous ``[B, S, H]``)."""
+    pa.match_shape(w, (3, 1, x.shape[-1], x.shape[-1]))
     return pa.matmul(x, w, transpose_b=True) + b
 
 
-def attention_scores(q, k, mask, scale):
-    """``q k^T * scale + (1 - mask) * MASK_VALUE``: q, k ``[B, heads, S, D]``, mask
+def _split_heads(x, heads):
+    """``[B, S, H]`` -> ``[B, heads, S, H / heads]``; a Cube kernel reads it in place."""
+    b, s, h = pa.match_shape(x, (None, None, None))
+    return x.reshape(b, s, heads, h // heads).transpose(1, 2)
+
+
+def attention_scores(q, k, mask, heads, scale):
+    """``q k^T * scale + (1 - mask) * MASK_VALUE`` per head: q, k ``[B, S, H]``, mask
     ``[B, 1, 1, S]`` (1.0 token, 0.0 padding) -> ``[B, heads, S, S]``."""
-    pa.assert_same_rank(q, k, mask)
-    return pa.matmul(q, k, transpose_b=True) * scale + (1.0 - mask) * MASK_VALUE
+    pa.assert_compatible([q, k], exclude_dim=1)
+    scores = pa.matmul(_split_heads(q, heads), _split_heads(k, heads), transpose_b=True)
+    return scores * scale + (1.0 - mask) * MASK_VALUE
 
 
 def softmax(x):
@@ -83,11 +88,15 @@ def softmax(x):
     return e / e.sum(-1, keepdim=True)
 
 
-def attention_context(probs, v):
-    """``probs @ v`` with the heads moved next to the features: probs ``[B, heads, S, S]``,
-    v ``[B, heads, S, D]`` -> ``[B, S, heads, D]`` (the caller views it as ``[B, S, H]``)."""
-    pa.assert_same_rank(probs, v)
-    return (probs @ v).transpose(1, 2)
+def attention_context(probs, v, heads):
+    """``probs @ v`` per head with the heads merged again: probs ``[B, heads, S, S]``, v
+    ``[B, S, H]`` -> ``[B, S, H]``."""
+    b, s, h = pa.match_shape(v, (None, None, None))
+    ctx = probs @ _split_heads(v, heads)
+    # Round to the output dtype before the head merge: the cast is then the matmul's epilogue
+    # and the merge its output addressing (one kernel; asc-fuse does not move a trailing cast
+    # across a transpose by itself), and a float16 result moves half the bytes.
+    return pa.cast(ctx, v.dtype).transpose(1, 2).reshape(b, s, h)
 
 
 def dense_residual(x, w, b, residual):
@@ -181,10 +190,10 @@ class PyAscMiniLM:
         p = params.astype(self.dtype)
         self.word, self.position, self.token_type = p.word, p.position, p.token_type
         self.ln_w, self.ln_b = p.ln_w, p.ln_b
-        heads, dh, hid = self.config.heads, self.config.head_dim, self.config.hidden
+        hid = self.config.hidden
         self.layers = tuple(_Layer(
-            qkv_w=np.stack([lp.q_w, lp.k_w, lp.v_w]).reshape(3, 1, heads, dh, hid),
-            qkv_b=np.stack([lp.q_b, lp.k_b, lp.v_b]).reshape(3, 1, heads, 1, dh),
+            qkv_w=np.stack([lp.q_w, lp.k_w, lp.v_w]).reshape(3, 1, hid, hid),
+            qkv_b=np.stack([lp.q_b, lp.k_b, lp.v_b]).reshape(3, 1, 1, hid),
             o_w=lp.o_w, o_b=lp.o_b, ln1_w=lp.ln1_w, ln1_b=lp.ln1_b,
             ffn1_w=lp.ffn1_w, ffn1_b=lp.ffn1_b, ffn2_w=lp.ffn2_w, ffn2_b=lp.ffn2_b,
             ln2_w=lp.ln2_w, ln2_b=lp.ln2_b) for lp in p.layers)
@@ -216,13 +225,11 @@ class PyAscMiniLM:
     def layer(self, h: np.ndarray, lw: _Layer, mask4: np.ndarray) -> np.ndarray:
         """One encoder layer on ``h`` ``[B, S, H]``; mask4 ``[B, 1, 1, S]``."""
         cfg = self.config
-        b, s, hid = h.shape
-        qkv = self._run("qkv_proj", "qkv_projection", h.reshape(1, b, 1, s, hid),
-                        lw.qkv_w, lw.qkv_b)
-        scores = self._run("scores", "attention_scores", qkv[0], qkv[1], mask4,
+        qkv = self._run("qkv_proj", "qkv_projection", h, lw.qkv_w, lw.qkv_b)
+        scores = self._run("scores", "attention_scores", qkv[0], qkv[1], mask4, cfg.heads,
                            1.0 / math.sqrt(cfg.head_dim))
         probs = self._run("softmax", "softmax", scores)
-        ctx = self._run("context", "attention_context", probs, qkv[2]).reshape(b, s, hid)
+        ctx = self._run("context", "attention_context", probs, qkv[2], cfg.heads)
         a = self._run("o_proj", "dense_residual", ctx, lw.o_w, lw.o_b, h)
         a = self._run("attn_layernorm", "layernorm", a, lw.ln1_w, lw.ln1_b, cfg.eps)
         f = self._run("ffn_up", "dense_gelu", a, lw.ffn1_w, lw.ffn1_b)
