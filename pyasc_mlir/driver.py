@@ -651,6 +651,7 @@ def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     module, result_dtypes = build_module(fn, list(inputs), name)
+    dynamic = _no_shape_reads(module, name, dynamic)
     if dynamic is not None:
         for op in module.body.block.ops:
             if isinstance(op, func.FuncOp) and op.sym_name.data == name:
@@ -673,6 +674,34 @@ def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform
             stages["tile"] = module.clone()
     stages["ascendc"] = module
     return stages, result_dtypes, times
+
+
+def _no_shape_reads(module: ModuleOp, name: str, dynamic: dict[str, Any] | None
+                    ) -> dict[str, Any] | None:
+    """An operator that reads tensor shapes (``.shape``, ``len``, ``match_shape``) would bake
+    the compile-time size of a dynamic dim into its IR: with dims given as ``None`` that is a
+    located error; under ``dynamic=True`` the operator stays static (compiled per shape).
+
+    Raises:
+        PyAscCompileError: ``None`` dims and a shape read.
+    """
+    from pyasc_mlir.errors import SourceLoc
+    from pyasc_mlir.frontend.ast_frontend import SHAPE_READ_ATTR
+
+    if dynamic is None:
+        return None
+    top = next(op for op in module.body.block.ops
+               if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    where = top.attributes.get(SHAPE_READ_ATTR)
+    if where is None:
+        return dynamic
+    if any(strict for _, _, strict in dynamic["dims"]):
+        raise PyAscCompileError(
+            "this operator reads a tensor's shape, which would fix the dims given as None to "
+            "their compile-time stand-in size", SourceLoc.parse(where.data),  # type: ignore
+            "give those dims static sizes, or use @pa.jit(dynamic=True), which compiles such "
+            "an operator per shape")
+    return None
 
 
 _REQUIRED_INFO = ("name", "key", "inputs", "outputs", "library", "library_sha256", "block_dim",

@@ -162,8 +162,9 @@ class _KernelPrinter:
             ty = c_type(t.element_type)
             g = n(op.result, "gm")
             self.emit(f"GlobalTensor<{ty}> {g};")
-            self.emit(f"{g}.SetGlobalBuffer((__gm__ {ty}*){n(op.addr, 'arg')}, "
-                      f"{math.prod(t.get_shape())}LL);")
+            size = (f"tiling.gm{op.addr.index}_elems" if t.get_shape()[0] == DYNAMIC_INDEX
+                    and isinstance(op.addr, BlockArgument) else f"{math.prod(t.get_shape())}LL")
+            self.emit(f"{g}.SetGlobalBuffer((__gm__ {ty}*){n(op.addr, 'arg')}, {size});")
         elif isinstance(op, ac.InitQueueOp):
             q = n(op.result, "que")
             self.emit(f"TQue<TPosition::{op.position.data}, 1> {q};")

@@ -52,6 +52,8 @@ _MASK_HINT = ("use pyasc_mlir.where(mask, a, b), or pyasc_mlir.cast(mask, pyasc_
 _UNARY = ("exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf", "sin", "cos")
 _REDUCE = ("sum", "mean", "max", "min", "var")
 _LAYOUT = ("matmul", "transpose", "concat")
+SHAPE_READ_ATTR = "asc.shape_read"
+"""On the top-level ``func.func``: where the operator first reads a tensor shape."""
 _SHAPE_HELPERS = ("match_shape", "assert_same_rank", "assert_compatible")
 _OP_NAMES = (*_UNARY, *_REDUCE, "maximum", "minimum", "where", "cast", *_LAYOUT,
              *_SHAPE_HELPERS)
@@ -241,8 +243,15 @@ class _Compiler:
         self.active: list[types.CodeType] = []
         self._casts: dict[tuple[SSAValue, str], SSAValue] = {}
         self._bcasts: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
+        self.shape_read: str | None = None
+        """Where the operator first reads a tensor's shape (``.shape``, ``len``,
+        ``match_shape``): such an operator must not be compiled with dynamic dims."""
 
     # ------------------------------------------------------------------ locations and errors
+    def note_shape_read(self, node: ast.AST) -> None:
+        if self.shape_read is None:
+            self.shape_read = str(self.loc(node))
+
 
     def loc(self, node: ast.AST) -> SourceLoc:
         f = self.frame
@@ -397,6 +406,8 @@ class _Compiler:
         fop = func.FuncOp(name or fn.__name__, (arg_types, [r.type for r in results]),
                           Region(self.block))
         fop.attributes[asc.LOC_ATTR] = StringAttr(str(def_loc))
+        if self.shape_read is not None:
+            fop.attributes[SHAPE_READ_ATTR] = StringAttr(self.shape_read)
         return ModuleOp([fop]), dtypes
 
     # ------------------------------------------------------------------ statements
@@ -606,6 +617,7 @@ class _Compiler:
         obj = self.eval(node.value)
         if isinstance(obj, SymbolicTensor):
             if node.attr == "shape":
+                self.note_shape_read(node)
                 return obj.shape
             if node.attr == "ndim":
                 return obj.ndim
@@ -854,6 +866,7 @@ class _Compiler:
         if callee is builtins.len and len(args) == 1 and isinstance(args[0], SymbolicTensor):
             if not args[0].shape:
                 self.error("len() of a 0-d tensor", node)
+            self.note_shape_read(node)
             return args[0].shape[0]
         if any(callee is c for c in _STRUCTURAL) and not any(
                 isinstance(a, SymbolicTensor) for a in args):
@@ -1454,6 +1467,7 @@ class _Compiler:
 
     def shape_helper(self, name: str, a: Mapping[str, Any], node: ast.AST) -> Any:
         if name == "match_shape":
+            self.note_shape_read(node)
             x = self.need_tensor(a["x"], "match_shape()", node)
             pattern = a["pattern"]
             if not isinstance(pattern, tuple | list) or not all(

@@ -281,3 +281,18 @@ def test_jit_dynamic_falls_back_to_static_for_matmul() -> None:
         pa.compile(matmul_bias, [pa.TensorDesc((None, 16), "float32"),
                                  pa.TensorDesc((16, 8), "float32"),
                                  pa.TensorDesc((8,), "float32")])
+
+
+def _scale_by_rows(x):
+    return x * float(x.shape[0])
+
+
+def test_shape_read_is_an_error_with_none_dims_and_static_under_dynamic_true():
+    """Reading ``.shape`` would bake the stand-in size into the IR: a located error for
+    ``None`` dims; ``dynamic=True`` compiles such an operator per shape (right values)."""
+    with pytest.raises(pa.PyAscCompileError, match="reads a tensor's shape") as info:
+        pa.compile(_scale_by_rows, [pa.TensorDesc((None, 16), "float32")])
+    assert "x.shape[0]" in str(info.value)
+    op = pa.jit(dynamic=True)(_scale_by_rows)
+    for n in (3, 5):
+        np.testing.assert_array_equal(op(np.ones((n, 16), np.float32)), np.full((n, 16), n))
