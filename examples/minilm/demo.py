@@ -58,7 +58,8 @@ def report(sentences: tuple[str, ...] | list[str] = SENTENCES,
         lines += ["", f"pyasc kernels, {dtype} activations ({seconds:.1f} s, CPU build, "
                   "compile included unless cached):",
                   "cosine similarity to the reference per sentence: "
-                  + " ".join(f"{c:.6f}" for c in cos) + f"  (min {cos.min():.6f})",
+                  + " ".join(f"{c:.6f}" for c in cos)
+                  + f"  (min {cos.min():.8f}, largest 1 - cos {1.0 - cos.min():.1e})",
                   "cosine-similarity matrix (max abs difference to the reference's "
                   f"{diff:.2e}):", _format_matrix(_matrix(e)), "", model.kernel_table()]
     return "\n".join(lines)
