@@ -6,6 +6,7 @@ device. CPU figures are measured on the machine described at the top of the repo
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -434,6 +435,11 @@ def _swiglu(r: dict[str, Any]) -> list[str]:
     return L
 
 
+def _wrap(title: str) -> str:
+    """A workload title broken into short lines for the chart's x axis."""
+    return textwrap.fill(title, 14)
+
+
 def chart(r: dict[str, Any], path: Path) -> None:
     import matplotlib
 
@@ -449,7 +455,7 @@ def chart(r: dict[str, Any], path: Path) -> None:
     # (a) cold compile stacked by stage
     ax = axes[0][0]
     cc = r.get("cold_compile", {}).get("workloads", {})
-    names = [r["workloads"][k]["title"] for k in cc]
+    names = [_wrap(r["workloads"][k]["title"]) for k in cc]
     bottom = [0.0] * len(cc)
     parts = [(st, lab) for st, lab in STAGE_COLS] + [("emit", "emit"), ("glue", "glue")]
     cmap = plt.get_cmap("tab20")
@@ -483,7 +489,7 @@ def chart(r: dict[str, Any], path: Path) -> None:
     for i, (lab, vals) in enumerate(series.items()):
         ax.bar([x + i * width for x in range(len(keys))], vals, width, label=lab)
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(keys))])
-    ax.set_xticklabels([f"{r['workloads'][k]['title']}\n{cb[k]['shape']}" for k in keys],
+    ax.set_xticklabels([f"{_wrap(r['workloads'][k]['title'])}\n{cb[k]['shape']}" for k in keys],
                        fontsize=7)
     ax.set_yscale("log")
     top = max([v for vals in series.values() for v in vals if v > 0] or [1])
@@ -510,7 +516,7 @@ def chart(r: dict[str, Any], path: Path) -> None:
         ax.scatter([x0 + 2 * width, x0], [380, 210], marker="x", color="red", zorder=5,
                    label="seed claim: unfused 380 / fused 210 µs (device)")
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(keys))])
-    ax.set_xticklabels([f"{r['workloads'][k]['title']}\n{mn[k]['shape']}" for k in keys],
+    ax.set_xticklabels([f"{_wrap(r['workloads'][k]['title'])}\n{mn[k]['shape']}" for k in keys],
                        fontsize=7)
     ax.set_yscale("log")
     ax.set_ylim(top=max([mn[k]["configs"][c]["modeled_us"] for k in keys for c in cfgs]
@@ -530,7 +536,7 @@ def chart(r: dict[str, Any], path: Path) -> None:
                [it[k].get(st, {}).get("elements_per_s", 0) / 1e3 for k in keys], width,
                label=st)
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(keys))])
-    ax.set_xticklabels([f"{r['workloads'][k]['title']}\n{it[k]['shape']}" for k in keys],
+    ax.set_xticklabels([f"{_wrap(r['workloads'][k]['title'])}\n{it[k]['shape']}" for k in keys],
                        fontsize=7)
     ax.set_ylabel("k elements/s (measured, log)")
     ax.set_yscale("log")
