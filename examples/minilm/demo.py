@@ -38,9 +38,20 @@ def _format_matrix(m: np.ndarray) -> str:
     return "\n".join([head, *rows])
 
 
+THRESHOLDS = {"float32": 0.9999, "float16": 0.999}
+"""Smallest acceptable per-sentence cosine similarity to the reference, per activation dtype."""
+
+
 def report(sentences: tuple[str, ...] | list[str] = SENTENCES,
            dtypes: tuple[str, ...] = ("float32", "float16")) -> str:
     """The demo text for ``sentences`` computed with each activation dtype in ``dtypes``."""
+    return report_with_status(sentences, dtypes)[0]
+
+
+def report_with_status(sentences: tuple[str, ...] | list[str] = SENTENCES,
+                       dtypes: tuple[str, ...] = ("float32", "float16")) -> tuple[str, bool]:
+    """``(report text, every sentence's cosine >= THRESHOLDS[dtype])``."""
+    ok = True
     tokens = tokenize(sentences)
     ref, which = reference_embeddings(sentences)
     lines = [f"all-MiniLM-L6-v2: {len(sentences)} sentences, batch {tokens.shape} "
@@ -55,6 +66,7 @@ def report(sentences: tuple[str, ...] | list[str] = SENTENCES,
         ee = e.astype(np.float64)
         cos = (ee * ref).sum(1) / np.linalg.norm(ee, axis=1) / np.linalg.norm(ref, axis=1)
         diff = np.abs(_matrix(e) - _matrix(ref)).max()
+        ok = ok and bool(cos.min() >= THRESHOLDS.get(dtype, 0.999))
         lines += ["", f"pyasc kernels, {dtype} activations ({seconds:.1f} s, CPU build, "
                   "compile included unless cached):",
                   "cosine similarity to the reference per sentence: "
@@ -62,7 +74,7 @@ def report(sentences: tuple[str, ...] | list[str] = SENTENCES,
                   + f"  (min {cos.min():.8f}, largest 1 - cos {1.0 - cos.min():.1e})",
                   "cosine-similarity matrix (max abs difference to the reference's "
                   f"{diff:.2e}):", _format_matrix(_matrix(e)), "", model.kernel_table()]
-    return "\n".join(lines)
+    return "\n".join(lines), ok
 
 
 if __name__ == "__main__":  # pragma: no cover
