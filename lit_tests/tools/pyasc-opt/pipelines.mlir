@@ -11,6 +11,8 @@
 // EXPAND:        asc.unary "exp"
 // EXPAND:      IR after asc-fuse:
 // EXPAND:        asc.fusion(%x)
+// EXPAND:      IR after asc-lower-layout:
+// EXPAND:      IR after asc-lower-cube:
 // EXPAND-NOT:  IR after
 // EXPAND:        asc.launch @f_kernel<45 : i64> (%x)
 // EXPAND:      asc.platform = "910B2"
@@ -29,7 +31,7 @@
 // P310:       arith.select %[[LT]], %{{[0-9]+}}, %{{[0-9]+}} : index
 // P310:       scf.for
 
-// UNKNOWN:      unknown pass or pipeline 'asc-nope'; passes: {{.*}}asc-decompose, asc-fuse, asc-tile, asc-double-buffer, asc-buffer-alloc{{.*}}; pipelines: asc-to-tile, asc-to-ascendc
+// UNKNOWN:      unknown pass or pipeline 'asc-nope'; passes: {{.*}}asc-decompose, asc-fuse, asc-lower-layout, asc-lower-cube, asc-tile, asc-double-buffer, asc-buffer-alloc{{.*}}; pipelines: asc-to-tile, asc-to-ascendc
 // UNKNOWN-NOT:  Traceback
 // BADOPT:       pipeline 'asc-to-tile' has no pass taking option(s) stages
 // BADTYPE:      invalid options for pass 'asc-tile': Incompatible types: given ('two',), expected <class 'int'>

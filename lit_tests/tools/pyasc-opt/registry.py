@@ -13,11 +13,11 @@ tool = PyAscOptMain(args=[])
 # CHECK: missing: []
 expected = [*PASSES, *PIPELINES, "canonicalize", "cse", "dce", "licm"]
 print("missing:", [p for p in expected if p not in tool.available_passes])
-# CHECK: passes: {{.*}}asc-decompose asc-fuse asc-tile asc-double-buffer asc-buffer-alloc
+# CHECK: passes: {{.*}}asc-decompose asc-fuse asc-lower-layout asc-lower-cube asc-tile asc-double-buffer asc-buffer-alloc
 print("passes:", " ".join(tool.available_passes))
 # CHECK: pipelines as in the registry: True
 print("pipelines as in the registry:", tool.pipelines == PIPELINES)
-# CHECK: asc-to-tile = asc-decompose,asc-fuse,asc-tile
+# CHECK: asc-to-tile = asc-decompose,asc-fuse,asc-lower-layout,asc-lower-cube,asc-tile
 print("asc-to-tile =", ",".join(tool.pipelines["asc-to-tile"]))
 # CHECK: targets: mlir ascendc
 print("targets:", " ".join(tool.available_targets))
