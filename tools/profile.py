@@ -20,8 +20,46 @@ from typing import Any
 import numpy as np
 
 
+def _package_root(path: Path) -> tuple[Path, str] | None:
+    """For a file inside a package (its folder has ``__init__.py``): the folder above the
+    outermost package (walking up while ``__init__.py`` exists) and the file's dotted module
+    name; ``None`` for a standalone file."""
+    parts = [] if path.stem == "__init__" else [path.stem]
+    folder = path.parent
+    if not (folder / "__init__.py").is_file():
+        return None
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return folder, ".".join(parts)
+
+
+def _import_module(path: Path) -> Any:
+    """Import ``path`` as its package module (relative imports work) when it lives in a
+    package, with the package root put on ``sys.path``; else load it standalone."""
+    pkg = _package_root(path)
+    if pkg is not None:
+        root, dotted = pkg
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        module = importlib.import_module(dotted)
+        got = Path(getattr(module, "__file__", "") or "").resolve()
+        if got != path:
+            raise SystemExit(f"pyasc: importing {path} as {dotted!r} found another module "
+                             f"({got}); rename the package or run from its root")
+        return module
+    mod_spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert mod_spec is not None and mod_spec.loader is not None
+    module = importlib.util.module_from_spec(mod_spec)
+    sys.modules[mod_spec.name] = module
+    mod_spec.loader.exec_module(module)
+    return module
+
+
 def load_function(spec: str) -> Any:
-    """``path/to/file.py::func`` -> the function object.
+    """``path/to/file.py::func`` -> the function object. A file inside a package (folders
+    with ``__init__.py``) is imported as its package module, so its relative imports work;
+    the folder above the outermost package goes on ``sys.path``.
 
     Raises:
         SystemExit: the file or the function does not exist (usage error, exit code 2).
@@ -29,11 +67,7 @@ def load_function(spec: str) -> Any:
     path, _, name = spec.partition("::")
     if not name or not Path(path).is_file():
         raise SystemExit(f"pyasc profile: expected FILE.py::FUNC, got {spec!r}")
-    mod_spec = importlib.util.spec_from_file_location(Path(path).stem, path)
-    assert mod_spec is not None and mod_spec.loader is not None
-    module = importlib.util.module_from_spec(mod_spec)
-    sys.modules[mod_spec.name] = module
-    mod_spec.loader.exec_module(module)
+    module = _import_module(Path(path).resolve())
     fn = getattr(module, name, None)
     if fn is None:
         raise SystemExit(f"pyasc profile: {path} has no function {name!r}")
