@@ -19,6 +19,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
+from pyasc_mlir.passes.iteration_space import shape_of
 
 TENSOR_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.SelectOp,
               asc.CastOp, asc.BroadcastOp, asc.ReduceOp, asc.ReshapeOp, asc.MatmulOp,
@@ -73,7 +74,40 @@ def _wrap_layout_ops(block: Block) -> None:
         body.add_op(asc.YieldOp([last.results[0]]))
 
 
+def _hoist_casts_over_views(block: Block) -> None:
+    """Rewrite ``cast(view(x))`` as ``view(cast(x))`` for reshapes/transposes (elementwise casts
+    commute with them): the cast then runs in the kernel that computes ``x`` (e.g. a matmul's
+    epilogue rounds to f16 before its result is written through a head-merge view), and the
+    view moves the narrower dtype."""
+    changed = True
+    while changed:
+        changed = False
+        for op in list(block.ops):
+            view = op.operands[0].owner if isinstance(op, asc.CastOp) else None
+            if not isinstance(view, VIEW_OPS) or view.parent is not block:
+                continue
+            dtype = op.result.type.element_type  # type: ignore[attr-defined]
+            cast = asc.CastOp(view.operands[0], dtype)
+            new_view: Operation = (asc.TransposeOp(cast.result, view.permutation)
+                                   if isinstance(view, asc.TransposeOp) else
+                                   asc.ReshapeOp(cast.result, shape_of(view.results[0])))
+            for o in (cast, new_view):
+                if asc.LOC_ATTR in op.attributes:
+                    o.attributes[asc.LOC_ATTR] = op.attributes[asc.LOC_ATTR]
+            block.insert_op_before(cast, view)
+            block.insert_op_before(new_view, op)
+            op.results[0].replace_all_uses_with(new_view.results[0])
+            op.detach()
+            op.erase()
+            if not view.results[0].uses:
+                view.detach()
+                view.erase()
+            changed = True
+
+
 def _fuse_block(block: Block, per_op: bool = False) -> None:
+    if not per_op:
+        _hoist_casts_over_views(block)
     _wrap_layout_ops(block)
     for ops in _runs(block):
         if per_op:

@@ -293,3 +293,27 @@ def test_transpose_not_feeding_a_matmul_stays_a_data_movement_kernel() -> None:
     bodies = [[o.name for o in f.body.block.ops] for f in module.walk()
               if isinstance(f, asc.FusionOp)]
     assert bodies == [["asc.unary", "asc.yield"], ["asc.transpose", "asc.yield"]]
+
+
+def test_f16_rounding_hoisted_over_head_merge_view() -> None:
+    """``cast(reshape(transpose(p @ v)))`` (an f16 result written through the head merge)
+    becomes ``reshape(transpose(cast(p @ v)))``: one Cube kernel rounding in its epilogue."""
+    B, H, S, D = 2, 3, 7, 16
+    bh, b4, bs = (B, H, S, D), (B, S, H, D), (B, S, H * D)
+    src = f"""func.func @ctx(%p: {_t((B, H, S, S), 'f16')}, %v: {_t(bh, 'f16')})
+        -> {_t(bs, 'f16')} {{
+      {_matmul_src((B, H, S, S), bh, bh, 'f16', False, False, '%p', '%v', '%c')}
+      {_perm_src('%ct', '%c', bh, (0, 2, 1, 3), 'f32')}
+      {_reshape_src('%cm', '%ct', b4, bs, 'f32')}
+      %y = asc.cast %cm : {_t(bs, 'f32')} -> {_t(bs, 'f16')}
+      func.return %y : {_t(bs, 'f16')}
+    }}"""
+    module = _fused(src)
+    (fusion,) = [o for o in module.walk() if isinstance(o, asc.FusionOp)]
+    assert [o.name for o in fusion.body.block.ops] == [
+        "asc.matmul", "asc.cast", "asc.transpose", "asc.reshape", "asc.yield"]
+    args = _inputs(module, "ctx")
+    after = validate_pass(module, AscLowerCubePass(), "ctx", args, rtol=1e-3, atol=1e-3)
+    got = run_function(after, "ctx", [x.copy() for x in args])[0]
+    ref = (args[0].astype(np.float64) @ args[1]).transpose(0, 2, 1, 3).reshape(bs)
+    np.testing.assert_allclose(got.astype(np.float64), ref, rtol=2e-3, atol=2e-3)
