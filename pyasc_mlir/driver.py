@@ -40,6 +40,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, memref, scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import SSAValue
 
 from pyasc_mlir.dialects.asc import Asc, LaunchOp
 from pyasc_mlir.dialects.ascendc import Ascendc
@@ -258,6 +259,50 @@ class _Launch:
     out_shapes: list[tuple[int, ...]]
 
 
+_new_output: Callable[[tuple[int, ...], np.dtype], np.ndarray] = np.empty
+"""Allocates a kernel's result array, uninitialised: every kernel writes every element of its
+results (``tests/test_multi_kernel.py`` checks that with a stand-in that fills NaN)."""
+
+
+@dataclass
+class _Step:
+    """One launch of a multi-kernel operator (see :func:`_launch_plan`): value ids of the
+    arguments, ``(shape, dtype)`` of the results (value ids follow on from the earlier ones)."""
+
+    kernel: str
+    block_dim: int
+    tiling_bytes: bytes
+    args: list[int]
+    results: list[tuple[tuple[int, ...], np.dtype]]
+
+
+def _steps_of(launches: list[dict[str, Any]], n_inputs: int, returns: list[int]) -> list[_Step]:
+    """``op.json``'s ``launches`` as :class:`_Step` s, checked: every value id refers to an
+    input or an earlier launch's result, result ids are consecutive.
+
+    Raises:
+        ValueError, KeyError, TypeError: malformed launches."""
+    steps = []
+    known = n_inputs
+    for la in launches:
+        if any(not 0 <= int(i) < known for i in la["args"]):
+            raise ValueError(f"{la['kernel']} reads a value that is not computed before it")
+        for r in la["results"]:
+            if r["id"] != known:
+                raise ValueError(f"{la['kernel']}: result id {r['id']}, expected {known}")
+            known += 1
+        if int(la["block_dim"]) < 1:
+            raise ValueError(f"{la['kernel']}: block_dim {la['block_dim']}")
+        steps.append(_Step(str(la["kernel"]), int(la["block_dim"]),
+                           np.array(list(la["tiling"].values()), dtype=np.int64).tobytes(),
+                           [int(i) for i in la["args"]],
+                           [(tuple(int(d) for d in r["shape"]), np.dtype(r["dtype"]))
+                            for r in la["results"]]))
+    if any(not 0 <= int(i) < known for i in returns):
+        raise ValueError("a returned value is not computed")
+    return steps
+
+
 class CompiledOp:
     """A compiled operator: callable on NumPy arrays.
 
@@ -281,6 +326,8 @@ class CompiledOp:
         self._keep: Any = None  # a TemporaryDirectory holding the files (cache disabled)
         self._dyn: DynamicTiling | None = None
         self._launches: dict[tuple, _Launch] = {}
+        self._steps: list[_Step] | None = None
+        self._cpu_multi: dict[bool, dict[str, Any]] = {}
         self.tiling_computations = 0
         """How often the host tiling was computed (dynamic dims: once per new shape)."""
         if info.get("dynamic"):
@@ -504,6 +551,33 @@ class CompiledOp:
             self._cpu = CpuKernel(Path(self.info["library"]))
         return self._cpu
 
+    def _cpu_entries(self, memcheck: bool) -> dict[str, Any]:
+        """Several kernels: kernel name -> its entry (``pyasc_run_block_<kernel>``) in the
+        CPU library (``memcheck``: the memory-check build, see :meth:`_cpu_kernel`)."""
+        from pyasc_mlir.runtime.cpu import CpuKernel
+
+        hit = self._cpu_multi.get(memcheck)
+        if hit is None:
+            lib = self._memcheck_library() if memcheck else Path(self.info["library"])
+            hit = {k: CpuKernel(lib, entry=f"pyasc_run_block_{k}")
+                   for k in dict.fromkeys(step.kernel for step in self._plan())}
+            self._cpu_multi[memcheck] = hit
+        return hit
+
+    def _plan(self) -> list[_Step]:
+        """``info["launches"]`` as :class:`_Step` s (built once).
+
+        Raises:
+            PyAscUsageError: the launches are malformed (a hand-edited ``op.json``)."""
+        if self._steps is None:
+            try:
+                self._steps = _steps_of(self.info["launches"], len(self.inputs),
+                                        self.info["returns"])
+            except (KeyError, TypeError, ValueError) as exc:
+                raise PyAscUsageError(f"{self.directory / 'op.json'}: bad launches ({exc})", None,
+                                      "compile the operator again") from exc
+        return self._steps
+
     def _memcheck_library(self) -> Path:
         from pyasc_mlir.runtime.cpu import build_library
 
@@ -521,13 +595,18 @@ class CompiledOp:
 
     @user_facing
     def run_cpu(self, *arrays: Any) -> list[np.ndarray]:
-        """Run the CPU build of the emitted Ascend C, block by block."""
+        """Run the CPU build of the emitted Ascend C, block by block (several kernels: one
+        after another, as the host function launches them)."""
         args = self._check(arrays)
         if self.info.get("empty"):
             return self._run_empty(args)
+        if len(self.info.get("launches", ())) > 1:
+            outs = self._run_launches(args)
+            self._numeric_check(outs, args, "CPU build")
+            return outs
         launch = self._launch(args)
-        outs = [np.zeros(s, d.np_dtype) for s, d in zip(launch.out_shapes, self.outputs,
-                                                         strict=True)]
+        outs = [_new_output(s, d.np_dtype) for s, d in zip(launch.out_shapes, self.outputs,
+                                                            strict=True)]
         if launch.tiling.get("units", 1) == 0:  # a zero-size dynamic dim: no kernel
             return outs
         ins = [args[i] for i in self.info.get("kernel_args", range(len(args)))]
@@ -539,6 +618,29 @@ class CompiledOp:
         notify_profilers(self, start)
         self._numeric_check(outs, args, "CPU build")
         return outs
+
+    def _run_launches(self, args: list[np.ndarray]) -> list[np.ndarray]:
+        """Several kernels (static shapes): each launch in order, its results in fresh arrays
+        that later launches read; returns the values ``info["returns"]`` names (a returned
+        input, or a value returned twice, as a copy). One profiler record for the whole op."""
+        from pyasc_mlir.checks import memory_check_enabled
+
+        steps = self._plan()
+        entries = self._cpu_entries(memory_check_enabled())  # may build the memcheck library
+        values = list(args)
+        start = time.perf_counter()
+        for step in steps:
+            outs = [_new_output(shape, dtype) for shape, dtype in step.results]
+            entries[step.kernel].run(step.block_dim, [*(values[i] for i in step.args), *outs],
+                                     step.tiling_bytes)
+            values += outs
+        notify_profilers(self, start)
+        seen: set[int] = set()
+        result = []
+        for i in self.info["returns"]:
+            result.append(values[i].copy() if i < len(args) or i in seen else values[i])
+            seen.add(i)
+        return result
 
     @user_facing
     def __call__(self, *arrays: Any, backend: str = "cpu") -> np.ndarray | tuple[np.ndarray, ...]:
@@ -606,21 +708,23 @@ def same_kind_as(inputs: Sequence[Any], result: Any) -> Any:
     return type(result)(from_numpy(r) for r in result)
 
 
-TILING_KEYS = ("tile", "block_dim", "buffers")
+TILING_KEYS = ("tile", "block_dim", "buffers", "tile_m", "tile_n")
 
 
 def check_tiling(tiling: dict[str, int] | None, double_buffer: bool
                  ) -> tuple[int, int, bool]:
-    """``(tile, block_dim, double_buffer)`` of a pinned ``tiling`` dict (see ``compile``); the
-    ranges that depend on the kernel (UB fit, core count) are checked by ``asc-tile``.
+    """``(tile, block_dim, double_buffer)`` of a pinned ``tiling`` dict (see ``compile``; its
+    ``tile_m``/``tile_n`` are read by :func:`cube_tiles`); the ranges that depend on the kernel
+    (UB/L0C fit, core count, multiples of 16) are checked by ``asc-tile`` and
+    ``asc-lower-cube``.
 
     Raises:
         PyAscUsageError: unknown key, a value that is not an int >= 0, or buffers not 1 or 2
             (located at the calling line)."""
     if tiling is None:
         return 0, 0, double_buffer
-    hint = ('pin e.g. tiling={"tile": 24, "block_dim": 40, "buffers": 2}; 0 or a missing key '
-            "keeps the automatic choice")
+    hint = ('pin e.g. tiling={"tile": 24, "block_dim": 40, "buffers": 2} (matmul kernels: '
+            '"tile_m", "tile_n"); 0 or a missing key keeps the automatic choice')
     if not isinstance(tiling, dict):
         raise PyAscUsageError(f"tiling must be a dict, got {type(tiling).__name__}",
                               caller_loc(), hint)
@@ -639,12 +743,22 @@ def check_tiling(tiling: dict[str, int] | None, double_buffer: bool
             double_buffer if not buffers else buffers == 2)
 
 
+def cube_tiles(tiling: dict[str, int] | None) -> tuple[int, int]:
+    """``(tile_m, tile_n)`` of a ``tiling`` dict already checked by :func:`check_tiling`
+    (0 = automatic)."""
+    if tiling is None:
+        return 0, 0
+    return int(tiling.get("tile_m", 0)), int(tiling.get("tile_n", 0))
+
+
 def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str,
            double_buffer: bool, fuse: bool = True, tile: int = 0, block_dim: int = 0,
-           dynamic: dict[str, Any] | None = None
+           dynamic: dict[str, Any] | None = None, tile_m: int = 0, tile_n: int = 0
            ) -> tuple[dict[str, ModuleOp], list[str], dict[str, float]]:
     """Frontend and pass pipeline; ``dynamic``: the dynamic-dim request for ``asc-tile``
-    (see :func:`_dynamic_request`), put on the top-level function."""
+    (see :func:`_dynamic_request`), put on the top-level function. ``tile``: asc-tile's
+    pinned tile; ``tile_m``/``tile_n``: asc-lower-cube's pinned block; ``block_dim``: both
+    passes' pinned cores (0 = automatic)."""
     from pyasc_mlir.frontend.ast_frontend import build_module
     from pyasc_mlir.passes.dynamic_shapes import REQUEST_ATTR
 
@@ -661,7 +775,8 @@ def _lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform
     stages = {"tensor": module.clone()}
     plan = [("asc-decompose", {}), ("asc-fuse", {"per_op": not fuse}),
             ("asc-lower-layout", {"platform": platform, "buffers": 2 if double_buffer else 1}),
-            ("asc-lower-cube", {"platform": platform, "buffers": 2 if double_buffer else 1}),
+            ("asc-lower-cube", {"platform": platform, "buffers": 2 if double_buffer else 1,
+                                "tile_m": tile_m, "tile_n": tile_n, "block_dim": block_dim}),
             ("asc-tile", {"platform": platform, "buffers": 2 if double_buffer else 1,
                           "tile": tile, "block_dim": block_dim}),
             ("asc-double-buffer", {"enable": double_buffer}), ("asc-buffer-alloc", {}),
@@ -753,6 +868,11 @@ def _load_cached(directory: Path, key: str, rebuild: Callable[[], dict[str, Modu
         missing = [k for k in _REQUIRED_INFO if k not in info]
         if missing and not info.get("empty"):
             raise ValueError(f"missing {', '.join(missing)}")
+        if len(info.get("launches", ())) > 1 or info.get("kernels", 1) > 1:
+            try:
+                _steps_of(info["launches"], len(info["inputs"]), info["returns"])
+            except (KeyError, TypeError) as exc:
+                raise ValueError(f"bad launches: {exc!r}") from exc
     except (OSError, ValueError) as exc:
         _warn_cache(f"{info_path} is truncated or corrupt ({exc}); rebuilding it")
         return None, False
@@ -958,8 +1078,9 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
         tiling: pinned knobs, e.g. ``{"tile": 24, "block_dim": 40, "buffers": 2}`` (what
             ``pyasc tune`` and ``@jit(autotune=True)`` print): ``tile`` rows per tile (or
             elements per chunk), ``block_dim`` cores, ``buffers`` 1 or 2 (overrides
-            ``double_buffer``); a missing key or 0 keeps the automatic choice. Applies to
-            every kernel of the operator.
+            ``double_buffer``); for matmul (Cube) kernels ``tile_m``/``tile_n`` (output-block
+            rows/columns, multiples of 16) and ``block_dim`` (cube cores); a missing key or 0
+            keeps the automatic choice. Applies to every kernel of the operator.
         dynamic: also make every dim of size > 1 dynamic where the kernel allows it (the
             leading dims no reduction covers; ``@jit(dynamic=True)``); the others stay at
             their given sizes. Dims given as ``None`` in a ``TensorDesc`` are dynamic in any
@@ -982,10 +1103,13 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
     get_platform(platform)
     name = name or fn.__name__
     tile, block_dim, double_buffer = check_tiling(tiling, double_buffer)
+    tile_m, tile_n = cube_tiles(tiling)
     options: dict[str, Any] = {"platform": platform, "double_buffer": double_buffer,
                                "name": name}
     if tile or block_dim:
         options["tiling"] = (tile, block_dim)
+    if tile_m or tile_n:
+        options["cube_tiling"] = (tile_m, tile_n)
     if dynamic:
         options["dynamic"] = True
     key = _cache_key(fn, inputs, options)
@@ -995,7 +1119,7 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
 
     def rebuild() -> dict[str, ModuleOp]:
         return _lower(fn, concrete, name, platform, double_buffer, tile=tile,
-                      block_dim=block_dim, dynamic=request)[0]
+                      block_dim=block_dim, dynamic=request, tile_m=tile_m, tile_n=tile_n)[0]
 
     if read_cache and key in _MEMORY_CACHE and output_dir is None:
         return _MEMORY_CACHE[key]
@@ -1021,14 +1145,14 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
     t0 = time.perf_counter()
     try:
         stages, result_dtypes, times = _lower(fn, concrete, name, platform, double_buffer,
-                                              tile=tile, block_dim=block_dim, dynamic=request)
+                                              tile=tile, block_dim=block_dim, dynamic=request,
+                                              tile_m=tile_m, tile_n=tile_n)
     except PyAscCompileError as exc:
         if request and any(strict for _, _, strict in request["dims"]):
             exc.hint = (f"{exc.hint or ''} (dims given as None are compiled at the stand-in "
                         f"size {STAND_IN})").strip()
         raise
     module = stages["ascendc"]
-    _check_one_kernel(module, name)
     descs = tensor_descs(concrete)
     kernel_src = emit_kernel_source(module)
     host_src = emit_host_source(module, [list(d.shape) for d in descs])
@@ -1062,29 +1186,6 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
     if write_cache:
         _MEMORY_CACHE[key] = op
     return op
-
-
-def _check_one_kernel(module: ModuleOp, name: str) -> None:
-    """The CPU build and its host code run ONE kernel per operator.
-
-    Raises:
-        PyAscCompileError: located at the op that starts the second kernel, listing where
-            every kernel starts.
-    """
-    from pyasc_mlir.passes.common import loc_of
-
-    launches = [op for op in module.walk() if isinstance(op, LaunchOp)]
-    if len(launches) < 2:
-        return
-    starts = ", ".join(f"{op.callee.root_reference.data} (line "
-                       f"{loc.line if (loc := loc_of(op)) else '?'})" for op in launches)
-    raise PyAscCompileError(
-        f"{name}() compiles to {len(launches)} kernels ({starts}); an operator runs as one "
-        "kernel on the CPU build", loc_of(launches[1]),
-        "split the function into one operator per kernel (a kernel ends before a matmul whose "
-        "operand is computed in it, at a reduction or reshape after a matmul, and around a "
-        "transpose, concat or slice that cannot fold into a matmul); each can be a @pa.jit "
-        "function called in turn")
 
 
 STAND_IN = 997
@@ -1139,8 +1240,9 @@ def _describe_dynamic(info: dict[str, Any], stages: dict[str, ModuleOp],
     if not isinstance(recipe, builtin.StringAttr):
         if not strict:
             return
+        what = f"it compiles to {len(ks)} kernels" if len(ks) > 1 else "not for matmul yet"
         raise PyAscUsageError(f"{info['name']}: dynamic dims are supported for one fused vector "
-                              "kernel only (not for matmul yet)", caller_loc(),
+                              f"kernel only ({what})", caller_loc(),
                               "compile with static shapes")
     dyn = {"spec": json.loads(recipe.data), "fields": list(info["tiling"]),
            "shapes": [list(d.shape) for d in descs]}
@@ -1154,6 +1256,9 @@ def _describe_dynamic(info: dict[str, Any], stages: dict[str, ModuleOp],
 
 def _describe(stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc],
               result_dtypes: list[str], platform: str) -> dict[str, Any]:
+    """``op.json``'s description of the lowered operator. ``block_dim``, ``tiling``,
+    ``ub_bytes`` and ``kernel_args`` describe the first kernel launched; ``launches`` and
+    ``returns`` the whole host function (see :func:`_launch_plan`)."""
     from pyasc_mlir.emitter import kernels, tiling_fields
 
     module = stages["ascendc"]
@@ -1166,18 +1271,21 @@ def _describe(stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc],
     del result_dtypes
     gm = sum(_tensor_bytes(v.type) for op in launches  # type: ignore[arg-type]
              for v in [*op.inputs, *op.outputs])
-    k = ks[0]
+    by_name = {x.sym_name.data: x for x in ks}
+    k = by_name[launches[0].callee.root_reference.data]
     tiling = tiling_fields(k)
-    tile_k = next(o for o in stages["tile"].body.block.ops
-                  if isinstance(o, func.FuncOp) and "asc.kernel" in o.attributes)
     per_core = 0
-    for a in tile_k.walk():
-        if getattr(a, "name", "") == "asc.alloc" and a.role.data == "const":  # type: ignore
-            for use in a.results[0].uses:
-                src = use.operation.operands[0]
-                if use.operation.name == "asc.copy_in":
-                    per_core += src.type.get_shape()[0] * np_dtype_of(  # type: ignore
-                        src.type.element_type).itemsize * (tiling["block_dim"] - 1)  # type: ignore
+    for tile_k in (o for o in stages["tile"].body.block.ops
+                   if isinstance(o, func.FuncOp) and "asc.kernel" in o.attributes):
+        cores = tiling_fields(by_name[tile_k.sym_name.data])["block_dim"]
+        for a in tile_k.walk():
+            if getattr(a, "name", "") == "asc.alloc" and a.role.data == "const":  # type: ignore
+                for use in a.results[0].uses:
+                    src = use.operation.operands[0]
+                    if use.operation.name == "asc.copy_in":
+                        per_core += src.type.get_shape()[0] * np_dtype_of(  # type: ignore
+                            src.type.element_type).itemsize * (cores - 1)  # type: ignore
+    plan, returns = _launch_plan(top, by_name)
     return {
         "name": name, "platform": platform,
         "inputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in descs],
@@ -1189,7 +1297,45 @@ def _describe(stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc],
         "gm_bytes": gm, "gm_bytes_per_core_consts": per_core,
         "unfused_gm_bytes": _unfused_bytes(stages["tensor"]),
         "fused_ops": sum(1 for op in stages["tensor"].walk() if op.name.startswith("asc.")),
+        "launches": plan, "returns": returns,
     }
+
+
+def _launch_plan(top: func.FuncOp, kernels_by_name: dict[str, func.FuncOp]
+                 ) -> tuple[list[dict[str, Any]], list[int]]:
+    """The host function ``top`` as data: ``asc.launch`` ops in order and the returned values.
+
+    Values are numbered in a table: the operator's tensor inputs first (0, 1, ...), then each
+    launch's results in order. Each launch is ``{"kernel", "block_dim", "tiling" (the kernel's
+    tiling struct fields in struct order, name -> value), "args" (value ids, kernel-parameter
+    order), "results" ([{"id", "shape", "dtype"}])}``; the second list holds the value id of
+    each returned value (an input or any launch result).
+
+    Raises:
+        NotImplementedError: the host function holds an op other than launches (a compiler
+            bug: every tensor computation is inside a kernel).
+    """
+    from pyasc_mlir.emitter import tiling_fields
+
+    ids: dict[SSAValue, int] = {a: i for i, a in enumerate(top.body.block.args)}
+    plan: list[dict[str, Any]] = []
+    returns: list[int] = []
+    for op in top.body.block.ops:
+        if isinstance(op, LaunchOp):
+            kname = op.callee.root_reference.data
+            tiling = tiling_fields(kernels_by_name[kname])
+            results = []
+            for r in op.outputs:
+                ids[r] = len(ids)
+                results.append({"id": ids[r], "shape": list(r.type.get_shape()),  # type: ignore
+                                "dtype": np_dtype_of(r.type.element_type).name})  # type: ignore
+            plan.append({"kernel": kname, "block_dim": tiling["block_dim"], "tiling": tiling,
+                         "args": [ids[v] for v in op.inputs], "results": results})
+        elif isinstance(op, func.ReturnOp):
+            returns = [ids[v] for v in op.operands]
+        else:
+            raise NotImplementedError(f"host op {op.name} in {top.sym_name.data}")
+    return plan, returns
 
 
 @user_facing
