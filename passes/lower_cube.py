@@ -349,8 +349,22 @@ class _CubeKernelBuilder(_KernelBuilder):
     def _lower(self, t: _Tile, op: Operation) -> None:
         if isinstance(op, asc.MatmulOp):
             self._mmad(t, op)
+        elif isinstance(op, asc.ReduceOp):
+            self._row_reduce(t, op)
         else:
             super()._lower(t, op)
+
+    def _row_reduce(self, t: _Tile, op: asc.ReduceOp) -> None:
+        """A reduction over ``N`` (e.g. a softmax over attention scores): the block holds
+        whole rows (``tile_n >= N``, see ``whole_rows``), so it is a ``last`` vector reduce."""
+        plan, ix = self.plan, t.ix
+        src = self._buf(t, op.input)
+        dst = self._result(t, op.result)
+        work = self._alloc(t, "tmp", Layout(False, False, True),
+                           op.input.type.element_type)  # type: ignore[attr-defined]
+        rows, m, _ = self._sizes(t, src.layout)
+        ix.add(asc.VReduceOp(op.kind.data, "last", dst.ref, src.ref, work.ref,
+                             [rows, m, ix.c(plan.cols), ix.c(plan.l_slot)]))
 
     def _operand(self, ix: _Ix, v: SSAValue, trans: bool, row0: SSAValue | int,
                  loc_op: Operation) -> tuple[SSAValue | int, int, bool]:
@@ -491,47 +505,117 @@ def _check_operands(fusion: asc.FusionOp) -> None:
                 "operands from GM", loc_of(op), "run asc-fuse first (it splits kernels there)")
 
 
-def _candidates(plan: CubePlan) -> list[tuple[int, int]]:
-    """``(tile_m, tile_n)`` candidates, largest first."""
+def _candidates(plan: CubePlan, pin_m: int = 0, pin_n: int = 0) -> list[tuple[int, int]]:
+    """``(tile_m, tile_n)`` candidates, largest first; a pinned size (non-zero) is the only
+    value of its dimension."""
     # Multiples of 16 (the Matmul object's baseM, which GetTensorC's UB block spans), at most
     # the rows rounded up to 16.
     ms = sorted({min(round_up(plan.rows, 16), m) for m in (128, 64, 32, 16)}, reverse=True)
     n_cap = round_up(plan.cols, LANE_ALIGN)
     ns = sorted({min(n_cap, n) for n in (256, 128, 64, 32, 16)}, reverse=True)
-    pairs = [(m, n) for m in ms for n in ns]
+    pairs = [(m, n) for m in ([pin_m] if pin_m else ms) for n in ([pin_n] if pin_n else ns)]
     return sorted(pairs, key=lambda p: (-p[0] * p[1], -p[1]))
 
 
+def _ub_need(fusion: asc.FusionOp, plan: CubePlan, name: str, buffers: int, m: int,
+             n: int) -> tuple[int, str]:
+    """UB bytes (lifetimes shared as ``asc-buffer-alloc`` will) of ``m x n`` blocks, and the
+    buffers' description."""
+    plan.tile, plan.tile_n = m, n
+    probe = _CubeKernelBuilder(fusion, plan, name)
+    probe.build()
+    budget = _Budget(probe.allocs, plan, buffers)  # type: ignore[arg-type]
+    return budget.total(m), budget.describe(m)
+
+
+def _largest_fit(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
+                 buffers: int, m: int, n: int, axis: str) -> int:
+    """The largest multiple of 16 below the pinned ``axis`` ("tile_m" or "tile_n") whose
+    ``m x n`` block fits UB and L0C with the other size kept; 0 if none."""
+    vals = range((m if axis == "tile_m" else n) - 16, 15, -16)
+    for v in vals:
+        mm, nn = (v, n) if axis == "tile_m" else (m, v)
+        if (mm * nn * 4 <= plat.l0c_bytes
+                and _ub_need(fusion, plan, name, buffers, mm, nn)[0] <= plat.ub_usable_bytes):
+            return v
+    return 0
+
+
+def check_pins(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
+               buffers: int, pin_m: int, pin_n: int) -> None:
+    """Validate pinned ``tile_m``/``tile_n`` (0 = automatic): multiples of 16 (``tile_m``: the
+    Matmul API's baseM; ``tile_n``: the UB row slot) whose f32 block fits L0C
+    (``tile_m * tile_n * 4 <= l0c_bytes``) and whose UB buffers fit with ``buffers`` copies
+    (no silent fallback to single buffering). The automatic size of an unpinned dimension is
+    taken as 16 here (the smallest it can become).
+
+    Raises:
+        PyAscCompileError: located at the fusion; names the limit and the largest valid value.
+    """
+    for key, v in (("tile_m", pin_m), ("tile_n", pin_n)):
+        if v and v % 16:
+            raise PyAscCompileError(
+                f"{key}={v} is not a multiple of 16 ("
+                + ("the Matmul API's baseM" if key == "tile_m" else "the UB row slot") + ")",
+                loc_of(fusion), f"pin {key}={max(16, v // 16 * 16)}, or 0 for the automatic "
+                "choice")
+    if not pin_m and not pin_n:
+        return
+    m, n = pin_m or 16, pin_n or 16
+    if m * n * 4 > plat.l0c_bytes:
+        key, other = ("tile_m", n) if pin_m else ("tile_n", m)
+        best = plat.l0c_bytes // (other * 4) // 16 * 16
+        raise PyAscCompileError(
+            f"tile_m={m} x tile_n={n} f32 block needs {m * n * 4} bytes of L0C, but "
+            f"{plat.name} has {plat.l0c_bytes}", loc_of(fusion),
+            f"the largest {key} that fits L0C with the other size is {best}")
+    need, desc = _ub_need(fusion, plan, name, buffers, m, n)
+    if need <= plat.ub_usable_bytes:
+        return
+    key = "tile_m" if pin_m else "tile_n"
+    best = _largest_fit(fusion, plan, name, plat, buffers, m, n, key)
+    hint = (f"the largest {key} that fits with {'tile_n' if key == 'tile_m' else 'tile_m'}="
+            f"{n if key == 'tile_m' else m} is {best}; pin that or less" if best else
+            f"no {key} fits with {buffers} buffer(s)"
+            + ("; pin buffers=1 (no double buffering)" if buffers > 1 else "")
+            + ", or unpin it (0)")
+    raise PyAscCompileError(
+        f"tile_m={m} x tile_n={n} blocks need {need} bytes of UB with {buffers} buffer(s) "
+        f"(buffers: {desc}), but only {plat.ub_usable_bytes} bytes are usable on {plat.name}",
+        loc_of(fusion), hint)
+
+
 def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
-                  buffers: int) -> None:
+                  buffers: int, cores: int | None = None, pin_m: int = 0,
+                  pin_n: int = 0) -> None:
     """Set ``plan.tile``/``plan.tile_n``: the largest block whose UB buffers (lifetimes shared
     as ``asc-buffer-alloc`` will) fit the usable UB and whose f32 block fits L0C; then halve
-    it while fewer units than cube cores exist.
+    it while fewer units than ``cores`` (default: the cube cores) exist. A pinned size
+    (``pin_m``/``pin_n``, non-zero) is kept; only the other one is chosen and halved.
 
     Raises:
         PyAscCompileError: not even a 16 x 16 block fits; names the buffers.
     """
+    cores = plat.cube_cores if cores is None else cores
     budget_desc = ""
-    for m, n in _candidates(plan):
+    for m, n in _candidates(plan, pin_m, pin_n):
         if round_up(m, 16) * round_up(n, 16) * 4 > plat.l0c_bytes:
             continue
-        plan.tile, plan.tile_n = m, n
-        probe = _CubeKernelBuilder(fusion, plan, name)
-        probe.build()
-        budget = _Budget(probe.allocs, plan, buffers)  # type: ignore[arg-type]
-        if budget.total(m) <= plat.ub_usable_bytes:
+        need, desc = _ub_need(fusion, plan, name, buffers, m, n)
+        if need <= plat.ub_usable_bytes:
             break
-        budget_desc = budget.describe(m)
+        budget_desc = desc
     else:
         raise PyAscCompileError(
             f"the matmul kernel's epilogue does not fit the usable UB ({plat.ub_usable_bytes} "
             f"bytes) even with 16 x 16 blocks (buffers: {budget_desc})", loc_of(fusion),
             "split the epilogue into a separate operator")
-    while plan.units < plat.cube_cores:
+    while plan.units < cores:
         narrower = round_up(plan.tile_n // 2, LANE_ALIGN)
-        if TILE_N_MIN <= narrower < plan.tile_n and plan.tile_n >= plan.tile:
+        if (not pin_n and TILE_N_MIN <= narrower < plan.tile_n
+                and (plan.tile_n >= plan.tile or pin_m)):
             plan.tile_n = narrower
-        elif plan.tile > TILE_M_MIN:
+        elif not pin_m and plan.tile > TILE_M_MIN:
             plan.tile //= 2
         else:
             break
@@ -552,11 +636,32 @@ class AscLowerCubePass(ModulePass):
     """Lower every ``asc.fusion`` that holds an ``asc.matmul`` to a Cube kernel (``func.func``
     with ``asc.kernel``) and an ``asc.launch`` of it; other fusions are left to ``asc-tile``.
     Options: ``platform`` (table name), ``buffers`` (copies of each copy-in/copy-out buffer
-    assumed when sizing blocks; 2 = double buffering)."""
+    assumed when sizing blocks; 2 = double buffering), ``tile_m``/``tile_n`` (output-block
+    rows/columns, multiples of 16; 0 = automatic) and ``block_dim`` (cube cores, 1..the
+    platform's cube cores, capped at the work units; 0 = automatic = min(cube cores, units)).
+    A pinned block size is checked against L0C and UB with ``buffers`` copies (no silent
+    fallback to single buffering).
+
+    Raises:
+        PyAscCompileError: a pinned option is out of range or does not fit (located at the
+            operator; the message names the limit and the largest valid value)."""
 
     name = "asc-lower-cube"
     platform: str = "910B2"
     buffers: int = 2
+    tile_m: int = 0
+    tile_n: int = 0
+    block_dim: int = 0
+
+    def _cores(self, fusion: asc.FusionOp, plat: Platform) -> int:
+        """Cube cores the work is split over: the pinned ``block_dim`` (validated) or all."""
+        if not 0 <= self.block_dim <= plat.cube_cores:
+            raise PyAscCompileError(
+                f"block_dim={self.block_dim} is out of range: platform {plat.name} has "
+                f"{plat.cube_cores} cube cores (this operator has a matmul kernel)",
+                loc_of(fusion), f"pin a block_dim from 1 to {plat.cube_cores}, or 0 for the "
+                "automatic choice")
+        return self.block_dim or plat.cube_cores
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plat = get_platform(self.platform)
@@ -567,18 +672,21 @@ class AscLowerCubePass(ModulePass):
             _check_operands(fusion)
             name = _kernel_name(op, fusion)
             plan = CubePlan(shape_of(mms[0].result))
+            cores = self._cores(fusion, plat)
             buffers = self.buffers
+            pins = (self.tile_m, self.tile_n or whole_rows(fusion, plan))
+            check_pins(fusion, plan, name, plat, buffers, *pins)
             try:
-                choose_blocks(fusion, plan, name, plat, buffers)
+                choose_blocks(fusion, plan, name, plat, buffers, cores, *pins)
             except PyAscCompileError:
-                if buffers == 1:
+                if buffers == 1 or any(pins):
                     raise
                 buffers = 1
-                choose_blocks(fusion, plan, name, plat, buffers)
+                choose_blocks(fusion, plan, name, plat, buffers, cores)
             kernel = _CubeKernelBuilder(fusion, plan, name).build()
             sa = shape_of(mms[0].lhs)
             k = sa[-2] if mms[0].trans_a else sa[-1]
-            values = tiling_values(plan, plat.cube_cores, k)
+            values = tiling_values(plan, cores, k)
             kernel.attributes["asc.tiling"] = DictionaryAttr(
                 {key: IntegerAttr(v, i64) for key, v in values.items()})
             kernel.attributes["asc.platform"] = StringAttr(plat.name)
@@ -595,6 +703,15 @@ class AscLowerCubePass(ModulePass):
                 old.replace_all_uses_with(new)
             fusion.detach()
             fusion.erase()
+
+
+def whole_rows(fusion: asc.FusionOp, plan: CubePlan) -> int:
+    """The block width an epilogue's row reduction (over ``N``) needs: ``N`` rounded up to 16
+    (one column block); 0 when the epilogue has none. ``asc-fuse`` only admits such
+    reductions for ``N <= TILE_N_MAX``."""
+    if not any(isinstance(o, asc.ReduceOp) for o in fusion.body.block.ops):
+        return 0
+    return round_up(plan.cols, LANE_ALIGN)
 
 
 def _kernel_name(module: ModuleOp, fusion: asc.FusionOp) -> str:

@@ -2,14 +2,16 @@
 ``pyasc tune``).
 
 Unit of tuning: the operator as a whole. One set of knobs ``{"tile", "block_dim", "buffers"}``
-is applied to every kernel of the operator (with fusion on, an operator of elementwise ops,
-broadcasts and reductions is one kernel); the objective is the sum of the kernels' MODELED
-times. The knobs are those of ``asc-tile``'s vector kernels; the mode and units shown are the
-first vector kernel's. A candidate that some kernel of the operator cannot take (its tile
-does not fit that kernel's UB) is ranked last with its error.
+(vector kernels of ``asc-tile``) plus ``{"tile_m", "tile_n"}`` (Cube kernels of
+``asc-lower-cube``: matmul + epilogue) is applied to every kernel of the operator (with fusion
+on, an operator of elementwise ops, broadcasts and reductions is one kernel); the objective is
+the sum of the kernels' MODELED times. The mode and units shown are the first vector kernel's
+(``cube`` and the first Cube kernel's units when there is none). A candidate that some kernel
+of the operator cannot take (its tile does not fit that kernel's UB) is ranked last with its
+error.
 
-Search space, built from the automatic kernel (``tiling=None``, ``U`` work units, ``C`` vector
-cores of the platform):
+Vector search space, built from the automatic kernel (``tiling=None``, ``U`` work units, ``C``
+vector cores of the platform):
 
 * ``buffers`` in {2, 1} (double or single buffering of the copy-in/copy-out queues);
 * ``block_dim`` in {C, ceil(U / ceil(U / C)), 3C/4, C/2, C/4}, each at most ``U`` — the second
@@ -17,6 +19,20 @@ cores of the platform):
 * ``tile``: for each (block_dim, buffers) the automatic tile ``T`` (the largest that fits UB,
   at most one core's share), then the mode's step (1 row, or 128 elements per chunk) times the
   powers of two below ``T``, largest first, ``LADDER`` values at most.
+
+Cube search space (``[B, M, N]`` output of the first Cube kernel, ``C`` cube cores):
+``tile_m`` in {16, 32, 64, 128} (at most ``M`` rounded up to 16), ``tile_n`` in {32, 64, 128,
+256} (each at most ``N`` rounded up to 16), and for each block the ``block_dim`` ladder above
+built from its ``U = B * ceil(M / tile_m) * ceil(N / tile_n)`` units and ``C``; ``buffers`` in
+{2, 1}. The cost model charges every block its A panel and B panel (no reuse across blocks),
+so small blocks pay re-reads and Iterate overheads, large ones leave cores idle.
+
+An operator with both kinds of kernel shares ``block_dim`` (pinned for both passes, at most
+the cube cores; 0 = each pass's automatic cores, also searched) and ``buffers``. Both knob
+sets are tuned: the vector grid (cube blocks automatic) and the Cube grid (vector tile
+automatic) are searched separately, then for each (block_dim, buffers) the best vector tile
+and the best Cube block are lowered together; the kernels are lowered independently, so the
+combination's time is the sum of the two parts.
 
 Every ranked candidate is lowered with its knobs pinned, so pinning the winner reproduces its
 kernel exactly. Candidates are lowered and costed (``pyasc_mlir.cost_model``) in a process pool
@@ -62,7 +78,7 @@ PROGRESS_MIN = 16
 """Searches with at least this many candidates show a progress bar (on a terminal)."""
 REPEATS = 5
 """Timed CPU-build runs per measured candidate (after one warm-up); the median is reported."""
-SEARCH_VERSION = 1
+SEARCH_VERSION = 2
 """Part of the winner's cache key: bump when the search space or ranking changes."""
 _MEMORY: dict[str, TuneResult] = {}
 
@@ -70,16 +86,24 @@ _MEMORY: dict[str, TuneResult] = {}
 @dataclass(frozen=True)
 class Knobs:
     """One point of the search space. ``tile``: rows per tile, or elements per chunk in chunk
-    mode (0 = automatic); ``block_dim``: cores (0 = all); ``buffers``: 1 or 2."""
+    mode (vector kernels; 0 = automatic); ``block_dim``: cores (0 = automatic); ``buffers``: 1
+    or 2; ``tile_m``/``tile_n``: output-block rows/columns of Cube kernels (multiples of 16;
+    0 = automatic)."""
 
     tile: int
     block_dim: int
     buffers: int
+    tile_m: int = 0
+    tile_n: int = 0
 
     @property
     def pin(self) -> dict[str, int]:
-        """The ``tiling=`` dict of ``pyasc_mlir.compile`` / ``@jit`` for these knobs."""
-        return {"tile": self.tile, "block_dim": self.block_dim, "buffers": self.buffers}
+        """The ``tiling=`` dict of ``pyasc_mlir.compile`` / ``@jit`` for these knobs (block_dim
+        and buffers always; the tile sizes where set)."""
+        return {k: v for k, v in asdict(self).items() if v or k in ("block_dim", "buffers")}
+
+    def text(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.pin.items())
 
 
 @dataclass
@@ -89,9 +113,12 @@ class Candidate:
     Attributes:
         knobs: the pinned knobs it was lowered with (pinning them reproduces the kernel).
         modeled_us: sum over kernels of the cost model's time, µs (MODELED).
-        bound: bound pipe of the slowest kernel (MTE2, V, MTE3, S).
-        mode: "rows" or "chunk" (what ``tile`` counts) of the first kernel.
-        units: work units of the first kernel.
+        vector_us, cube_us: the vector kernels' and the Cube kernels' parts of it.
+        bound: bound pipe of the slowest kernel (MTE2, V, MTE3, S, M).
+        mode: "rows" or "chunk" (what ``tile`` counts) of the first vector kernel, "+cube"
+            appended when there are Cube kernels; "cube" when there is no vector kernel.
+        units: work units of the first vector kernel (else of the first Cube kernel).
+        cube_shape: ``[B, M, N]`` output of the first Cube kernel (empty if none).
         measured_us: median CPU-build time, µs (only for measured candidates).
         error: why the candidate could not be built, or why its output was wrong.
     """
@@ -103,14 +130,17 @@ class Candidate:
     units: int = 0
     measured_us: float | None = None
     error: str | None = None
+    vector_us: float = 0.0
+    cube_us: float = 0.0
+    cube_shape: list[int] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
-    def sort_key(self) -> tuple[float, int, int, int]:
+    def sort_key(self) -> tuple[float, int, int, int, int, int]:
         k = self.knobs
-        return (self.modeled_us, -k.buffers, -k.block_dim, -k.tile)
+        return (self.modeled_us, -k.buffers, -k.block_dim, -k.tile, -k.tile_m, -k.tile_n)
 
 
 @dataclass
@@ -154,14 +184,20 @@ class TuneResult:
             f"{len(self.candidates)} candidates in {self.search_s:.1f} s, {self.workers} "
             "workers")
         return (f"autotune {self.name}({self.signature}) on {self.platform} ({src}): "
-                f"tile={w.knobs.tile} block_dim={w.knobs.block_dim} buffers={w.knobs.buffers}"
-                f" -> {w.modeled_us:.2f} us MODELED (automatic: {d.modeled_us:.2f} us, "
+                f"{w.knobs.text()} -> {w.modeled_us:.2f} us MODELED (automatic: "
+                f"{d.modeled_us:.2f} us, "
                 f"{gain:.2f}x)\n  {self.hint()}")
 
     def table(self, limit: int | None = None) -> str:
-        """Ranked candidates: modeled µs, bound pipe, knobs, measured CPU-build µs."""
-        head = (f"{'rank':>4}  {'modeled us':>10}  {'bound':<5}  {'mode':<5}  {'tile':>6}  "
-                f"{'block_dim':>9}  {'buffers':>7}  {'CPU-build us':>12}  note")
+        """Ranked candidates: modeled µs, bound pipe, knobs, measured CPU-build µs (tile_m and
+        tile_n columns for operators with Cube kernels; a 0 knob is automatic)."""
+        cube = bool(self.default.cube_shape)
+        vec = not self.default.mode.startswith("cube")
+        mw = max(5, *(len(c.mode) for c in self.candidates)) if self.candidates else 5
+        head = (f"{'rank':>4}  {'modeled us':>10}  {'bound':<5}  {'mode':<{mw}}  "
+                + (f"{'tile':>6}  " if vec else "")
+                + (f"{'tile_m':>6}  {'tile_n':>6}  " if cube else "")
+                + f"{'block_dim':>9}  {'buffers':>7}  {'CPU-build us':>12}  note")
         lines = [head, "-" * len(head)]
         rows = self.candidates if limit is None else self.candidates[:limit]
         for i, c in enumerate(rows, 1):
@@ -175,8 +211,10 @@ class TuneResult:
                 note.append(f"error: {c.error.splitlines()[0][:60]}")
             meas = f"{c.measured_us:.1f}" if c.measured_us is not None else "-"
             mod = f"{c.modeled_us:.2f}" if c.ok or c.modeled_us < math.inf else "-"
-            lines.append(f"{i:>4}  {mod:>10}  {c.bound:<5}  {c.mode:<5}  {k.tile:>6}  "
-                         f"{k.block_dim:>9}  {k.buffers:>7}  {meas:>12}  {', '.join(note)}")
+            lines.append(f"{i:>4}  {mod:>10}  {c.bound:<5}  {c.mode:<{mw}}  "
+                         + (f"{k.tile:>6}  " if vec else "")
+                         + (f"{k.tile_m:>6}  {k.tile_n:>6}  " if cube else "")
+                         + f"{k.block_dim:>9}  {k.buffers:>7}  {meas:>12}  {', '.join(note)}")
         if limit is not None and len(self.candidates) > limit:
             lines.append(f"... {len(self.candidates) - limit} more")
         lines.append("modeled us: pyasc_mlir.cost_model (MODELED NPU time, not measured); "
@@ -228,22 +266,37 @@ def _cost(knobs: Knobs) -> Candidate:
     assert _JOB is not None
     fn, inputs, name, platform = _JOB
     stages, _, _ = _lower(fn, inputs, name, platform, knobs.buffers == 2, tile=knobs.tile,
-                          block_dim=knobs.block_dim)
+                          block_dim=knobs.block_dim, tile_m=knobs.tile_m, tile_n=knobs.tile_n)
     module = stages["ascendc"]
     ests = estimate(module, platform)
-    vector = [f for f in map(tiling_fields, kernels(module))
+    fields = [tiling_fields(k) for k in kernels(module)]
+    vector = [(f, e) for f, e in zip(fields, ests, strict=True)
               if {"tile_units", "chunk_len", "l"} <= f.keys()]  # asc-tile's kernels
-    if not vector:
-        raise PyAscUsageError(f"autotune: {name} has no vector kernel (its tile, block_dim "
-                              "and buffers knobs are those of asc-tile's vector kernels)")
-    first = vector[0]
-    chunk = first["tile_units"] == 1 and first["chunk_len"] < first["l"]
+    cube = [(f, e) for f, e in zip(fields, ests, strict=True)
+            if {"tile_m", "tile_n"} <= f.keys()]  # asc-lower-cube's kernels
+    if not vector and not cube:
+        raise PyAscUsageError(f"autotune: {name} has neither a vector kernel nor a Cube "
+                              "kernel (nothing to tune)")
     slowest = max(ests, key=lambda e: e.time_us)
-    eff = Knobs(first["chunk_len"] if chunk else first["tile_units"], first["block_dim"],
-                max(e.buffers for e in ests))
-    return Candidate(eff if knobs.tile == 0 else knobs,
-                     modeled_us=sum(e.time_us for e in ests), bound=slowest.bound,
-                     mode="chunk" if chunk else "rows", units=first["units"])
+    tile, mode, units = 0, "cube", 0
+    if vector:
+        first = vector[0][0]
+        chunk = first["tile_units"] == 1 and first["chunk_len"] < first["l"]
+        tile = first["chunk_len"] if chunk else first["tile_units"]
+        mode, units = ("chunk" if chunk else "rows") + ("+cube" if cube else ""), first["units"]
+    eff = knobs
+    if (vector and not knobs.tile) or (cube and not (knobs.tile_m and knobs.tile_n)):
+        # automatic somewhere: record the values the passes chose, so the pin reproduces them
+        only = vector or cube
+        bd = knobs.block_dim if vector and cube else only[0][0]["block_dim"]
+        c0 = cube[0][0] if cube else {}
+        eff = Knobs(tile, bd, max(e.buffers for e in ests), c0.get("tile_m", 0),
+                    c0.get("tile_n", 0))
+    shape = [cube[0][0]["batch"], cube[0][0]["m"], cube[0][0]["n"]] if cube else []
+    return Candidate(eff, modeled_us=sum(e.time_us for e in ests), bound=slowest.bound,
+                     mode=mode, units=units or (cube[0][0]["units"] if cube else 0),
+                     vector_us=sum(e.time_us for _, e in vector),
+                     cube_us=sum(e.time_us for _, e in cube), cube_shape=shape)
 
 
 def _build(knobs: Knobs | None) -> str | None:
@@ -272,7 +325,7 @@ def _block_dims(units: int, cores: int) -> list[int]:
 def _ladder(auto: Candidate) -> list[int]:
     """The automatic tile, then the mode's step times the powers of two below it, largest
     first (``LADDER`` values at most)."""
-    step = 128 if auto.mode == "chunk" else 1
+    step = 128 if auto.mode.startswith("chunk") else 1
     top = auto.knobs.tile
     out = [top]
     p = 1 << max(0, (top // step).bit_length() - 1)
@@ -364,6 +417,60 @@ def _measure(fn: Callable[..., Any], inputs: list[object], name: str, platform: 
         c.measured_us = float(np.median(times)) * 1e6
 
 
+def _cube_grid(shape: Sequence[int], cores: int, mixed: bool) -> list[Knobs]:
+    """Cube knobs (see module doc) for a ``[B, M, N]`` output on ``cores`` cube cores;
+    ``mixed``: block_dim 0 (each pass automatic) is searched too."""
+    batch, rows, cols = shape
+    tms = [m for m in (16, 32, 64, 128) if m <= _round16(rows)]
+    tns = sorted({min(n, _round16(cols)) for n in (32, 64, 128, 256)})
+    grid = []
+    for nb in (2, 1):
+        for tm in tms:
+            for tn in tns:
+                units = batch * -(-rows // tm) * -(-cols // tn)
+                bds = _block_dims(units, cores)
+                grid += [Knobs(0, b, nb, tm, tn) for b in ([0, *bds] if mixed else bds)]
+    return grid
+
+
+def _round16(x: int) -> int:
+    return -(-x // 16) * 16
+
+
+def _ordered(grid: Iterable[Knobs]) -> list[Knobs]:
+    return sorted(set(grid), key=lambda k: (-k.buffers, -k.block_dim, -k.tile, -k.tile_m,
+                                            -k.tile_n))
+
+
+def _search(default: Candidate, plat: Any, pool: _Pool) -> list[Candidate]:
+    """Lower and cost the search space of ``default``'s operator (module doc), ranked."""
+    has_vector, has_cube = not default.mode.startswith("cube"), bool(default.cube_shape)
+    mixed = has_vector and has_cube
+    cands: list[Candidate] = []
+    if has_vector:
+        bds = _block_dims(default.units, plat.vector_cores)
+        if mixed:  # one block_dim for both passes: at most the cube cores, or 0 (automatic)
+            bds = [0, *(b for b in bds if b <= plat.cube_cores)]
+        autos = pool.map(_evaluate, [Knobs(0, b, nb) for nb in (2, 1) for b in bds],
+                         "automatic tiles")
+        grid = [Knobs(t, a.knobs.block_dim, a.knobs.buffers)
+                for a in autos if a.ok for t in _ladder(a)]
+        cands += pool.map(_evaluate, _ordered(grid), "candidates")
+    if has_cube:
+        cands += pool.map(_evaluate, _ordered(_cube_grid(default.cube_shape, plat.cube_cores,
+                                                         mixed)), "cube candidates")
+    if mixed:
+        combos = []
+        for nb, bd in {(c.knobs.buffers, c.knobs.block_dim) for c in cands if c.ok}:
+            same = [c for c in cands if c.ok and (c.knobs.buffers, c.knobs.block_dim) == (nb, bd)]
+            vec = min((c for c in same if c.knobs.tile), key=lambda c: c.vector_us, default=None)
+            cub = min((c for c in same if c.knobs.tile_m), key=lambda c: c.cube_us, default=None)
+            if vec is not None and cub is not None:
+                combos.append(Knobs(vec.knobs.tile, bd, nb, cub.knobs.tile_m, cub.knobs.tile_n))
+        cands += pool.map(_evaluate, _ordered(combos), "combined candidates")
+    return _rank(cands)
+
+
 def _rank(cands: list[Candidate]) -> list[Candidate]:
     uniq: dict[Knobs, Candidate] = {}
     for c in cands:
@@ -418,13 +525,7 @@ def tune(fn: Callable[..., Any], inputs: Sequence[object], platform: str = "910B
         n = workers or min(os.cpu_count() or 1, MAX_WORKERS)
         pool = _Pool(n, sys.stderr.isatty() if progress is None else progress)
         try:
-            autos = pool.map(_evaluate, [Knobs(0, b, nb) for nb in (2, 1)
-                                         for b in _block_dims(default.units, plat.vector_cores)],
-                             "automatic tiles")
-            grid = [Knobs(t, a.knobs.block_dim, a.knobs.buffers)
-                    for a in autos if a.ok for t in _ladder(a)]
-            cands = _rank(pool.map(_evaluate, sorted(set(grid), key=lambda k: (
-                -k.buffers, -k.block_dim, -k.tile)), "candidates"))
+            cands = _search(default, plat, pool)
             if measure:
                 _measure(fn, inputs, name, platform, [c for c in cands if c.ok][:measure],
                          pool)
