@@ -20,6 +20,7 @@ from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.passes.iteration_space import shape_of
+from pyasc_mlir.passes.lower_cube import TILE_N_MAX
 
 TENSOR_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.SelectOp,
               asc.CastOp, asc.BroadcastOp, asc.ReduceOp, asc.ReshapeOp, asc.MatmulOp,
@@ -147,6 +148,11 @@ def _epilogue_ok(op: Operation, shape: tuple[int, ...], members: set[Operation])
     from GM (SwiGLU's two projections of one input)."""
     if isinstance(op, asc.MatmulOp):
         return False  # placed by _groups
+    if isinstance(op, asc.ReduceOp):  # over N, whole rows in one block: e.g. softmax(q k^T)
+        return (tuple(op.input.type.get_shape()) == shape  # type: ignore[attr-defined]
+                and op.axis_list == (len(shape) - 1,) and op.keeps_dims
+                and shape[-1] <= TILE_N_MAX
+                and op.kind.data in ("sum", "max", "min") and _fits_output(op, shape))
     return isinstance(op, EPILOGUE_OPS) and _fits_output(op, shape)
 
 
