@@ -289,9 +289,10 @@ def _cost(knobs: Knobs) -> Candidate:
         # automatic somewhere: record the values the passes chose, so the pin reproduces them
         only = vector or cube
         bd = knobs.block_dim if vector and cube else only[0][0]["block_dim"]
-        c0 = cube[0][0] if cube else {}
-        eff = Knobs(tile, bd, max(e.buffers for e in ests), c0.get("tile_m", 0),
-                    c0.get("tile_n", 0))
+        tm, tn = (cube[0][0]["tile_m"], cube[0][0]["tile_n"]) if cube else (0, 0)
+        if tm % 16 or tn % 16:  # the automatic halving can leave 24 or 12 rows: not
+            tm, tn, bd = knobs.tile_m, knobs.tile_n, knobs.block_dim  # pinnable, keep 0
+        eff = Knobs(tile, bd, max(e.buffers for e in ests), tm, tn)
     shape = [cube[0][0]["batch"], cube[0][0]["m"], cube[0][0]["n"]] if cube else []
     return Candidate(eff, modeled_us=sum(e.time_us for e in ests), bound=slowest.bound,
                      mode=mode, units=units or (cube[0][0]["units"] if cube else 0),

@@ -8,6 +8,7 @@ with the default cache, so "the first call searches" holds on every run.
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,6 +47,26 @@ def np_rmsnorm(x, w):
     return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w.astype(np.float64)
 
 
+def swiglu(x, w, bg, v, bu):
+    g = pa.matmul(x, w) + bg
+    return g * pa.sigmoid(g) * (pa.matmul(x, v) + bu)
+
+
+def linear_gelu(x, w, b):
+    h = pa.matmul(x, w) + b
+    return 0.5 * h * (1.0 + pa.erf(h * 0.7071067811865476))
+
+
+def centered_linear(x, w):
+    return pa.matmul(x - x.max(-1, keepdim=True), w)  # a vector kernel, then a Cube kernel
+
+
+def np_swiglu(x, w, bg, v, bu):
+    x, w, bg, v, bu = (a.astype(np.float64) for a in (x, w, bg, v, bu))
+    g = x @ w + bg
+    return g / (1.0 + np.exp(-g)) * (x @ v + bu)
+
+
 SM32 = [pa.TensorDesc((33, 513), "float32")]
 RMS16 = [pa.TensorDesc((7, 1000), "float16"), pa.TensorDesc((1000,), "float16")]
 
@@ -79,7 +100,8 @@ def sm_result(cache_root):
 
 def modeled(fn, descs, knobs):
     stages, _, _ = _lower(fn, descs, fn.__name__, "910B2", knobs.buffers == 2,
-                          tile=knobs.tile, block_dim=knobs.block_dim)
+                          tile=knobs.tile, block_dim=knobs.block_dim, tile_m=knobs.tile_m,
+                          tile_n=knobs.tile_n)
     return stages, sum(e.time_us for e in estimate(stages["ascendc"]))
 
 
@@ -213,3 +235,111 @@ def test_bad_pins_give_located_errors():
     with pytest.raises(pa.PyAscUsageError, match="cannot also take a pinned tiling") as e:
         pa.jit(autotune=True, tiling={"tile": 1})(softmax)
     assert e.value.loc is not None and e.value.loc.file == __file__
+
+
+# -- Cube (matmul + epilogue) kernels -----------------------------------------------------------
+def _descs(dtype, *shapes):
+    return [pa.TensorDesc(s, dtype) for s in shapes]
+
+
+SW16 = _descs("float16", (33, 100), (100, 17), (17,), (100, 17), (17,))  # tails on M, K, N
+
+
+def _rand(descs, seed):
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal(d.shape) * 0.3).astype(d.np_dtype) for d in descs]
+
+
+def test_swiglu_tunes_its_cube_knobs_and_the_pinned_winner_is_correct():
+    res = autotune.tune(swiglu, SW16, cache=False, workers=2, progress=False)
+    ok = [c for c in res.candidates if c.ok]
+    assert res.winner.modeled_us == min(c.modeled_us for c in ok)
+    assert [c.modeled_us for c in ok] == sorted(c.modeled_us for c in ok)
+    assert {c.mode for c in ok} == {"cube"} and res.default.cube_shape == [1, 33, 17]
+    for knob in ("tile_m", "block_dim", "buffers"):  # tile_n: 17 columns leave only 32
+        assert len({getattr(c.knobs, knob) for c in ok}) >= 2, knob
+    for c in (ok[0], ok[-1]):
+        assert modeled(swiglu, SW16, c.knobs)[1] == pytest.approx(c.modeled_us)
+    w = res.winner.knobs
+    op = pa.compile(swiglu, SW16, tiling=w.pin)
+    stages, t = modeled(swiglu, SW16, w)
+    assert t == pytest.approx(res.winner.modeled_us)
+    assert (op.directory / "kernel.cpp").read_text() == emit_kernel_source(stages["ascendc"])
+    fields = op.info["tiling"]
+    assert fields["block_dim"] == w.block_dim
+    if w.tile_m:  # 0: the automatic block (its halving can leave a height that is not pinnable)
+        assert (fields["tile_m"], fields["tile_n"]) == (w.tile_m, w.tile_n)
+    arrays = _rand(SW16, 4)
+    np.testing.assert_allclose(op(*arrays).astype(np.float64), np_swiglu(*arrays),
+                               rtol=2e-2, atol=2e-2)
+    loser = ok[-1].knobs  # another block size, run in the ascendc-level interpreter
+    (y,) = run_function(modeled(swiglu, SW16, loser)[0]["ascendc"], "swiglu", arrays)
+    np.testing.assert_allclose(np.asarray(y, np.float64), np_swiglu(*arrays), rtol=2e-2,
+                               atol=2e-2)
+
+
+def test_the_cost_model_charges_block_re_reads():
+    # Every [tile_m, tile_n] block reads its A panel and its B panel: M*K*ceil(N/tile_n) +
+    # K*N*ceil(M/tile_m) elements in all, so small blocks move more bytes and take longer.
+    descs = _descs("float16", (128, 384), (384, 1536), (1536,))
+    K = autotune.Knobs
+    est = {}
+    for m, n in ((16, 32), (64, 64), (64, 128)):
+        stages, _ = modeled(linear_gelu, descs, K(0, 24, 2, m, n))
+        (e,) = estimate(stages["ascendc"])
+        est[m, n] = e
+    assert est[16, 32].time_us > est[64, 64].time_us
+    assert est[16, 32].gm_bytes > est[64, 64].gm_bytes > est[64, 128].gm_bytes
+    assert est[64, 64].time_us != est[64, 128].time_us
+
+
+def test_mixed_vector_and_cube_operator_tunes_both_knob_sets():
+    descs = _descs("float32", (33, 100), (100, 17))
+    res = autotune.tune(centered_linear, descs, cache=False, workers=2, progress=False)
+    ok = [c for c in res.candidates if c.ok]
+    assert res.default.mode == "rows+cube"
+    assert res.winner.modeled_us == min(c.modeled_us for c in ok)
+    for knob in ("tile", "tile_m", "block_dim", "buffers"):
+        assert len({getattr(c.knobs, knob) for c in ok}) >= 2, knob
+    assert all(c.knobs.block_dim <= 24 for c in ok)  # one block_dim: at most the cube cores
+    w = res.winner.knobs
+    op = pa.compile(centered_linear, descs, tiling=w.pin)
+    stages, t = modeled(centered_linear, descs, w)
+    assert t == pytest.approx(res.winner.modeled_us)
+    x, wt = _rand(descs, 5)
+    x64 = x.astype(np.float64)
+    ref = (x64 - x64.max(-1, keepdims=True)) @ wt.astype(np.float64)
+    np.testing.assert_allclose(op(x, wt), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_bad_cube_pins_give_located_errors():
+    sw32 = _descs("float32", (256, 64), (64, 512), (512,), (64, 512), (512,))
+    cases = (
+        ({"tile_m": 20}, r"tile_m=20 is not a multiple of 16 \(the Matmul API's baseM\)",
+         "pin tile_m=16"),
+        ({"tile_n": 8}, r"tile_n=8 is not a multiple of 16", "pin tile_n=16"),
+        ({"tile_m": 256, "tile_n": 256}, r"needs 262144 bytes of L0C, but 910B2 has 131072",
+         "the largest tile_m that fits L0C with the other size is 128"),
+        ({"tile_m": 128, "tile_n": 128}, r"blocks need \d+ bytes of UB with 2 buffer\(s\)",
+         "the largest tile_m that fits with tile_n=128 is 80"),
+        ({"block_dim": 25}, r"block_dim=25 is out of range: platform 910B2 has 24 cube cores",
+         "from 1 to 24"),
+    )
+    for pin, msg, hint in cases:
+        with pytest.raises(pa.PyAscCompileError, match=msg) as e:
+            pa.compile(swiglu, sw32, tiling=pin)
+        assert hint in (e.value.hint or ""), (pin, e.value.hint)
+        assert e.value.loc is not None and e.value.loc.file == __file__
+        assert "g = pa.matmul(x, w) + bg" in str(e.value)
+    with pytest.raises(pa.PyAscUsageError, match="not an integer >= 0") as e:
+        pa.compile(swiglu, sw32, tiling={"tile_n": -16})
+    assert e.value.loc is not None and e.value.loc.file == __file__
+
+
+def test_cli_tunes_a_package_file_with_relative_imports(capsys):
+    root = Path(__file__).resolve().parents[1]
+    rc = cli_main(["tune", f"{root}/examples/softmax.py::softmax", "--shape", "8,1024",
+                   "--workers", "1", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "autotune softmax([8, 1024] float16)" in out and "pin it with" in out
