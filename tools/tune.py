@@ -1,9 +1,11 @@
 """``pyasc tune FILE::FUNC --shape 8,1024,1024 [--shape ...]``: autotune one operator.
 
-Searches tile size, blockDim and double-buffer depth (``pyasc_mlir.autotune``): candidates are
+Searches tile size, blockDim and double-buffer depth, and the output block (``tile_m`` x
+``tile_n``) of matmul (Cube) kernels (``pyasc_mlir.autotune``): candidates are
 lowered in parallel (``--workers``), ranked by the MODELED NPU time of ``pyasc_mlir.cost_model``,
 and the best ``--measure K`` are built and timed on the CPU. Prints the ranked table (modeled µs,
-bound pipe, mode, tile, block_dim, buffers, measured CPU-build µs) and how to pin the winner.
+bound pipe, mode, tile, tile_m/tile_n for Cube kernels, block_dim, buffers, measured CPU-build
+µs) and how to pin the winner. A FILE inside a package is imported as its package module.
 One ``--shape`` per tensor parameter, in order; ``--const VALUE`` for compile-time parameters,
 in order after the tensors. The winner is cached per signature (``--force`` searches again).
 """
