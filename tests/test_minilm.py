@@ -145,7 +145,7 @@ def test_reference_matches_sentence_transformers(tokens: W.Tokens,
 
 # --------------------------------------------------------------------------- pyasc model
 
-ROLES_PER_PASS = {"embed_layernorm": 1, "qkv_proj": 6, "scores": 6, "softmax": 6, "context": 6,
+ROLES_PER_PASS = {"embed_layernorm": 1, "qkv_proj": 6, "attn_probs": 6, "context": 6,
                   "o_proj": 6, "attn_layernorm": 6, "ffn_up": 6, "ffn_down": 6,
                   "ffn_layernorm": 6, "pool_normalize": 1}
 
