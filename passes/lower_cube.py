@@ -358,6 +358,9 @@ class _CubeKernelBuilder(_KernelBuilder):
         """A reduction over ``N`` (e.g. a softmax over attention scores): the block holds
         whole rows (``tile_n >= N``, see ``whole_rows``), so it is a ``last`` vector reduce."""
         plan, ix = self.plan, t.ix
+        if plan.n_tiles != 1:  # asc-fuse and whole_rows guarantee one column block
+            raise PyAscCompileError("a row reduction in a matmul epilogue needs whole rows in "
+                                    "one block", loc_of(op), "reduce in a separate operator")
         src = self._buf(t, op.input)
         dst = self._result(t, op.result)
         work = self._alloc(t, "tmp", Layout(False, False, True),
@@ -616,7 +619,7 @@ def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platfor
                 and (plan.tile_n >= plan.tile or pin_m)):
             plan.tile_n = narrower
         elif not pin_m and plan.tile > TILE_M_MIN:
-            plan.tile //= 2
+            plan.tile = round_up(plan.tile // 2, TILE_M_MIN)  # stays a multiple of 16
         else:
             break
 
@@ -674,7 +677,13 @@ class AscLowerCubePass(ModulePass):
             plan = CubePlan(shape_of(mms[0].result))
             cores = self._cores(fusion, plat)
             buffers = self.buffers
-            pins = (self.tile_m, self.tile_n or whole_rows(fusion, plan))
+            rows_n = whole_rows(fusion, plan)
+            if rows_n and self.tile_n and self.tile_n < rows_n:
+                raise PyAscCompileError(
+                    f"tile_n={self.tile_n} splits the rows of {plan.cols} columns that this "
+                    "kernel's epilogue reduces over", loc_of(fusion),
+                    f"pin tile_n >= {rows_n} or leave it automatic")
+            pins = (self.tile_m, self.tile_n or rows_n)
             check_pins(fusion, plan, name, plat, buffers, *pins)
             try:
                 choose_blocks(fusion, plan, name, plat, buffers, cores, *pins)

@@ -368,3 +368,34 @@ def test_reduction_over_wide_rows_stays_a_separate_kernel() -> None:
       func.return %r : {_t((M, 1), 'f32')}
     }}"""
     assert len([o for o in _fused(src).walk() if isinstance(o, asc.FusionOp)]) == 2
+
+
+@pytest.mark.parametrize("m", [1, 17, 33, 100, 513])
+def test_block_heights_are_multiples_of_16(m: int) -> None:
+    src = f"""func.func @h(%x: {_t((m, 64), 'f16')}, %w: {_t((64, 48), 'f16')})
+        -> {_t((m, 48), 'f32')} {{
+      {_matmul_src((m, 64), (64, 48), (m, 48), 'f16', False, False, '%x', '%w')}
+      func.return %m : {_t((m, 48), 'f32')}
+    }}"""
+    module = _fused(src)
+    AscLowerCubePass().apply(make_context(), module)
+    (kernel,) = _kernels(module)
+    tiling = {k: v.value.data for k, v in kernel.attributes["asc.tiling"].data.items()}
+    assert tiling["tile_m"] % 16 == 0 and tiling["tile_n"] % 16 == 0
+
+
+def test_pinned_tile_n_may_not_split_reduced_rows() -> None:
+    S = 40
+    so = (1, S, S)
+    src = f"""func.func @p(%q: {_t((1, S, 16), 'f16')}, %k: {_t((1, S, 16), 'f16')})
+        -> {_t(so, 'f32')} {{
+      {_matmul_src((1, S, 16), (1, S, 16), so, 'f16', False, True, '%q', '%k', '%s')}
+      %mx = asc.reduce "max" %s {{axes = array<i64: 2>, keepdim = true}} : {_t(so, 'f32')}
+        -> {_t((1, S, 1), 'f32')}
+      %mb = asc.broadcast %mx : {_t((1, S, 1), 'f32')} -> {_t(so, 'f32')}
+      %d = asc.binary "sub" %s, %mb : {_t(so, 'f32')}
+      func.return %d : {_t(so, 'f32')}
+    }}"""
+    module = _fused(src)
+    with pytest.raises(PyAscCompileError, match="splits the rows"):
+        AscLowerCubePass(tile_n=32).apply(make_context(), module)
