@@ -1092,7 +1092,10 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
         A ``CompiledOp``; ``info`` holds name, inputs, outputs, block_dim, tiling, ub_bytes,
         platform, kernels, gm_bytes (each input read once + each output written once),
         gm_bytes_per_core_consts (extra bytes when every core re-reads broadcast inputs),
-        unfused_gm_bytes, fused_ops, compile_ms, stage_ms and library.
+        unfused_gm_bytes, fused_ops, compile_ms, stage_ms and library. block_dim, tiling,
+        ub_bytes and kernel_args describe the first kernel launched; launches and returns the
+        host function (an operator may lower to several kernels, run in order on the CPU
+        build; see :func:`_launch_plan`).
 
     Raises:
         PyAscCompileError: the operator cannot be compiled (with its source location).
