@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -47,3 +48,40 @@ class OpInserter:
 
     def binary_const(self, kind: str, a: SSAValue, value: float) -> SSAValue:
         return self.binary(kind, a, self.const(value, a))
+
+
+def kernel_name(module: ModuleOp, fusion: asc.FusionOp) -> str:
+    """A fresh kernel symbol for ``fusion``: ``<function>_kernel``, then ``_1``, ``_2`` ..."""
+    parent = fusion.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    base = parent.sym_name.data if parent is not None else "kernel"
+    taken = {o.sym_name.data for o in module.body.block.ops if isinstance(o, func.FuncOp)}
+    name, suffix = f"{base}_kernel", 1
+    while name in taken:
+        name, suffix = f"{base}_kernel_{suffix}", suffix + 1
+    return name
+
+
+def install_kernel(module: ModuleOp, fusion: asc.FusionOp, kernel: func.FuncOp,
+                   tiling: dict[str, int], platform: str, max_buffers: int | None = None
+                   ) -> None:
+    """Add the lowered ``kernel`` (its ``asc.tiling`` struct, platform and, when double
+    buffering was dropped, ``asc.max_buffers``) to ``module`` and replace ``fusion`` by an
+    ``asc.launch`` of it on ``tiling["block_dim"]`` cores."""
+    kernel.attributes["asc.tiling"] = DictionaryAttr(
+        {k: IntegerAttr(v, i64) for k, v in tiling.items()})
+    kernel.attributes["asc.platform"] = StringAttr(platform)
+    if max_buffers is not None:
+        kernel.attributes["asc.max_buffers"] = IntegerAttr(max_buffers, i64)
+    module.body.block.add_op(kernel)
+    launch = asc.LaunchOp(kernel.sym_name.data, tiling["block_dim"], list(fusion.inputs),
+                          [r.type for r in fusion.outputs])
+    if asc.LOC_ATTR in fusion.attributes:
+        launch.attributes[asc.LOC_ATTR] = fusion.attributes[asc.LOC_ATTR]
+    assert fusion.parent is not None
+    fusion.parent.insert_op_before(launch, fusion)
+    for old, new in zip(fusion.outputs, launch.outputs, strict=True):
+        old.replace_all_uses_with(new)
+    fusion.detach()
+    fusion.erase()

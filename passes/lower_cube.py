@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
-    DictionaryAttr,
     IndexType,
     IntegerAttr,
     ModuleOp,
@@ -38,7 +37,7 @@ from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
-from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
 from pyasc_mlir.passes.iteration_space import shape_of
 from pyasc_mlir.passes.tile import (
     COUNT_ALIGN,
@@ -673,7 +672,7 @@ class AscLowerCubePass(ModulePass):
             if not mms:
                 continue
             _check_operands(fusion)
-            name = _kernel_name(op, fusion)
+            name = kernel_name(op, fusion)
             plan = CubePlan(shape_of(mms[0].result))
             cores = self._cores(fusion, plat)
             buffers = self.buffers
@@ -696,22 +695,8 @@ class AscLowerCubePass(ModulePass):
             sa = shape_of(mms[0].lhs)
             k = sa[-2] if mms[0].trans_a else sa[-1]
             values = tiling_values(plan, cores, k)
-            kernel.attributes["asc.tiling"] = DictionaryAttr(
-                {key: IntegerAttr(v, i64) for key, v in values.items()})
-            kernel.attributes["asc.platform"] = StringAttr(plat.name)
-            if buffers < self.buffers:
-                kernel.attributes["asc.max_buffers"] = IntegerAttr(buffers, i64)
-            op.body.block.add_op(kernel)
-            launch = asc.LaunchOp(name, values["block_dim"], list(fusion.inputs),
-                                  [r.type for r in fusion.outputs])
-            if asc.LOC_ATTR in fusion.attributes:
-                launch.attributes[asc.LOC_ATTR] = fusion.attributes[asc.LOC_ATTR]
-            assert fusion.parent is not None
-            fusion.parent.insert_op_before(launch, fusion)
-            for old, new in zip(fusion.outputs, launch.outputs, strict=True):
-                old.replace_all_uses_with(new)
-            fusion.detach()
-            fusion.erase()
+            install_kernel(op, fusion, kernel, values, plat.name,
+                           buffers if buffers < self.buffers else None)
 
 
 def whole_rows(fusion: asc.FusionOp, plan: CubePlan) -> int:
@@ -721,15 +706,3 @@ def whole_rows(fusion: asc.FusionOp, plan: CubePlan) -> int:
     if not any(isinstance(o, asc.ReduceOp) for o in fusion.body.block.ops):
         return 0
     return round_up(plan.cols, LANE_ALIGN)
-
-
-def _kernel_name(module: ModuleOp, fusion: asc.FusionOp) -> str:
-    parent = fusion.parent_op()
-    while parent is not None and not isinstance(parent, func.FuncOp):
-        parent = parent.parent_op()
-    base = parent.sym_name.data if parent is not None else "kernel"
-    taken = {o.sym_name.data for o in module.body.block.ops if isinstance(o, func.FuncOp)}
-    name, suffix = f"{base}_kernel", 1
-    while name in taken:
-        name, suffix = f"{base}_kernel_{suffix}", suffix + 1
-    return name

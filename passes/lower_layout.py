@@ -36,21 +36,17 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
-    DictionaryAttr,
     IndexType,
-    IntegerAttr,
     ModuleOp,
-    StringAttr,
     TensorType,
     UnitAttr,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
-from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
 from pyasc_mlir.passes.tile import COUNT_ALIGN, LANE_ALIGN, MAX_BLOCK_COUNT, _Ix, round_up
 from pyasc_mlir.platform import get_platform
 
@@ -258,14 +254,6 @@ def tiling_values(parts: list[Part], cores: int) -> dict[str, int]:
             "chunk_len": first.chunk}
 
 
-def _unique_name(module: ModuleOp, base: str) -> str:
-    taken = {o.sym_name.data for o in module.body.block.ops if isinstance(o, func.FuncOp)}
-    name, suffix = f"{base}_kernel", 1
-    while name in taken:
-        name, suffix = f"{base}_kernel_{suffix}", suffix + 1
-    return name
-
-
 @dataclass(frozen=True)
 class AscLowerLayoutPass(ModulePass):
     """Lower every one-op ``asc.fusion`` of ``asc.transpose``/``asc.concat``/``asc.slice`` to a
@@ -292,24 +280,7 @@ class AscLowerLayoutPass(ModulePass):
                                         "masks are moved as 1.0/0.0 by the frontend")
             parts = [p for p in parts_of(lop) if p.units > 0]
             _choose_chunks(parts, bits, plat.ub_usable_bytes, self.buffers)
-            parent = fusion.parent_op()
-            while parent is not None and not isinstance(parent, func.FuncOp):
-                parent = parent.parent_op()
-            base = parent.sym_name.data if parent is not None else "kernel"
-            name = _unique_name(op, base)
+            name = kernel_name(op, fusion)
             kernel = _LayoutKernel(fusion, lop, parts, name).build()
             values = tiling_values(parts, plat.vector_cores)
-            kernel.attributes["asc.tiling"] = DictionaryAttr(
-                {k: IntegerAttr(v, i64) for k, v in values.items()})
-            kernel.attributes["asc.platform"] = StringAttr(plat.name)
-            op.body.block.add_op(kernel)
-            launch = asc.LaunchOp(name, values["block_dim"], list(fusion.inputs),
-                                  [r.type for r in fusion.outputs])
-            if asc.LOC_ATTR in fusion.attributes:
-                launch.attributes[asc.LOC_ATTR] = fusion.attributes[asc.LOC_ATTR]
-            assert fusion.parent is not None
-            fusion.parent.insert_op_before(launch, fusion)
-            for old, new in zip(fusion.outputs, launch.outputs, strict=True):
-                old.replace_all_uses_with(new)
-            fusion.detach()
-            fusion.erase()
+            install_kernel(op, fusion, kernel, values, plat.name)

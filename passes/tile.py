@@ -29,14 +29,12 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    DictionaryAttr,
     IndexType,
     IntegerAttr,
     ModuleOp,
     StringAttr,
     TensorType,
     UnitAttr,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -44,7 +42,7 @@ from xdsl.passes import ModulePass
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.buffer_alloc import live_ranges, pack
-from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
 from pyasc_mlir.passes.dynamic_shapes import (
     SPEC_ATTR,
     DynamicShapes,
@@ -883,15 +881,7 @@ class AscTilePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plat = get_platform(self.platform)
         for fusion in [o for o in op.walk() if isinstance(o, asc.FusionOp)]:
-            parent = fusion.parent_op()
-            while parent is not None and not isinstance(parent, func.FuncOp):
-                parent = parent.parent_op()
-            base = parent.sym_name.data if parent is not None else "kernel"
-            name = f"{base}_kernel"
-            taken = {o.sym_name.data for o in op.body.block.ops if isinstance(o, func.FuncOp)}
-            suffix = 1
-            while name in taken:
-                name, suffix = f"{base}_kernel_{suffix}", suffix + 1
+            name = kernel_name(op, fusion)
             space = analyze(fusion)
             cores = self._cores(fusion, plat.vector_cores)
             plan = _plan(fusion, space, cores)
@@ -921,19 +911,5 @@ class AscTilePass(ModulePass):
             values = tiling_values(plan, cores)
             if plan.dyn is not None:
                 values.update(_dynamic_fields(plan, fusion, kernel, cores))
-            kernel.attributes["asc.tiling"] = DictionaryAttr(
-                {k: IntegerAttr(v, i64) for k, v in values.items()})
-            kernel.attributes["asc.platform"] = StringAttr(plat.name)
-            if buffers < self.buffers:
-                kernel.attributes["asc.max_buffers"] = IntegerAttr(buffers, i64)
-            op.body.block.add_op(kernel)
-            launch = asc.LaunchOp(name, values["block_dim"], list(fusion.inputs),
-                                  [r.type for r in fusion.outputs])
-            if asc.LOC_ATTR in fusion.attributes:
-                launch.attributes[asc.LOC_ATTR] = fusion.attributes[asc.LOC_ATTR]
-            assert fusion.parent is not None
-            fusion.parent.insert_op_before(launch, fusion)
-            for old, new in zip(fusion.outputs, launch.outputs, strict=True):
-                old.replace_all_uses_with(new)
-            fusion.detach()
-            fusion.erase()
+            install_kernel(op, fusion, kernel, values, plat.name,
+                           buffers if buffers < self.buffers else None)
