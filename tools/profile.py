@@ -74,10 +74,10 @@ def load_function(spec: str) -> Any:
     return fn
 
 
-def run_profile(argv: list[str] | None = None) -> int:
-    import pyasc_mlir as pa
-
-    p = argparse.ArgumentParser(prog="pyasc profile", description=__doc__,
+def target_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
+    """The arguments ``pyasc profile`` and ``pyasc tune`` share: ``FILE.py::FUNC``, shapes,
+    dtype, compile-time constants and the platform."""
+    p = argparse.ArgumentParser(prog=prog, description=doc,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("target", help="FILE.py::FUNC")
     p.add_argument("--shape", action="append", default=[], help="e.g. 8,1024,1024 (repeat)")
@@ -85,6 +85,13 @@ def run_profile(argv: list[str] | None = None) -> int:
     p.add_argument("--const", action="append", default=[],
                    help="a compile-time argument as a Python literal (repeat, in order)")
     p.add_argument("--platform", default="910B2")
+    return p
+
+
+def run_profile(argv: list[str] | None = None) -> int:
+    import pyasc_mlir as pa
+
+    p = target_parser("pyasc profile", __doc__)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     args = p.parse_args(argv)

@@ -12,25 +12,17 @@ in order after the tensors. The winner is cached per signature (``--force`` sear
 
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 
-from pyasc_mlir.tools.profile import load_function
+from pyasc_mlir.tools.profile import load_function, target_parser
 
 
 def run_tune(argv: list[str] | None = None) -> int:
     import pyasc_mlir as pa
     from pyasc_mlir.autotune import tune
 
-    p = argparse.ArgumentParser(prog="pyasc tune", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("target", help="FILE.py::FUNC")
-    p.add_argument("--shape", action="append", default=[], help="e.g. 8,1024,1024 (repeat)")
-    p.add_argument("--dtype", default="float16", help="float16 (default) or float32")
-    p.add_argument("--const", action="append", default=[],
-                   help="a compile-time argument as a Python literal (repeat, in order)")
-    p.add_argument("--platform", default="910B2")
+    p = target_parser("pyasc tune", __doc__)
     p.add_argument("--measure", type=int, default=0, metavar="K",
                    help="build and time the best K candidates on the CPU (default 0)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
