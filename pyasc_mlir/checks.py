@@ -53,8 +53,25 @@ _setting: dict[str, bool | None] = {"memory": None, "numeric": None}
 """Explicit settings (``None``: follow the environment variable)."""
 
 
+_ENVIRON = os.environ
+_ENV_DATA: dict[Any, Any] | None = getattr(_ENVIRON, "_data", None)
+_ENV_KEYS: dict[str, Any] = {}
+
+
 def _env(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in _TRUE
+    """Whether environment variable ``name`` is set to a true value, read at every call.
+
+    The modes are queried on every operator call, so while ``os.environ`` is CPython's own
+    mapping this reads its backing dict directly (the same data ``os.environ.get`` reads,
+    without the ``Mapping.get`` / key-encoding chain around it)."""
+    env = os.environ
+    if env is not _ENVIRON or _ENV_DATA is None:  # replaced or unusual: the public way
+        return env.get(name, "").strip().lower() in _TRUE
+    key = _ENV_KEYS.get(name)
+    if key is None:
+        key = _ENV_KEYS[name] = env.encodekey(name)  # type: ignore[attr-defined]
+    raw = _ENV_DATA.get(key)
+    return raw is not None and env.decodevalue(raw).strip().lower() in _TRUE  # type: ignore
 
 
 def memory_check_enabled() -> bool:

@@ -42,6 +42,12 @@ from xdsl.dialects import arith, builtin, func, memref, scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
+from pyasc_mlir.checks import (
+    check_outputs,
+    memory_check_enabled,
+    nonfinite_origin,
+    numeric_check_enabled,
+)
 from pyasc_mlir.dialects.asc import Asc, LaunchOp
 from pyasc_mlir.dialects.ascendc import Ascendc
 from pyasc_mlir.dynamic import DynamicTiling, ShapeMismatch
@@ -320,6 +326,8 @@ class CompiledOp:
         self.name = info["name"]
         self.inputs = [TensorDesc(d["shape"], d["dtype"]) for d in info["inputs"]]
         self.outputs = [TensorDesc(d["shape"], d["dtype"]) for d in info["outputs"]]
+        self._in_specs = [(d.shape, d.np_dtype) for d in self.inputs]
+        self._out_dtypes = [d.np_dtype for d in self.outputs]
         self._rebuild = rebuild
         self._stages: dict[str, ModuleOp] | None = None
         self._cpu = None
@@ -391,7 +399,23 @@ class CompiledOp:
         return f"argument {i} ({names[i]!r})" if i < len(names) else f"argument {i}"
 
     def _check(self, arrays: Sequence[Any]) -> list[np.ndarray]:
-        """The arguments as C-contiguous arrays of the compiled dtypes (see ``__call__``)."""
+        """The arguments as C-contiguous arrays of the compiled dtypes (see ``__call__``).
+
+        The common case (plain C-contiguous arrays of the compiled dtypes and, for static
+        kernels, shapes) is checked inline; anything else takes :meth:`_check_slow`."""
+        specs = self._in_specs
+        if len(arrays) == len(specs):
+            static = self._dyn is None
+            for a, (shape, dtype) in zip(arrays, specs, strict=True):
+                if not (type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous
+                        and a.ndim and (not static or a.shape == shape)):  # 0-d: made 1-d
+                    return self._check_slow(arrays)
+            return list(arrays)
+        return self._check_slow(arrays)
+
+    def _check_slow(self, arrays: Sequence[Any]) -> list[np.ndarray]:
+        """:meth:`_check` for any arguments: count, shapes, torch tensors, dtype conversion,
+        copies of non-contiguous views."""
         if len(arrays) != len(self.inputs):
             n = len(self.inputs)
             raise PyAscUsageError(
@@ -526,17 +550,15 @@ class CompiledOp:
 
     def _numeric_check(self, outs: list[np.ndarray], args: list[np.ndarray], where: str) -> None:
         """Numeric-check mode (``pyasc_mlir.checks``): NaN/Inf in an output raises."""
-        from pyasc_mlir import checks
-
-        if not checks.numeric_check_enabled():
+        if not numeric_check_enabled():
             return
 
         def origin() -> tuple[str, str | None] | None:
             if self._stages is None and self._rebuild is None:
                 return None  # loaded without its source
-            return checks.nonfinite_origin(self.stages()["tensor"], self.name, args)
+            return nonfinite_origin(self.stages()["tensor"], self.name, args)
 
-        checks.check_outputs(outs, self.name, where, origin)
+        check_outputs(outs, self.name, where, origin)
 
     def _cpu_kernel(self, memcheck: bool = False) -> Any:
         """The loaded CPU library; ``memcheck``: its memory-check build (``-DPYASC_MEMCHECK=1``,
@@ -597,21 +619,26 @@ class CompiledOp:
     def run_cpu(self, *arrays: Any) -> list[np.ndarray]:
         """Run the CPU build of the emitted Ascend C, block by block (several kernels: one
         after another, as the host function launches them)."""
+        return self._run_cpu(arrays)
+
+    def _run_cpu(self, arrays: Sequence[Any]) -> list[np.ndarray]:
+        """:meth:`run_cpu` without the ``user_facing`` wrapper (the call path's own)."""
         args = self._check(arrays)
-        if self.info.get("empty"):
+        info = self.info
+        if info.get("empty"):
             return self._run_empty(args)
-        if len(self.info.get("launches", ())) > 1:
+        if len(info.get("launches", ())) > 1:
             outs = self._run_launches(args)
             self._numeric_check(outs, args, "CPU build")
             return outs
         launch = self._launch(args)
-        outs = [_new_output(s, d.np_dtype) for s, d in zip(launch.out_shapes, self.outputs,
-                                                            strict=True)]
+        new_output = _new_output
+        outs = [new_output(s, dt) for s, dt in zip(launch.out_shapes, self._out_dtypes,
+                                                   strict=True)]
         if launch.tiling.get("units", 1) == 0:  # a zero-size dynamic dim: no kernel
             return outs
-        ins = [args[i] for i in self.info.get("kernel_args", range(len(args)))]
-        from pyasc_mlir.checks import memory_check_enabled
-
+        order = info.get("kernel_args")
+        ins = args if order is None else [args[i] for i in order]
         kernel = self._cpu_kernel(memory_check_enabled())  # may build the memcheck library
         start = time.perf_counter()
         kernel.run(launch.block_dim, [*ins, *outs], launch.tiling_bytes)
@@ -623,8 +650,6 @@ class CompiledOp:
         """Several kernels (static shapes): each launch in order, its results in fresh arrays
         that later launches read; returns the values ``info["returns"]`` names (a returned
         input, or a value returned twice, as a copy). One profiler record for the whole op."""
-        from pyasc_mlir.checks import memory_check_enabled
-
         steps = self._plan()
         entries = self._cpu_entries(memory_check_enabled())  # may build the memcheck library
         values = list(args)
@@ -659,10 +684,14 @@ class CompiledOp:
         Raises:
             PyAscUsageError: wrong argument count, shape or dtype (names the calling line).
         """
+        return same_kind_as(arrays, self._call(arrays, backend))
+
+    def _call(self, arrays: Sequence[Any], backend: str) -> np.ndarray | tuple[np.ndarray, ...]:
+        """:meth:`__call__` without the wrappers: the results as NumPy arrays."""
         if backend == "cpu":
-            return same_kind_as(arrays, self._result(self.run_cpu(*arrays)))
+            return self._result(self._run_cpu(arrays))
         if backend == "interp":
-            return same_kind_as(arrays, self._result(self.run_stage("ascendc", *arrays)))
+            return self._result(self.run_stage("ascendc", *arrays))
         raise PyAscUsageError(f"unknown backend {backend!r}; use 'cpu' or 'interp'")
 
 

@@ -10,7 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from pyasc_mlir.driver import CompiledOp, check_tiling, compile, same_kind_as, torch_to_numpy
+from pyasc_mlir.driver import (
+    CompiledOp,
+    check_tiling,
+    compile,
+    same_kind_as,
+    torch_to_numpy,
+    uses_torch,
+)
 from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.types import DTYPES, TensorDesc
 
@@ -40,6 +47,10 @@ def _desc(a: Any) -> Any:
     if _is_array_seq(a):
         return tuple(TensorDesc.of(np.asarray(x)) for x in a)
     return TensorDesc.of(np.asarray(a)) if _is_array(a) and not isinstance(a, TensorDesc) else a
+
+
+_CONSTANTS = (int, float, str, bool, type(None))
+"""Compile-time argument types that the per-call key holds by value."""
 
 
 class JitFunction:
@@ -163,35 +174,27 @@ class JitFunction:
         return tuple(bound.arguments.values())
 
     @staticmethod
-    def _signature_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        """A cheap per-call key (shapes, dtypes, constant values); ``None`` if unhashable."""
+    def _call_key(args: tuple[Any, ...], rank_only: bool
+                  ) -> tuple[tuple[Any, ...] | None, list[np.ndarray]]:
+        """A cheap per-call key and the tensor arguments (tuple/list arguments flattened), in
+        one pass. The key holds shapes (``rank_only``: ranks, for ``dynamic=True``, whose
+        static dims the compiled kernels check), dtypes and constant values; it is ``None``
+        (and the list empty) for anything else: an array-like that is not an ``ndarray``, a
+        NumPy scalar, a tuple constant."""
         key: list[Any] = []
+        arrays: list[np.ndarray] = []
         for a in args:
             if isinstance(a, np.ndarray):
-                key.append((a.shape, a.dtype.str))
-            elif isinstance(a, int | float | str | bool | None):
+                key.append((a.ndim if rank_only else a.shape, a.dtype.str))
+                arrays.append(a)
+            elif isinstance(a, _CONSTANTS) and not isinstance(a, np.generic):
                 key.append((type(a).__name__, a))
             elif _is_array_seq(a) and all(isinstance(x, np.ndarray) for x in a):
-                key.append(tuple((x.shape, x.dtype.str) for x in a))
+                key.append(tuple((x.ndim if rank_only else x.shape, x.dtype.str) for x in a))
+                arrays.extend(a)
             else:
-                return None
-        return tuple(key)
-
-    @staticmethod
-    def _rank_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        """``dynamic=True``: the per-call key is ranks, dtypes and constant values (the static
-        dims are checked by the compiled kernels); ``None`` if unhashable."""
-        key: list[Any] = []
-        for a in args:
-            if isinstance(a, np.ndarray):
-                key.append((a.ndim, a.dtype.str))
-            elif isinstance(a, int | float | str | bool | None):
-                key.append((type(a).__name__, a))
-            elif _is_array_seq(a) and all(isinstance(x, np.ndarray) for x in a):
-                key.append(tuple((x.ndim, x.dtype.str) for x in a))
-            else:
-                return None
-        return tuple(key)
+                return None, []
+        return tuple(key), arrays
 
     def _dynamic_op(self, key: tuple[Any, ...], args: tuple[Any, ...],
                     arrays: list[np.ndarray]) -> CompiledOp:
@@ -211,21 +214,25 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = self._bind(args, kwargs)
-        given, args = args, self._numpy_args(args)
-        if self.dynamic and not self.always_compile:
-            rank_key = self._rank_key(args)
-            if rank_key is not None:
+        given = args
+        tensors = uses_torch(given)  # False at once while torch is not imported
+        if tensors:
+            args = self._numpy_args(args)
+        key: tuple[Any, ...] | None = None
+        if not self.always_compile:
+            key, arrays = self._call_key(args, rank_only=self.dynamic)
+        if self.dynamic and key is not None:
+            op = self._dynamic_op(key, args, arrays)
+        else:
+            op = self._fast.get(key) if key is not None else None
+            if op is None:
+                op = self.compile(*args)
+                if key is not None:
+                    self._fast[key] = op
+            if key is None:
                 arrays = _flat_arrays(args)
-                op = self._dynamic_op(rank_key, args, arrays)
-                return same_kind_as(given, op(*arrays, backend=self.backend))
-        key = None if self.always_compile else self._signature_key(args)
-        op = self._fast.get(key) if key is not None else None
-        if op is None:
-            op = self.compile(*args)
-            if key is not None:
-                self._fast[key] = op
-        arrays = _flat_arrays(args)
-        return same_kind_as(given, op(*arrays, backend=self.backend))
+        result = op._call(arrays, self.backend)
+        return same_kind_as(given, result) if tensors else result
 
 
 def _plain(fn: Callable[..., Any]) -> str:

@@ -314,6 +314,7 @@ class CpuKernel:
             self._last_error_kind.argtypes = []
         except AttributeError:
             self._last_error_kind = None
+        self._tilings: dict[bytes, tuple[np.ndarray, int]] = {}
 
     def run(self, block_dim: int, gm_args: list[np.ndarray], tiling: bytes,
             workspace_bytes: int = 0) -> None:
@@ -336,26 +337,54 @@ class CpuKernel:
             raise ValueError(f"block_dim must be >= 1, got {block_dim}")
         if workspace_bytes < 0:
             raise ValueError(f"workspace_bytes must be >= 0, got {workspace_bytes}")
+        ptrs: list[int | None] = []
         for i, arr in enumerate(gm_args):
             if not isinstance(arr, np.ndarray) or not arr.flags.c_contiguous:
                 raise ValueError(f"gm_args[{i}] must be a C-contiguous numpy array")
+            ptrs.append(_address(arr))
         # 64-byte aligned, zero-filled buffers for the workspace and the tiling struct.
         workspace = _aligned_zeros(workspace_bytes) if workspace_bytes else None
-        tiling_buf = _aligned_zeros(max(len(tiling), 8))
-        tiling_buf[: len(tiling)] = np.frombuffer(bytes(tiling), dtype=np.uint8)
-        ptrs = [arr.ctypes.data for arr in gm_args]
         ptrs.append(workspace.ctypes.data if workspace is not None else None)
-        ptrs.append(tiling_buf.ctypes.data)
+        ptrs.append(self._tiling_address(tiling))
         nargs = len(ptrs)
-        argv = (ctypes.c_void_p * nargs)(*ptrs)
+        argv = (ctypes.c_void_p * nargs)(*ptrs)  # per call: the GIL is released while it runs
+        run_block = self._run_block
         for block in range(block_dim):
-            rc = self._run_block(block, block_dim, argv, nargs)
-            if rc != 0:
-                msg = self._last_error()
-                detail = msg.decode(errors="replace") if msg else ""
-                if self._last_error_kind is not None and self._last_error_kind() == 1:
-                    raise KernelMemoryError(block, block_dim, detail)
-                raise KernelError(block, block_dim, detail)
+            if run_block(block, block_dim, argv, nargs) != 0:
+                self._raise(block, block_dim)
+
+    def _tiling_address(self, tiling: bytes) -> int:
+        """Address of a 64-byte aligned, zero-padded copy of ``tiling`` (at least 8 bytes).
+
+        The buffer is made once per distinct tiling and kept (``_tilings``); its bytes are
+        written again on every call, so a kernel that wrote into it cannot leak into the next.
+        """
+        key = tiling if type(tiling) is bytes else bytes(tiling)
+        hit = self._tilings.get(key)
+        if hit is None:
+            buf = _aligned_zeros(max(len(key), 8))
+            if len(self._tilings) > 4096:
+                self._tilings.clear()
+            hit = self._tilings[key] = (buf, buf.ctypes.data)
+        ctypes.memmove(hit[1], key, len(key))
+        return hit[1]
+
+    def _raise(self, block: int, block_dim: int) -> None:
+        """Raise the error block ``block`` reported (``pyasc_last_error``)."""
+        msg = self._last_error()
+        detail = msg.decode(errors="replace") if msg else ""
+        if self._last_error_kind is not None and self._last_error_kind() == 1:
+            raise KernelMemoryError(block, block_dim, detail)
+        raise KernelError(block, block_dim, detail)
+
+
+def _address(arr: np.ndarray) -> int:
+    """The data address of a C-contiguous array (through the buffer protocol, which is several
+    times cheaper than ``arr.ctypes.data``; read-only or empty arrays take the slow way)."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(arr))
+    except (TypeError, ValueError, BufferError):
+        return arr.ctypes.data
 
 
 def _aligned_zeros(nbytes: int, align: int = 64) -> np.ndarray:
