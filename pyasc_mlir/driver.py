@@ -639,7 +639,9 @@ class CompiledOp:
             return outs
         order = info.get("kernel_args")
         ins = args if order is None else [args[i] for i in order]
-        kernel = self._cpu_kernel(memory_check_enabled())  # may build the memcheck library
+        memcheck = memory_check_enabled()
+        kernel = self._cpu if self._cpu is not None and not memcheck else self._cpu_kernel(
+            memcheck)  # may load the library or build the memcheck one
         start = time.perf_counter()
         kernel.run(launch.block_dim, [*ins, *outs], launch.tiling_bytes)
         notify_profilers(self, start)
