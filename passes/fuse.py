@@ -20,7 +20,7 @@ from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.passes.iteration_space import shape_of
-from pyasc_mlir.passes.lower_cube import TILE_N_MAX
+from pyasc_mlir.passes.lower_cube import TILE_N_MAX, readable_in_place
 
 TENSOR_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.SelectOp,
               asc.CastOp, asc.BroadcastOp, asc.ReduceOp, asc.ReshapeOp, asc.MatmulOp,
@@ -168,6 +168,13 @@ def _operand_views(ops: list[Operation]) -> set[Operation]:
                 isinstance(u.operation, asc.MatmulOp) or u.operation in views
                 for u in op.results[0].uses):
             views.add(op)
+    for mm in ops:  # a chain the Cube cannot read in place is not a view: it gets a kernel
+        if isinstance(mm, asc.MatmulOp):
+            for v in mm.operands:
+                if isinstance(v.owner, Operation) and v.owner in views and not readable_in_place(v):
+                    while isinstance(v.owner, Operation) and v.owner in views:
+                        views.discard(v.owner)
+                        v = v.owner.operands[0]
     return views
 
 
@@ -175,6 +182,12 @@ def _view_root(v: SSAValue, views: set[Operation]) -> SSAValue:
     while isinstance(v.owner, Operation) and v.owner in views:
         v = v.owner.operands[0]
     return v
+
+
+def _trivial_reshape(op: asc.ReshapeOp) -> bool:
+    """Only adds or drops size-1 dims (a vector kernel handles it in place)."""
+    return ([d for d in shape_of(op.operands[0]) if d != 1]
+            == [d for d in shape_of(op.results[0]) if d != 1])
 
 
 def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]]:
@@ -227,6 +240,19 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
                 result_views.add(op)
                 cur.append(op)
                 continue
+        if isinstance(op, asc.ReshapeOp) and not _trivial_reshape(op):
+            # Regrouping dims: a copy kernel (an identity slice + the reshape) in GM's layout.
+            copy = asc.SliceOp(op.operands[0], [0] * len(shape_of(op.operands[0])),
+                               shape_of(op.operands[0]))
+            if asc.LOC_ATTR in op.attributes:
+                copy.attributes[asc.LOC_ATTR] = op.attributes[asc.LOC_ATTR]
+            assert op.parent is not None
+            op.parent.insert_op_before(copy, op)
+            op.operands[0] = copy.results[0]
+            groups += [[copy, op], []]
+            cube = None
+            result_views = set()
+            continue
         if isinstance(op, asc.TransposeOp):  # a data-movement kernel of its own, with the
             uses = list(op.results[0].uses)   # reshape that is its only user (same bytes)
             tail = [uses[0].operation] if len(uses) == 1 and isinstance(

@@ -215,6 +215,18 @@ def operand_view(v: SSAValue) -> View:
     return View(v, shape, strides)
 
 
+def readable_in_place(v: SSAValue) -> bool:
+    """The Cube can read matmul operand ``v`` (reshapes/transposes of a kernel argument) in
+    place: the views compose to strides and one of the two matrix dims is contiguous."""
+    try:
+        view = operand_view(v)
+    except PyAscCompileError:
+        return False
+    *_, d_row, d_col = view.shape
+    *_, s_row, s_col = view.strides
+    return 1 in (d_row, d_col, s_row, s_col)
+
+
 def result_view(w: SSAValue) -> tuple[SSAValue, tuple[int, ...]]:
     """For a kernel result ``w`` computed by reshapes/transposes of an output-space value
     ``v``: ``v`` and the stride of each of ``v``'s axes in ``w``'s (row-major) buffer.
