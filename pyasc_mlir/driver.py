@@ -120,6 +120,15 @@ class _Fingerprint:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.seen: set[int] = set()
+        self.watch: list[tuple[Any, str | None, Any, str | None]] = []
+        """Every global/closure binding read: ``(namespace or cell, name, value, small
+        mutable container's repr)`` (see :func:`watch_changed`)."""
+
+    def _watch(self, holder: Any, name: str | None, v: Any) -> None:
+        text = None
+        if isinstance(v, list | dict | set | np.ndarray) and len(v) <= 256:
+            text = repr(v.tolist() if isinstance(v, np.ndarray) else v)
+        self.watch.append((holder, name, v, text))
 
     def value(self, name: str, v: Any, depth: int = 0) -> None:
         if isinstance(v, types.MethodType):
@@ -167,6 +176,7 @@ class _Fingerprint:
         for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
             try:
                 self.value(f"{name}.<closure {var}>", cell.cell_contents, depth + 1)
+                self._watch(cell, None, cell.cell_contents)
             except ValueError:  # empty cell
                 continue
         g = fn.__globals__
@@ -174,10 +184,12 @@ class _Fingerprint:
             if var not in g:
                 continue
             v = g[var]
+            self._watch(g, var, v)
             if isinstance(v, types.ModuleType):
                 if _is_user_code(v):  # helpers reached as module.attr
                     for attr in sorted(names):
                         if attr in vars(v):
+                            self._watch(vars(v), attr, vars(v)[attr])
                             self.value(f"{var}.{attr}", vars(v)[attr], depth + 1)
                 else:
                     self.parts.append(f"{var}=<module {v.__name__}>")
@@ -209,6 +221,35 @@ def _source_of(fn: Callable[..., Any], inputs: Sequence[object] = ()) -> str:
         if not isinstance(a, TensorDesc | int | float | str | bool | type(None)):
             fp.value(f"<input {i}>", a)
     return "\n".join(fp.parts)
+
+
+_UNBOUND = object()
+
+
+def global_watch(fn: Callable[..., Any]) -> list[tuple[Any, str | None, Any, str | None]]:
+    """The global and closure bindings ``fn`` and the helpers it reaches read (what
+    :class:`_Fingerprint` puts in the cache key), to notice cheaply that one changed."""
+    fp = _Fingerprint()
+    fp.value(getattr(fn, "__name__", "fn"), fn)
+    return fp.watch
+
+
+def watch_changed(watch: list[tuple[Any, str | None, Any, str | None]]) -> bool:
+    """A binding in ``watch`` now names another object (``SCALE = 3.0`` after compiling with
+    2.0), or a small list/dict/set/array constant was changed in place."""
+    for holder, name, v, text in watch:
+        if name is None:
+            try:
+                cur = holder.cell_contents
+            except ValueError:
+                return True
+        else:
+            cur = holder.get(name, _UNBOUND)
+        if cur is not v:
+            return True
+        if text is not None and repr(v.tolist() if isinstance(v, np.ndarray) else v) != text:
+            return True
+    return False
 
 
 @functools.cache

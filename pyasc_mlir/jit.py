@@ -14,9 +14,11 @@ from pyasc_mlir.driver import (
     CompiledOp,
     check_tiling,
     compile,
+    global_watch,
     same_kind_as,
     torch_to_numpy,
     uses_torch,
+    watch_changed,
 )
 from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.types import DTYPES, TensorDesc
@@ -90,6 +92,10 @@ class JitFunction:
         check_tiling(tiling, double_buffer)
         self._compiled: dict[tuple, CompiledOp] = {}
         self._fast: dict[tuple, CompiledOp] = {}
+        self._watch: list[Any] | None = None
+        """Globals/closures the operator reads (``driver.global_watch``): when one changes,
+        the in-memory kernels are dropped and the next call compiles (or hits the cache
+        entry for the new values)."""
         functools.update_wrapper(self, fn)
 
     def _check_call(self, args: tuple[Any, ...]) -> None:
@@ -145,12 +151,22 @@ class JitFunction:
         self._check_call(args)
         descs: list[object] = [_desc(a) for a in args]
         sig = tuple(repr(d) for d in descs)
+        self._forget_if_globals_changed()
         if self.always_compile or sig not in self._compiled:
             self._compiled[sig] = compile(self.fn, descs, platform=self.platform,
                                           double_buffer=self.double_buffer,
                                           cache=not self.always_compile,
                                           tiling=self._tiling(descs), dynamic=self.dynamic)
+            if self._watch is None:
+                self._watch = global_watch(self.fn)
         return self._compiled[sig]
+
+    def _forget_if_globals_changed(self) -> None:
+        if self._watch is not None and watch_changed(self._watch):
+            self._compiled.clear()
+            self._fast.clear()
+            self._dyn_ops.clear()
+            self._watch = None
 
     def _tiling(self, descs: list[object]) -> dict[str, int] | None:
         """The pinned tiling, or with ``autotune=True`` the winner of ``pyasc_mlir.autotune``
@@ -219,6 +235,7 @@ class JitFunction:
         if tensors:
             args = self._numpy_args(args)
         key: tuple[Any, ...] | None = None
+        self._forget_if_globals_changed()
         if not self.always_compile:
             key, arrays = self._call_key(args, rank_only=self.dynamic)
         if self.dynamic and key is not None:

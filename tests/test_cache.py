@@ -455,3 +455,42 @@ def test_source_fingerprints_are_stable_across_processes():
 
 FINGERPRINTED = [(scale_shift, DESC), (_Scaled.forward, [_Scaled, *DESC]),
                  (_make_closure(2.0), DESC), (_with_default, DESC)]
+
+
+SCALE_G = 2.0
+ROW_G = [1.0, 2.0]
+
+
+def _scaled(a):
+    return a * SCALE_G
+
+
+def _scaled_via_helper(a, b):
+    return _scale_helper(a @ b)
+
+
+def _scale_helper(h):
+    return h * SCALE_G
+
+
+def _row_scaled(a):
+    return a * ROW_G[1]
+
+
+def test_jit_object_notices_a_changed_global_constant():
+    """The same @jit object recompiles (or hits the cache entry for the new value) when a
+    global it reads is rebound or a small list constant is changed in place."""
+    global SCALE_G
+    x = np.ones((4, 8), np.float32)
+    ops = [pa.jit(_scaled), pa.jit(_scaled_via_helper), pa.jit(_row_scaled)]
+    before = [ops[0](x)[0, 0], ops[1](x, x.T)[0, 0], ops[2](x)[0, 0]]
+    saved = SCALE_G
+    try:
+        SCALE_G = 3.0
+        ROW_G[1] = 5.0
+        after = [ops[0](x)[0, 0], ops[1](x, x.T)[0, 0], ops[2](x)[0, 0]]
+    finally:
+        SCALE_G = saved
+        ROW_G[1] = 2.0
+    assert before == [2.0, 16.0, 2.0] and after == [3.0, 24.0, 5.0]
+    assert ops[0](x)[0, 0] == 2.0  # and back
