@@ -25,6 +25,7 @@ import ast
 import builtins
 import importlib
 import inspect
+import linecache
 import math
 import numbers
 import operator
@@ -49,6 +50,15 @@ _WHERE_HINT = ("use pyasc_mlir.where(cond, a, b) to choose between values elemen
                "`if`/`while`/`and`/`or`/`not` run at compile time, on compile-time values only")
 _MASK_HINT = ("use pyasc_mlir.where(mask, a, b), or pyasc_mlir.cast(mask, pyasc_mlir.float32) "
               "for 1.0/0.0")
+_PY_HINT = ("this expression runs in Python at compile time on compile-time values; fix it as "
+            "ordinary Python")
+_RAN_HINT = ("it ran at compile time on compile-time values; check the shapes and arguments the "
+             "operator is called with")
+_ITER_HINT = "iterate over range(n), or a tuple or list of compile-time values or tensors"
+_CALL_HINT = "call pyasc_mlir functions, helpers defined with def, or builtins"
+_RESHAPE_HINT = "give positive compile-time ints (from x.shape or constants), at most one -1"
+_MATCH_HINT = "call the operator with a tensor of that shape (None accepts any size)"
+_RANK_HINT = "pass tensors of one rank; reshape one first, e.g. x.reshape(1, n)"
 _UNARY = ("exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf", "sin", "cos")
 _REDUCE = ("sum", "mean", "max", "min", "var")
 _LAYOUT = ("matmul", "transpose", "concat")
@@ -277,8 +287,8 @@ class _Compiler:
         """The ``def`` node of ``fn``, its file, and the delta from AST to file line numbers."""
         where = self.loc(use) if (use is not None and self.frame is not None) else None
         if fn.__name__ == "<lambda>":
-            raise PyAscCompileError("a lambda cannot be compiled or inlined", where,
-                                    "define the function with def")
+            raise PyAscCompileError("a lambda cannot be compiled or inlined",
+                                    where or _lambda_loc(fn), "define the function with def")
         try:
             lines, start = inspect.getsourcelines(fn)
         except (OSError, TypeError) as exc:
@@ -294,13 +304,17 @@ class _Compiler:
             tree = ast.parse(src)
         except SyntaxError as exc:
             raise PyAscCompileError(f"cannot parse the source of {fn.__qualname__}(): {exc}",
-                                    where) from None
+                                    where,
+                                    "the .py file changed after it was imported, or is not valid "
+                                    "Python; re-import it") from None
         node: ast.stmt = tree.body[0]
         if prefix:
             assert isinstance(node, ast.If)
             node = node.body[0]
         if not isinstance(node, ast.FunctionDef):
-            raise PyAscCompileError(f"{fn.__qualname__}() is not a plain 'def' function", where)
+            raise PyAscCompileError(f"{fn.__qualname__}() is not a plain 'def' function", where,
+                                    "write the operator as a plain module-level def function (not "
+                                    "async, a class or a callable object)")
         file = fn.__code__.co_filename
         return node, file, start - 1 - prefix
 
@@ -389,7 +403,8 @@ class _Compiler:
         else:
             items, elt_nodes = [value], [value_node]
         if not items:
-            self.error(f"{fn.__name__}() returns an empty tuple", ret_node)
+            self.error(f"{fn.__name__}() returns an empty tuple", ret_node,
+                       "return one tensor or a tuple of tensors")
         results: list[SSAValue] = []
         dtypes: list[str] = []
         for item, n in zip(items, elt_nodes, strict=True):
@@ -473,7 +488,7 @@ class _Compiler:
         try:
             items = list(iterable)
         except Exception as exc:
-            self.error(f"cannot iterate over {type(iterable).__name__}: {exc}", s.iter)
+            self.error(f"cannot iterate over {type(iterable).__name__}: {exc}", s.iter, _ITER_HINT)
         for item in items:
             self.assign(s.target, item)
             try:
@@ -496,7 +511,7 @@ class _Compiler:
             self.runtime_error("this assertion", s.test)
         if not self.truth(test, s.test):
             msg = "" if s.msg is None else f": {self.eval(s.msg)}"
-            self.error(f"assertion failed{msg}", s)
+            self.error(f"assertion failed{msg}", s, _RAN_HINT)
 
     def stmt_Raise(self, s: ast.Raise) -> None:
         exc = None if s.exc is None else self.eval(s.exc)
@@ -504,7 +519,7 @@ class _Compiler:
             exc = self.pycall(exc, [], {}, s)
         text = (f"{type(exc).__name__}: {exc}" if isinstance(exc, BaseException)
                 else "the operator raised an exception")
-        self.error(f"operator raised {text}", s)
+        self.error(f"operator raised {text}", s, _RAN_HINT)
 
     def stmt_Import(self, s: ast.Import) -> None:
         assert self.frame is not None
@@ -523,7 +538,8 @@ class _Compiler:
         mod = self._import(s.module or "", s.level, s)
         for alias in s.names:
             if alias.name == "*":
-                self.error("'from ... import *' is not supported in a compiled operator", s)
+                self.error("'from ... import *' is not supported in a compiled operator", s,
+                           "import the names you use: from module import name")
             try:
                 v = getattr(mod, alias.name)
             except AttributeError:
@@ -536,7 +552,9 @@ class _Compiler:
             return importlib.import_module("." * level + name,
                                            self.frame.globals.get("__package__"))
         except Exception as exc:
-            self.error(f"cannot import {'.' * level + name}: {exc}", node)
+            self.error(f"cannot import {'.' * level + name}: {exc}", node,
+                       "the module must be importable when the operator compiles; import it at "
+                       "module level")
 
     # ------------------------------------------------------------------ assignment and names
 
@@ -555,19 +573,22 @@ class _Compiler:
             try:
                 seq = list(value)
             except TypeError:
-                self.error(f"cannot unpack {type(value).__name__}", target)
+                self.error(f"cannot unpack {type(value).__name__}", target,
+                           "unpack a tuple or a list, e.g. n, d = x.shape")
             starred = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
             n = len(target.elts)
             if starred:
                 i = starred[0]
                 if len(seq) < n - 1:
                     self.error(f"not enough values to unpack (expected at least {n - 1}, got "
-                               f"{len(seq)})", target)
+                               f"{len(seq)})", target,
+                               "use one target per value; x.shape has one value per dim")
                 tail = n - i - 1
                 parts = seq[:i] + [seq[i:len(seq) - tail]] + seq[len(seq) - tail:]
             else:
                 if len(seq) != n:
-                    self.error(f"cannot unpack {len(seq)} values into {n} targets", target)
+                    self.error(f"cannot unpack {len(seq)} values into {n} targets", target,
+                               "use one target per value; x.shape has one value per dim")
                 parts = seq
             for t, v in zip(target.elts, parts, strict=True):
                 self.assign(t.value if isinstance(t, ast.Starred) else t, v)
@@ -583,13 +604,16 @@ class _Compiler:
                 return scope[name]
         if hasattr(builtins, name):
             return getattr(builtins, name)
-        self.error(f"name '{name}' is not defined", node)
+        self.error(f"name '{name}' is not defined", node,
+                   "define it at module level or pass it as an argument; an operator sees module "
+                   "globals, closure variables and builtins")
 
     def truth(self, value: Any, node: ast.AST) -> bool:
         try:
             return bool(value)
         except Exception as exc:
-            self.error(f"cannot take the truth value of {type(value).__name__}: {exc}", node)
+            self.error(f"cannot take the truth value of {type(value).__name__}: {exc}", node,
+                       "if/while/and/or/not need compile-time values (ints, floats, bools, tuples)")
 
     # ------------------------------------------------------------------ expressions
 
@@ -640,19 +664,21 @@ class _Compiler:
                     and isinstance(exc, AttributeError)):
                 self.error(f"unknown function {obj.__name__}.{node.attr}", node,
                            "supported tensor functions: " + _SUPPORTED_FUNCS)
-            self.error(f"{type(exc).__name__}: {exc}", node)
+            self.error(f"{type(exc).__name__}: {exc}", node, _PY_HINT)
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         obj = self.eval(node.value)
         index = self.eval(node.slice)
         if _contains_tensor(index):
-            self.error("a tensor cannot be used as an index", node.slice)
+            self.error("a tensor cannot be used as an index", node.slice,
+                       "index with compile-time ints and slices; select by a mask with "
+                       "pyasc_mlir.where(mask, a, b)")
         if isinstance(obj, SymbolicTensor):
             return self.index(obj, index, node)
         try:
             return obj[index]
         except Exception as exc:
-            self.error(f"{type(exc).__name__}: {exc}", node)
+            self.error(f"{type(exc).__name__}: {exc}", node, _PY_HINT)
 
     def expr_Slice(self, node: ast.Slice) -> Any:
         parts = [None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step)]
@@ -664,11 +690,13 @@ class _Compiler:
             if isinstance(e, ast.Starred):
                 v = self.eval(e.value)
                 if isinstance(v, SymbolicTensor):
-                    self.error("cannot unpack a tensor with *", e)
+                    self.error("cannot unpack a tensor with *", e,
+                               "index the tensor (x[0]) or pass several tensors as a tuple or list")
                 try:
                     out.extend(v)
                 except TypeError:
-                    self.error(f"cannot unpack {type(v).__name__} with *", e)
+                    self.error(f"cannot unpack {type(v).__name__} with *", e,
+                               "* unpacks a tuple, a list or another iterable")
             else:
                 out.append(self.eval(e))
         return out
@@ -682,7 +710,7 @@ class _Compiler:
     def expr_Set(self, node: ast.Set) -> Any:
         items = self._elements(node.elts)
         if _contains_tensor(items):
-            self.error("a set cannot hold tensors", node)
+            self.error("a set cannot hold tensors", node, "use a tuple or a list of tensors")
         return set(items)
 
     def expr_Dict(self, node: ast.Dict) -> Any:
@@ -693,7 +721,8 @@ class _Compiler:
             else:
                 key = self.eval(k)
                 if isinstance(key, SymbolicTensor):
-                    self.error("a tensor cannot be a dict key", k)
+                    self.error("a tensor cannot be a dict key", k,
+                               "use a str or int key and put the tensor in the value")
                 out[key] = self.eval(v)
         return out
 
@@ -715,7 +744,7 @@ class _Compiler:
         try:
             return format(value, spec)
         except Exception as exc:
-            self.error(f"{type(exc).__name__}: {exc}", node)
+            self.error(f"{type(exc).__name__}: {exc}", node, _PY_HINT)
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
                        ) -> list[Any]:
@@ -734,11 +763,14 @@ class _Compiler:
             gen = node.generators[i]
             iterable = self.eval(gen.iter)
             if isinstance(iterable, SymbolicTensor):
-                self.error("iterating over a tensor is not supported", gen.iter)
+                self.error("iterating over a tensor is not supported", gen.iter,
+                           "ops work on whole tensors; comprehensions run at compile time over "
+                           "compile-time values such as range(n)")
             try:
                 items = list(iterable)
             except Exception as exc:
-                self.error(f"cannot iterate over {type(iterable).__name__}: {exc}", gen.iter)
+                self.error(f"cannot iterate over {type(iterable).__name__}: {exc}", gen.iter,
+                           _ITER_HINT)
             for item in items:
                 self.assign(gen.target, item)
                 ok = True
@@ -767,7 +799,7 @@ class _Compiler:
     def expr_SetComp(self, node: ast.SetComp) -> Any:
         items = self._comprehension(node)
         if _contains_tensor(items):
-            self.error("a set cannot hold tensors", node)
+            self.error("a set cannot hold tensors", node, "use a tuple or a list of tensors")
         return set(items)
 
     def expr_DictComp(self, node: ast.DictComp) -> Any:
@@ -804,7 +836,8 @@ class _Compiler:
                 self.runtime_error("'not'", node)
             if v.dtype == "bool":
                 return self.mask_not(v, node)
-            self.error("'~' is only supported on boolean masks", node)
+            self.error("'~' is only supported on boolean masks", node,
+                       "'~' negates a boolean mask such as ~(x > 0); use -x to negate numbers")
         if isinstance(node.op, ast.Not) and _contains_tensor(v):
             self.runtime_error("'not'", node)
         ufn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
@@ -838,7 +871,8 @@ class _Compiler:
             if kw.arg is None:
                 extra = self.eval(kw.value)
                 if not isinstance(extra, Mapping):
-                    self.error("** needs a mapping", kw.value)
+                    self.error("** needs a mapping", kw.value,
+                               "pass a dict, e.g. f(**{'axis': -1})")
                 kwargs.update(extra)
             else:
                 kwargs[kw.arg] = self.eval(kw.value)
@@ -850,7 +884,7 @@ class _Compiler:
         if isinstance(callee, _TensorMethod):
             return self.call_method(callee, args, kwargs, node)
         if not callable(callee):
-            self.error(f"'{type(callee).__name__}' object is not callable", node)
+            self.error(f"'{type(callee).__name__}' object is not callable", node, _CALL_HINT)
         if isinstance(callee, types.FunctionType) and callee in _MARKERS:
             return self.call_op(_MARKERS[callee], callee, args, kwargs, node)
         if callee is builtins.print:
@@ -865,7 +899,8 @@ class _Compiler:
             return self.power(args[0], args[1], node)
         if callee is builtins.len and len(args) == 1 and isinstance(args[0], SymbolicTensor):
             if not args[0].shape:
-                self.error("len() of a 0-d tensor", node)
+                self.error("len() of a 0-d tensor", node,
+                           "a 0-d tensor has no length; read its dims with x.shape")
             self.note_shape_read(node)
             return args[0].shape[0]
         if any(callee is c for c in _STRUCTURAL) and not any(
@@ -894,21 +929,21 @@ class _Compiler:
                node: ast.AST) -> Any:
         """Call ``callee`` in Python (all arguments are compile-time values)."""
         if not callable(callee):
-            self.error(f"'{type(callee).__name__}' object is not callable", node)
+            self.error(f"'{type(callee).__name__}' object is not callable", node, _CALL_HINT)
         try:
             return callee(*args, **kwargs)
         except PyAscCompileError:
             raise
         except Exception as exc:
             self.error(f"calling {_callee_name(callee)}() at compile time raised "
-                       f"{type(exc).__name__}: {exc}", node)
+                       f"{type(exc).__name__}: {exc}", node, _PY_HINT)
 
     def pyop(self, fn: Callable[..., Any], args: Sequence[Any], node: ast.AST) -> Any:
         """Apply a Python operator to compile-time values."""
         try:
             return fn(*args)
         except Exception as exc:
-            self.error(f"{type(exc).__name__}: {exc}", node)
+            self.error(f"{type(exc).__name__}: {exc}", node, _PY_HINT)
 
     def inline(self, fn: types.FunctionType, args: list[Any], kwargs: dict[str, Any],
                node: ast.AST) -> Any:
@@ -921,7 +956,8 @@ class _Compiler:
         try:
             bound = inspect.signature(fn).bind(*args, **kwargs)
         except TypeError as exc:
-            self.error(_bind_error(f"{fn.__name__}()", exc), node)
+            self.error(_bind_error(f"{fn.__name__}()", exc), node,
+                       "call the helper with the parameters its def names")
         bound.apply_defaults()
         fdef, file, delta = self.parse_function(fn, node)
         caller = self.frame
@@ -941,7 +977,8 @@ class _Compiler:
                     node: ast.AST) -> Any:
         if m.name == "reshape":
             if kwargs:
-                self.error("reshape() takes the new shape only", node)
+                self.error("reshape() takes the new shape only", node,
+                           "call x.reshape(d0, d1, ...) or x.reshape((d0, d1, ...))")
             shape = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else args
             return self.reshape(m.tensor, shape, node)
         if m.name == "transpose":
@@ -954,7 +991,8 @@ class _Compiler:
             return self.transpose(m.tensor, perm, node)
         if m.name == "permute":
             if kwargs:
-                self.error("permute() takes the dims only", node)
+                self.error("permute() takes the dims only", node,
+                           "call x.permute(d0, d1, ...) with compile-time ints")
             dims = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else args
             return self.transpose(m.tensor, dims, node)
         name = "cast" if m.name == "astype" else m.name
@@ -992,7 +1030,8 @@ class _Compiler:
         if name == "var":
             unbiased = a["unbiased"]
             if _contains_tensor(unbiased):
-                self.error("'unbiased' must be a compile-time bool", node)
+                self.error("'unbiased' must be a compile-time bool", node,
+                           "pass unbiased=True or unbiased=False as a constant")
             correction = 1 if unbiased else 0
         return self.reduce(name, a["x"], a["axis"], a["keepdim"], correction, node)
 
@@ -1075,7 +1114,8 @@ class _Compiler:
             return self.mask_logic(sym, a, b, node)
         if isinstance(op, ast.MatMult):
             return self.matmul(a, b, False, False, node)
-        self.error(f"operator '{sym}' is not supported on tensors", node)
+        self.error(f"operator '{sym}' is not supported on tensors", node,
+                   "on tensors: + - * / ** @, comparisons, and & | ^ ~ on boolean masks")
 
     def binary(self, kind: str, a: Any, b: Any, node: ast.AST, what: str | None = None
                ) -> Any:
@@ -1103,7 +1143,8 @@ class _Compiler:
             try:
                 return _PY_UNARY[kind](float(x))
             except (ValueError, OverflowError, ZeroDivisionError) as exc:
-                self.error(f"{kind}({x!r}) at compile time: {exc}", node)
+                self.error(f"{kind}({x!r}) at compile time: {exc}", node,
+                           "the constant is outside the function's domain; check the value")
         self.check_arith(x, node, f"{kind}()" if kind != "neg" else "'-'")
         r = self.emit(asc.UnaryOp(kind, self.convert(x.value, "float32", node)), node)
         return SymbolicTensor(r.results[0], x.dtype, x.shape)
@@ -1116,7 +1157,8 @@ class _Compiler:
             return self.pyop(operator.pow, [base, exponent], node)
         self.check_arith(base, node, "'**'")
         if not _is_number(exponent):
-            self.error(f"unsupported exponent of type {type(exponent).__name__}", node)
+            self.error(f"unsupported exponent of type {type(exponent).__name__}", node,
+                       "use a number exponent, e.g. x ** 2 or x ** 0.5")
         e = float(exponent)
         if e == 1:
             return base
@@ -1136,7 +1178,8 @@ class _Compiler:
         if isinstance(op, ast.Is | ast.IsNot):
             return (a is b) == isinstance(op, ast.Is)
         if type(op) not in _CMP_PREDICATES:
-            self.error("'in' / 'not in' are not supported on tensors", node)
+            self.error("'in' / 'not in' are not supported on tensors", node,
+                       "compare elementwise with == and combine the masks with |")
         for v in (a, b):
             if isinstance(v, SymbolicTensor) and v.dtype == "bool":
                 self.error("boolean masks cannot be compared", node,
@@ -1215,7 +1258,8 @@ class _Compiler:
                        "for Python numbers use the builtins" if kind != "var" else None)
         self.check_arith(x, node, f"{kind}()")
         if _contains_tensor(keepdim) or _contains_tensor(axis):
-            self.error(f"axis and keepdim of {kind}() must be compile-time values", node)
+            self.error(f"axis and keepdim of {kind}() must be compile-time values", node,
+                       "pass axis as an int or a tuple of ints and keepdim as True or False")
         rank = x.ndim
         if axis is None:
             axes = list(range(rank))
@@ -1225,7 +1269,8 @@ class _Compiler:
                 isinstance(a, int | np.integer) and not isinstance(a, bool) for a in axis):
             axes = [int(a) for a in axis]
         else:
-            self.error(f"axis must be an int, a tuple of ints or None, got {axis!r}", node)
+            self.error(f"axis must be an int, a tuple of ints or None, got {axis!r}", node,
+                       "pass axis=-1, axis=(0, 1) or axis=None (every dim)")
         norm: list[int] = []
         for a in axes:
             if not -rank <= a < rank:
@@ -1234,7 +1279,7 @@ class _Compiler:
                            if rank else "a 0-d tensor has no axes")
             a = a % rank
             if a in norm:
-                self.error(f"axis {a} is repeated in axis={axis!r}", node)
+                self.error(f"axis {a} is repeated in axis={axis!r}", node, "name each dim once")
             norm.append(a)
         if not norm:
             if kind != "var":
@@ -1252,18 +1297,20 @@ class _Compiler:
         if _contains_tensor(shape) or not all(
                 isinstance(d, int | np.integer) and not isinstance(d, bool) for d in shape):
             self.error(f"reshape() needs a shape of compile-time ints, got {list(shape)!r}",
-                       node)
+                       node, _RESHAPE_HINT)
         dims = [int(d) for d in shape]
         total = math.prod(x.shape)
         if dims.count(-1) > 1 or any(d < -1 or d == 0 for d in dims):
-            self.error(f"invalid shape {dims} for reshape()", node)
+            self.error(f"invalid shape {dims} for reshape()", node, _RESHAPE_HINT)
         if -1 in dims:
             known = math.prod(d for d in dims if d != -1)
             if total % known:
-                self.error(f"cannot reshape {list(x.shape)} to {dims}", node)
+                self.error(f"cannot reshape {list(x.shape)} to {dims}", node,
+                           f"the new shape must hold {total} elements; {_RESHAPE_HINT}")
             dims[dims.index(-1)] = total // known
         if math.prod(dims) != total:
-            self.error(f"cannot reshape {list(x.shape)} ({total} elements) to {dims}", node)
+            self.error(f"cannot reshape {list(x.shape)} ({total} elements) to {dims}", node,
+                       f"the new shape must hold {total} elements; {_RESHAPE_HINT}")
         if tuple(dims) == x.shape:
             return x
         r = self.emit(asc.ReshapeOp(x.value, dims), node).results[0]
@@ -1273,13 +1320,15 @@ class _Compiler:
 
     def need_tensor(self, x: Any, what: str, node: ast.AST) -> SymbolicTensor:
         if not isinstance(x, SymbolicTensor):
-            self.error(f"{what} needs a tensor, got {type(x).__name__} {x!r}", node)
+            self.error(f"{what} needs a tensor, got {type(x).__name__} {x!r}", node,
+                       "pass a tensor (an argument of the operator or a value computed from one)")
         return x
 
     def norm_axis(self, axis: Any, x: SymbolicTensor, node: ast.AST) -> int:
         """``axis`` (negative counts from the end) as an index into ``x.shape``."""
         if not _is_int(axis):
-            self.error(f"a dim must be a compile-time int, got {axis!r}", node)
+            self.error(f"a dim must be a compile-time int, got {axis!r}", node,
+                       "pass the dim as an int constant, e.g. -1")
         rank = x.ndim
         if not -rank <= int(axis) < rank:
             self.error(f"dim {axis} is out of range for a tensor of shape {list(x.shape)}",
@@ -1304,7 +1353,9 @@ class _Compiler:
         x = self.need_tensor(x, "transpose()", node)
         if not isinstance(dims, tuple | list) or not all(_is_int(d) for d in dims):
             self.error(f"transpose dims must be a tuple of compile-time ints, got {dims!r}",
-                       node)
+                       node,
+                       "pass a permutation of the dims such as (1, 0), or swap two with "
+                       "x.transpose(0, 1)")
         if len(dims) != x.ndim:
             self.error(f"permutation {list(dims)} has {len(dims)} dims but the tensor has shape "
                        f"{list(x.shape)}", node, f"give all {x.ndim} dims in their new order")
@@ -1325,7 +1376,8 @@ class _Compiler:
         ts: list[SymbolicTensor] = list(tensors)
         first = ts[0]
         if any(t.ndim != first.ndim for t in ts):
-            self.error(f"concat() needs tensors of one rank, got shapes {_shapes(ts)}", node)
+            self.error(f"concat() needs tensors of one rank, got shapes {_shapes(ts)}", node,
+                       "reshape the tensors to one rank first, e.g. x.reshape(1, n)")
         if first.ndim == 0:
             self.error("concat() of 0-d tensors", node, "reshape them to [1] first")
         k = self.norm_axis(axis, first, node)
@@ -1353,10 +1405,12 @@ class _Compiler:
                 self.error(f"unsupported index {it!r} for a tensor", node,
                            "index with compile-time ints, slices with step 1, ... and None")
         if items.count(Ellipsis) > 1:
-            self.error("an index can only have a single ellipsis ('...')", node)
+            self.error("an index can only have a single ellipsis ('...')", node,
+                       "use '...' once, e.g. x[..., 0]")
         used = sum(1 for it in items if it is not None and it is not Ellipsis)
         if used > x.ndim:
-            self.error(f"too many indices ({used}) for a tensor of shape {list(x.shape)}", node)
+            self.error(f"too many indices ({used}) for a tensor of shape {list(x.shape)}", node,
+                       f"use at most {x.ndim} indices, one per dim")
         if Ellipsis in items:
             at = items.index(Ellipsis)
             items[at:at + 1] = [slice(None)] * (x.ndim - used)
@@ -1374,7 +1428,8 @@ class _Compiler:
             if isinstance(it, slice):
                 for part in (it.start, it.stop):
                     if part is not None and not _is_int(part):
-                        self.error(f"slice bounds must be compile-time ints, got {it!r}", node)
+                        self.error(f"slice bounds must be compile-time ints, got {it!r}", node,
+                                   "use int constants or values read from x.shape")
                 if it.step is not None and it.step != 1:
                     self.error(f"slice step {it.step!r} in dim {dim} is not supported", node,
                                "only step 1 is supported")
@@ -1410,13 +1465,15 @@ class _Compiler:
         for v, side in ((a, "left"), (b, "right")):
             if not isinstance(v, SymbolicTensor):
                 self.error(f"the {side} operand of matmul is {type(v).__name__} {v!r}, not a "
-                           "tensor", node)
+                           "tensor", node,
+                           "both operands of @ and pyasc_mlir.matmul must be tensors of rank >= "
+                           "2; scale by a number with *")
             if v.dtype == "bool":
                 self.error("a boolean mask cannot be a matmul operand", node, _MASK_HINT)
         for flag in (transpose_a, transpose_b):
             if not isinstance(flag, bool | np.bool_):
                 self.error(f"transpose_a/transpose_b must be compile-time bools, got {flag!r}",
-                           node)
+                           node, "pass transpose_a and transpose_b as True or False constants")
         ta, tb = bool(transpose_a), bool(transpose_b)
         if a.ndim < 2 or b.ndim < 2:
             self.error(f"matmul needs operands of rank >= 2, got shapes {list(a.shape)} and "
@@ -1473,15 +1530,18 @@ class _Compiler:
             if not isinstance(pattern, tuple | list) or not all(
                     p is None or _is_int(p) for p in pattern):
                 self.error(f"match_shape() pattern must be a tuple of ints and None, got "
-                           f"{pattern!r}", node)
-            want = "(" + ", ".join("None" if p is None else str(p) for p in pattern) + ")"
+                           f"{pattern!r}", node,
+                           "pass a tuple such as (None, 64): an int fixes a dim, None accepts any "
+                           "size")
+            want = "(" + ", ".join("None" if p is None else str(int(p)) for p in pattern) + (
+                ",)" if len(pattern) == 1 else ")")
             if len(pattern) != x.ndim:
                 self.error(f"shape {list(x.shape)} does not match {want}: rank {x.ndim}, "
-                           f"expected {len(pattern)}", node)
+                           f"expected {len(pattern)}", node, _MATCH_HINT)
             for i, (d, p) in enumerate(zip(x.shape, pattern, strict=True)):
                 if p is not None and d != p:
                     self.error(f"shape {list(x.shape)} does not match {want}: dim {i} is {d}, "
-                               f"expected {p}", node)
+                               f"expected {p}", node, _MATCH_HINT)
             return x.shape
         if name == "assert_same_rank":
             ts = a["tensors"]
@@ -1489,23 +1549,34 @@ class _Compiler:
                 ts = ts[0]
             ts = [self.need_tensor(t, "assert_same_rank()", node) for t in ts]
             if len({t.ndim for t in ts}) > 1:
-                self.error(f"tensors of different ranks: shapes {_shapes(ts)}", node)
+                self.error(f"tensors of different ranks: shapes {_shapes(ts)}", node, _RANK_HINT)
             return None
         ts = a["tensors"]
         if not isinstance(ts, tuple | list):
-            self.error(f"assert_compatible() takes a list or tuple of tensors, got {ts!r}", node)
+            self.error(f"assert_compatible() takes a list or tuple of tensors, got {ts!r}", node,
+                       "pass a list or tuple of tensors, e.g. pyasc_mlir.assert_compatible([a, b])")
         ts = [self.need_tensor(t, "assert_compatible()", node) for t in ts]
         if not ts:
             return None
         if len({t.ndim for t in ts}) > 1:
-            self.error(f"tensors of different ranks: shapes {_shapes(ts)}", node)
+            self.error(f"tensors of different ranks: shapes {_shapes(ts)}", node, _RANK_HINT)
         ex = a["exclude_dim"]
         k = None if ex is None else self.norm_axis(ex, ts[0], node)
         for i in range(ts[0].ndim):
             if i != k and len({t.shape[i] for t in ts}) > 1:
                 where = "" if k is None else f" (exclude_dim={ex})"
-                self.error(f"shapes {_shapes(ts)} differ in dim {i}{where}", node)
+                self.error(f"shapes {_shapes(ts)} differ in dim {i}{where}", node,
+                           "the tensors must have equal sizes in every dim (except exclude_dim); "
+                           "check the shapes the operator is called with")
         return None
+
+
+def _lambda_loc(fn: types.FunctionType) -> SourceLoc:
+    """Where ``fn`` (a lambda) is written: its code object's file and first line, the column of
+    the ``lambda`` keyword on that line (0 when not found)."""
+    code = fn.__code__
+    text = linecache.getline(code.co_filename, code.co_firstlineno)
+    return SourceLoc(code.co_filename, code.co_firstlineno, max(text.find("lambda"), 0))
 
 
 def build_module(fn: Callable[..., Any], args: Sequence[TensorDesc | int | float | bool | str],

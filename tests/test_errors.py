@@ -405,3 +405,92 @@ def test_tensor_desc_with_an_unsupported_dtype_is_a_located_usage_error():
 
 def _list_add(a, b):
     return a + b
+
+
+# ------------------------------------------------------- errors that each carry a hint
+
+def h_matmul_scalar(a):
+    return a @ 2.0  # ERR matmul_scalar
+
+
+def h_transpose_tensor(a):
+    return pa.matmul(a, a, transpose_b=a)  # ERR transpose_tensor
+
+
+def h_transpose_int(a):
+    return pa.matmul(a, a, transpose_b=1)  # ERR transpose_int
+
+
+def h_reshape(a):
+    return a.reshape(3, 3)  # ERR reshape
+
+
+def h_match_dim(a):
+    pa.match_shape(a, (4, 9))  # ERR match_dim
+    return a
+
+
+def h_match_rank(a):
+    pa.match_shape(a, (4,))  # ERR match_rank
+    return a
+
+
+def h_same_rank(a, b):
+    pa.assert_same_rank(a, b)  # ERR same_rank
+    return a
+
+
+def h_undefined(a):
+    return a * undefined_name  # ERR undefined  # noqa: F821
+
+
+A48 = np.ones((4, 8), F16)
+HINTED = {
+    "matmul_scalar": (h_matmul_scalar, [A48], "right operand of matmul is float 2.0", "*"),
+    "transpose_tensor": (h_transpose_tensor, [A48], "must be compile-time bools", "True or False"),
+    "transpose_int": (h_transpose_int, [A48], "must be compile-time bools, got 1",
+                      "True or False"),
+    "reshape": (h_reshape, [A48], "cannot reshape [4, 8] (32 elements) to [3, 3]",
+                "must hold 32 elements"),
+    "match_dim": (h_match_dim, [A48], "does not match (4, 9): dim 1 is 8", "None accepts"),
+    "match_rank": (h_match_rank, [A48], "does not match (4,): rank 2, expected 1",
+                   "None accepts"),
+    "same_rank": (h_same_rank, [A48, np.ones(4, F16)], "different ranks", "reshape"),
+    "undefined": (h_undefined, [A48], "name 'undefined_name' is not defined", "module level"),
+}
+
+
+@pytest.mark.parametrize("tag", sorted(HINTED))
+def test_shape_and_operand_errors_carry_a_hint(tag):
+    fn, args, *words = HINTED[tag]
+    with pytest.raises(PyAscCompileError) as info:
+        pa.jit(fn)(*args)
+    check(info.value, tag, *words)
+
+
+def test_a_lambda_operator_is_located_at_the_lambda():
+    with pytest.raises(PyAscCompileError) as info:
+        pa.jit(lambda a, b: a @ b)(A48, A48.T.copy())  # ERR top_lambda
+    check(info.value, "top_lambda", "a lambda cannot be compiled", "def")
+    assert info.value.loc.col == linecache.getline(THIS, info.value.loc.line).index("lambda")
+
+
+def test_every_frontend_error_passes_a_hint():
+    """Static check: each ``self.error(...)`` / ``PyAscCompileError(...)`` in the AST frontend
+    passes a hint (the third argument)."""
+    import ast
+
+    import pyasc_mlir.frontend.ast_frontend as fe
+
+    src = open(fe.__file__).read()
+    missing = []
+    for n in ast.walk(ast.parse(src)):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        is_error = (isinstance(f, ast.Attribute) and f.attr == "error"
+                    and isinstance(f.value, ast.Name) and f.value.id == "self")
+        if (is_error or (isinstance(f, ast.Name) and f.id == "PyAscCompileError")) and (
+                len(n.args) < 3 and not n.keywords):
+            missing.append(n.lineno)
+    assert not missing, f"errors without a hint at lines {missing} of {fe.__file__}"
