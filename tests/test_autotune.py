@@ -343,3 +343,30 @@ def test_cli_tunes_a_package_file_with_relative_imports(capsys):
     out = capsys.readouterr().out
     assert rc == 0
     assert "autotune softmax([8, 1024] float16)" in out and "pin it with" in out
+
+
+@pytest.mark.parametrize("command", ["tune", "profile"])
+@pytest.mark.parametrize("extra, words", [
+    (["--shape", "4,x"], "invalid shape '4,x'"),
+    (["--shape", "4,-1"], "invalid shape '4,-1'"),
+    (["--shape", "4,8", "--dtype", "int8"], "invalid choice: 'int8'"),
+    (["--shape", "4,8", "--const", "foo("], "invalid constant 'foo('"),
+])
+def test_cli_bad_arguments_are_usage_errors(command, extra, words, capsys):
+    root = Path(__file__).resolve().parents[1]
+    with pytest.raises(SystemExit) as e:
+        cli_main([command, f"{root}/examples/softmax.py::softmax", *extra])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert f"pyasc {command}: error: " in err and words in err, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["tune", "profile"])
+def test_cli_missing_function_names_the_subcommand(command, capsys):
+    root = Path(__file__).resolve().parents[1]
+    with pytest.raises(SystemExit) as e:
+        cli_main([command, f"{root}/examples/softmax.py::nosuch", "--shape", "4,8"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert f"pyasc {command}: error: " in err and "has no function 'nosuch'" in err, err

@@ -15,7 +15,7 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -56,22 +56,51 @@ def _import_module(path: Path) -> Any:
     return module
 
 
-def load_function(spec: str) -> Any:
+def usage_error(prog: str, message: str) -> NoReturn:
+    """Print ``prog: error: message`` to stderr and exit with code 2 (a usage error)."""
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def load_function(spec: str, prog: str = "pyasc profile") -> Any:
     """``path/to/file.py::func`` -> the function object. A file inside a package (folders
     with ``__init__.py``) is imported as its package module, so its relative imports work;
-    the folder above the outermost package goes on ``sys.path``.
+    the folder above the outermost package goes on ``sys.path``. ``prog`` names the
+    subcommand in messages.
 
     Raises:
         SystemExit: the file or the function does not exist (usage error, exit code 2).
     """
     path, _, name = spec.partition("::")
     if not name or not Path(path).is_file():
-        raise SystemExit(f"pyasc profile: expected FILE.py::FUNC, got {spec!r}")
+        usage_error(prog, f"expected FILE.py::FUNC, got {spec!r}")
     module = _import_module(Path(path).resolve())
     fn = getattr(module, name, None)
     if fn is None:
-        raise SystemExit(f"pyasc profile: {path} has no function {name!r}")
+        usage_error(prog, f"{path} has no function {name!r}")
     return fn
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    """``"8,1024"`` -> ``(8, 1024)`` (argparse ``type=``; non-negative ints)."""
+    try:
+        dims = tuple(int(d) for d in text.split(","))
+    except ValueError:
+        dims = ()
+    if not dims or any(d < 0 for d in dims):
+        raise argparse.ArgumentTypeError(
+            f"invalid shape {text!r}: give comma-separated non-negative ints, e.g. 8,1024")
+    return dims
+
+
+def _const(text: str) -> Any:
+    """A compile-time argument as a Python literal (argparse ``type=``)."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise argparse.ArgumentTypeError(
+            f"invalid constant {text!r}: give a Python literal such as 3.0, 64, True or "
+            "'gelu' (quote strings)") from None
 
 
 def target_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
@@ -80,9 +109,11 @@ def target_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=doc,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("target", help="FILE.py::FUNC")
-    p.add_argument("--shape", action="append", default=[], help="e.g. 8,1024,1024 (repeat)")
-    p.add_argument("--dtype", default="float16", help="float16 (default) or float32")
-    p.add_argument("--const", action="append", default=[],
+    p.add_argument("--shape", action="append", default=[], type=_shape,
+                   help="e.g. 8,1024,1024 (repeat)")
+    p.add_argument("--dtype", default="float16", choices=("float16", "float32"),
+                   help="float16 (default) or float32")
+    p.add_argument("--const", action="append", default=[], type=_const,
                    help="a compile-time argument as a Python literal (repeat, in order)")
     p.add_argument("--platform", default="910B2")
     return p
@@ -95,9 +126,8 @@ def run_profile(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     args = p.parse_args(argv)
-    fn = load_function(args.target)
-    shapes = [tuple(int(d) for d in s.split(",")) for s in args.shape]
-    consts = [ast.literal_eval(c) for c in args.const]
+    fn = load_function(args.target, p.prog)
+    shapes, consts = args.shape, args.const
     op = pa.compile(fn, [*(pa.TensorDesc(s, args.dtype) for s in shapes), *consts],
                     platform=args.platform)
     rng = np.random.default_rng(0)

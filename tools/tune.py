@@ -12,7 +12,6 @@ in order after the tensors. The winner is cached per signature (``--force`` sear
 
 from __future__ import annotations
 
-import ast
 import json
 
 from pyasc_mlir.tools.profile import load_function, target_parser
@@ -32,9 +31,8 @@ def run_tune(argv: list[str] | None = None) -> int:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     args = p.parse_args(argv)
-    fn = load_function(args.target)
-    shapes = [tuple(int(d) for d in s.split(",")) for s in args.shape]
-    consts = [ast.literal_eval(c) for c in args.const]
+    fn = load_function(args.target, p.prog)
+    shapes, consts = args.shape, args.const
     res = tune(fn, [*(pa.TensorDesc(s, args.dtype) for s in shapes), *consts],
                platform=args.platform, measure=args.measure, workers=args.workers,
                progress=False if args.no_progress else None, cache=not args.force)
