@@ -414,3 +414,22 @@ def test_demo_runs_one_kernel_on_minilm(capsys: pytest.CaptureFixture) -> None:
     assert "softmax" in out and "5x12x25x25" in out and "0.001" in out
     assert "1/1 kernels within tolerance" in out, out
     assert rc == 0
+
+
+def test_demo_report_is_plain_text_when_stdout_is_not_a_terminal(
+        capsys: pytest.CaptureFixture) -> None:
+    """Redirected output (not a tty) gets the plain table, every cell whole (rich would fit
+    the table into 80 columns and cut the cells)."""
+    from pyasc_mlir.tools.demo import COLUMNS, Result, print_report
+
+    r = Result("norm_family.layer_norm_fused", "float16", "5x12x25x384", "MiniLM", 1e-3,
+               kernels=1, gm_bytes=123456, ub_bytes=65536, err_interp=1.5e-4, err_cpu=2.5e-4,
+               ok_interp=True, ok_cpu=True, cold_ms=812.5, cached_ms=0.25, cpu_ms=1.75,
+               numpy_ms=3.5)
+    print_report([r], [], "about", plain=False)
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    header = next(i for i, ln in enumerate(lines) if ln.startswith(COLUMNS[0]))
+    assert set(lines[header + 1].replace(" ", "")) == {"-"}, out
+    assert "…" not in out and "norm_family.layer_norm_fused" in lines[header + 2], out
+    assert "5x12x25x384" in lines[header + 2] and lines[header + 2].rstrip().endswith("ok")

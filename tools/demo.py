@@ -328,7 +328,9 @@ def print_report(results: Sequence[Result], rows: Sequence[DemoRow], about: str,
     out = out or sys.stdout
     title = "pyasc-mlir examples on real MiniLM activations"
     print(about, file=out)
-    if plain or out is not sys.stdout or not _print_rich(results, title):
+    # rich sizes its table to the terminal (80 columns when redirected): plain text off a tty
+    tty = getattr(out, "isatty", lambda: False)()
+    if plain or out is not sys.stdout or not tty or not _print_rich(results, title):
         print(title, file=out)
         _print_plain(results, out)
     print("\nData per row:", file=out)
@@ -368,7 +370,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="runs per timing; medians are printed (default 3)")
     p.add_argument("--no-interp", action="store_true",
                    help="skip the IR interpreter (CPU build only)")
-    p.add_argument("--plain", action="store_true", help="plain text even if rich is installed")
+    p.add_argument("--plain", action="store_true",
+                   help="plain text even if rich is installed (always when stdout is not a "
+                   "terminal)")
     p.add_argument("--no-model", action="store_true",
                    help="skip the whole-model part (all-MiniLM-L6-v2 sentence embeddings)")
     p.add_argument("--fresh-cache", action="store_true",
