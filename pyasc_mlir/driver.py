@@ -1297,6 +1297,18 @@ def _dynamic_request(fn: Callable[..., Any], inputs: Sequence[object], auto: boo
     return out, {"dims": dims, "names": _tensor_arg_names(fn, inputs)}
 
 
+def _kernel_kinds(ks: list[func.FuncOp]) -> str:
+    """``"it compiles to one Cube (matmul) kernel"`` or ``"... to 3 kernels: 1 Cube (matmul),
+    2 vector"``: what the operator's kernels are (a Cube kernel's tiling has ``tile_m``)."""
+    from pyasc_mlir.emitter import tiling_fields
+
+    cube = sum("tile_m" in tiling_fields(k) for k in ks)
+    if len(ks) == 1:
+        return ("it compiles to one Cube (matmul) kernel" if cube else
+                "it compiles to one vector kernel without a dynamic tiling recipe")
+    return f"it compiles to {len(ks)} kernels: {cube} Cube (matmul), {len(ks) - cube} vector"
+
+
 def _describe_dynamic(info: dict[str, Any], stages: dict[str, ModuleOp],
                       descs: list[TensorDesc], strict: bool) -> None:
     """``info["dynamic"]`` (the kernel's tiling recipe, struct fields, compiled shapes) and
@@ -1315,10 +1327,11 @@ def _describe_dynamic(info: dict[str, Any], stages: dict[str, ModuleOp],
     if not isinstance(recipe, builtin.StringAttr):
         if not strict:
             return
-        what = f"it compiles to {len(ks)} kernels" if len(ks) > 1 else "not for matmul yet"
         raise PyAscUsageError(f"{info['name']}: dynamic dims are supported for one fused vector "
-                              f"kernel only ({what})", caller_loc(),
-                              "compile with static shapes")
+                              f"kernel only; {_kernel_kinds(ks)}", caller_loc(),
+                              "give static sizes in the TensorDesc instead of None, or use "
+                              "@pa.jit(dynamic=True), which compiles such an operator once per "
+                              "shape")
     dyn = {"spec": json.loads(recipe.data), "fields": list(info["tiling"]),
            "shapes": [list(d.shape) for d in descs]}
     tiling = DynamicTiling(dyn["spec"], dyn["fields"], dyn["shapes"], info["arg_names"])

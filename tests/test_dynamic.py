@@ -277,10 +277,14 @@ def test_jit_dynamic_falls_back_to_static_for_matmul() -> None:
         np.testing.assert_allclose(fn(x, w, b), x @ w + b, rtol=1e-4, atol=1e-4)
     assert sum(len(v) for v in fn._dyn_ops.values()) == 2
     assert not any(op.dynamic for v in fn._dyn_ops.values() for op in v)
-    with pytest.raises(pa.PyAscError, match="dynamic dims are supported"):
+    with pytest.raises(pa.PyAscError, match="dynamic dims are supported") as info:
         pa.compile(matmul_bias, [pa.TensorDesc((None, 16), "float32"),
                                  pa.TensorDesc((16, 8), "float32"),
                                  pa.TensorDesc((8,), "float32")])
+    err = info.value
+    assert "it compiles to one Cube (matmul) kernel" in err.message, err
+    assert "static sizes" in err.hint and "@pa.jit(dynamic=True)" in err.hint, err
+    assert err.loc is not None and err.loc.file == __file__, err
 
 
 def _scale_by_rows(x):
