@@ -22,17 +22,16 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     ModuleOp,
     StringAttr,
     TensorType,
-    UnitAttr,
     i64,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
@@ -48,6 +47,7 @@ from pyasc_mlir.passes.tile import (
     _Ix,
     _KernelBuilder,
     _Tile,
+    core_range,
     round_up,
 )
 from pyasc_mlir.platform import Platform, get_platform
@@ -451,14 +451,7 @@ class _CubeKernelBuilder(_KernelBuilder):
         entry = Block(arg_types=gm_types)
         self.gm_of = dict(zip(args, entry.args[:len(args)], strict=True))
         ix = _Ix(entry, self.loc)
-        bid = ix.add(asc.BlockIdxOp())
-        per = ix.add(asc.TilingFieldOp("units_per_core"))
-        rem = ix.add(asc.TilingFieldOp("units_rem"))
-        step = ix.add(asc.TilingFieldOp("tile_units"))
-        start = ix.addi(ix.muli(bid, per), ix.mini(bid, rem))
-        lt = ix.add(arith.CmpiOp(bid, rem, "slt"))
-        extra = ix.add(arith.SelectOp(lt, ix.c(1), ix.c(0)))
-        end = ix.addi(start, ix.addi(per, extra))
+        bounds = core_range(ix)
         # Only epilogue operands are tiles in UB; matmul operands stay in GM.
         tile_args = [a for a in args if any(
             not isinstance(u.operation, (asc.MatmulOp, *VIEW_OPS)) for u in a.uses)]
@@ -486,27 +479,7 @@ class _CubeKernelBuilder(_KernelBuilder):
         for a in tile_args:
             if a not in const_bufs:
                 t.bufs[a] = self._load(t, a, self.gm_of[a], "in")
-        body_ops = [op for op in self.block.ops if not isinstance(op, asc.YieldOp)]
-        self.last_use = {}
-        for i, op in enumerate(body_ops):
-            for x in op.operands:
-                self.last_use[x] = i
-        for x in outs:
-            self.last_use[x] = len(body_ops)
-        for i, op in enumerate(body_ops):
-            self.position = i
-            self._op(t, op)
-        used: set[SSAValue] = set()
-        for v, gm in zip(outs, entry.args[len(args):], strict=True):
-            self._store(t, v, gm, used)
-        bx.add(scf.YieldOp())
-        ix.add(scf.ForOp(start, end, step, [], body))
-        ix.add(func.ReturnOp())
-        kernel = func.FuncOp(self.name, (gm_types, []), Region(entry))
-        kernel.attributes["asc.kernel"] = UnitAttr()
-        if self.loc is not None:
-            kernel.attributes[asc.LOC_ATTR] = self.loc
-        return kernel
+        return self._finish(t, outs, entry, len(args), bounds, body)
 
 
 def _check_operands(fusion: asc.FusionOp) -> None:

@@ -219,6 +219,21 @@ class _Ix:
         return self.muli(self.divi(self.addi(total, COUNT_ALIGN - 1), COUNT_ALIGN), COUNT_ALIGN)
 
 
+def core_range(ix: _Ix) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """``(start, end, step)`` of this core's work units: core ``b`` takes
+    ``units_per_core + (b < units_rem)`` consecutive units from ``b * units_per_core +
+    min(b, units_rem)``, ``tile_units`` at a time (all tiling fields)."""
+    bid = ix.add(asc.BlockIdxOp())
+    per = ix.add(asc.TilingFieldOp("units_per_core"))
+    rem = ix.add(asc.TilingFieldOp("units_rem"))
+    step = ix.add(asc.TilingFieldOp("tile_units"))
+    start = ix.addi(ix.muli(bid, per), ix.mini(bid, rem))
+    lt = ix.add(arith.CmpiOp(bid, rem, "slt"))
+    extra = ix.add(arith.SelectOp(lt, ix.c(1), ix.c(0)))
+    end = ix.addi(start, ix.addi(per, extra))
+    return start, end, step  # type: ignore[return-value]
+
+
 @dataclass
 class _Buf:
     ref: SSAValue
@@ -600,14 +615,7 @@ class _KernelBuilder:
         entry = Block(arg_types=gm_types)
         gm_of = dict(zip(args, entry.args[:len(args)], strict=True))
         ix = _Ix(entry, self.loc)
-        bid = ix.add(asc.BlockIdxOp())
-        per = ix.add(asc.TilingFieldOp("units_per_core"))
-        rem = ix.add(asc.TilingFieldOp("units_rem"))
-        step = ix.add(asc.TilingFieldOp("tile_units"))
-        start = ix.addi(ix.muli(bid, per), ix.mini(bid, rem))
-        lt = ix.add(arith.CmpiOp(bid, rem, "slt"))
-        extra = ix.add(arith.SelectOp(lt, ix.c(1), ix.c(0)))
-        end = ix.addi(start, ix.addi(per, extra))
+        start, end, step = core_range(ix)
         const_bufs: dict[SSAValue, _Buf] = {}
         pre = _Tile(ix, 1, ix.c(0))
         self.pre = pre
@@ -630,6 +638,12 @@ class _KernelBuilder:
         for a in args:
             if a not in const_bufs:
                 t.bufs[a] = self._load(t, a, gm_of[a], "in")
+        return self._finish(t, outs, entry, len(args), (start, end, step), body)
+
+    def _finish(self, t: _Tile, outs: list[SSAValue], entry: Block, nargs: int,
+                bounds: tuple[SSAValue, SSAValue, SSAValue], body: Block) -> func.FuncOp:
+        """Lower the fusion body into tile ``t``, copy the results out, close the loop over
+        work units ``bounds`` and wrap ``entry`` into the kernel ``func.func``."""
         body_ops = [op for op in self.block.ops if not isinstance(op, asc.YieldOp)]
         self.last_use = {}
         for i, op in enumerate(body_ops):
@@ -641,11 +655,13 @@ class _KernelBuilder:
             self.position = i
             self._op(t, op)
         used: set[SSAValue] = set()
-        for v, gm in zip(outs, entry.args[len(args):], strict=True):
+        for v, gm in zip(outs, entry.args[nargs:], strict=True):
             self._store(t, v, gm, used)
-        bx.add(scf.YieldOp())
-        ix.add(scf.ForOp(start, end, step, [], body))
+        t.ix.add(scf.YieldOp())
+        ix = _Ix(entry, self.loc)
+        ix.add(scf.ForOp(*bounds, [], body))
         ix.add(func.ReturnOp())
+        gm_types = [a.type for a in entry.args]
         kernel = func.FuncOp(self.name, (gm_types, []), Region(entry))
         kernel.attributes["asc.kernel"] = UnitAttr()
         if self.loc is not None:
