@@ -307,9 +307,9 @@ def _fuse_run(block: Block, ops: list[Operation]) -> None:
     body = Block(arg_types=[v.type for v in inputs])
     fusion = asc.FusionOp(operands=[inputs], result_types=[[r.type for r in outputs]],
                           regions=[Region(body)])
-    anchor = ops[0] if ops else term
+    anchor = _insertion_point(block, ops, inputs) if ops else term
     assert anchor is not None
-    loc = anchor.attributes.get(asc.LOC_ATTR)
+    loc = (ops[0] if ops else anchor).attributes.get(asc.LOC_ATTR)
     if loc is not None:
         fusion.attributes[asc.LOC_ATTR] = loc
     block.insert_op_before(fusion, anchor)
@@ -330,6 +330,16 @@ def _fuse_run(block: Block, ops: list[Operation]) -> None:
                 use.operation.operands[use.index] = arg
     args = dict(zip(inputs, body.args, strict=True))
     body.add_op(asc.YieldOp([args.get(v, v) for v in outputs]))
+
+
+def _insertion_point(block: Block, ops: list[Operation], inputs: list[SSAValue]) -> Operation:
+    """The first member placed after every input's definition: a group may hold ops from
+    earlier in the block (a matmul's operand views), whose own inputs are older, while another
+    input (e.g. the other operand) is only computed later."""
+    position = {op: i for i, op in enumerate(block.ops)}
+    last_def = max((position[v.owner] for v in inputs
+                    if isinstance(v.owner, Operation) and v.owner in position), default=-1)
+    return min((op for op in ops if position[op] > last_def), key=position.__getitem__)
 
 
 def _ops_after(op: Operation | None, block: Block) -> list[Operation]:

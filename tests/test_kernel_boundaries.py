@@ -61,3 +61,29 @@ def test_head_merge_feeding_a_projection_is_two_cube_kernels(B, S, dtype) -> Non
     ref = o @ f(wo) + f(bo) + f(res)
     tol = 3e-3 if dtype == np.float16 else 1e-5
     np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
+def attention_wide(q, k, v):
+    S = q.shape[0]
+    qh = q.reshape(S, 2, 32).transpose(0, 1)
+    kh = k.reshape(S, 2, 32).transpose(0, 1)
+    vh = v.reshape(S, 2, 32).transpose(0, 1)
+    s = pa.matmul(qh, kh, transpose_b=True)
+    e = pa.exp(s - s.max(-1, keepdim=True))
+    return (e / e.sum(-1, keepdim=True)) @ vh
+
+
+def test_attention_over_more_than_256_keys_runs_as_three_kernels() -> None:
+    """Rows of 257 keys do not fit one Cube block: scores, softmax and context are three
+    kernels, the context kernel reading v through the head-split view (it is placed after the
+    softmax kernel that produces its other operand)."""
+    S = 257
+    q, k, v = (RNG.random((S, 64)).astype(np.float32) for _ in range(3))
+    op = pa.jit(attention_wide)
+    got = op(q, k, v)
+    assert op.compile(q, k, v).info["kernels"] == 3
+    h = lambda t: t.astype(np.float64).reshape(S, 2, 32).transpose(1, 0, 2)  # noqa: E731
+    s = h(q) @ h(k).transpose(0, 2, 1)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, (e / e.sum(-1, keepdims=True)) @ h(v), rtol=1e-5,
+                               atol=1e-6)
