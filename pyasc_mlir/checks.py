@@ -164,7 +164,11 @@ class NumericCheckError(PyAscError):
     def __init__(self, message: str, output: int, index: tuple[int, ...], flat_index: int,
                  value: float, count: int, origin: tuple[str, str | None] | None = None):
         loc = SourceLoc.parse(origin[1]) if origin is not None and origin[1] else None
-        super().__init__(message, loc)
+        from_input = origin is not None and origin[0].startswith("input")
+        super().__init__(message, loc, "the operator was given NaN/Inf: check the arrays "
+                         "passed in" if from_input else "check the inputs reaching that op "
+                         "(e.g. log or sqrt of values <= 0, overflow of float16 beyond 65504, "
+                         "0/0); guard them with pa.where/pa.maximum or compute in float32")
         self.output = output
         self.index = index
         self.flat_index = flat_index
