@@ -732,7 +732,7 @@ class _Budget:
         for op, lay in self.allocs:
             k = self.buffers if op.role.data in ("in", "out") else 1
             parts.append(f"{op.role.data} {k}x{_alloc_bytes(op, lay, self.plan, tile)} B")
-        return ", ".join(parts)
+        return ", ".join(parts) + "; tmp buffers whose lifetimes do not overlap share space"
 
 
 def choose_tile(fusion: asc.FusionOp, plan: Plan, name: str, usable: int, buffers: int,

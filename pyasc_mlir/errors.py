@@ -129,8 +129,12 @@ def caller_loc(frame: types.FrameType | None = None) -> SourceLoc | None:
     """The innermost stack position outside pyasc-mlir: where the user called the API (line and
     the column of the call expression)."""
     f = frame if frame is not None else sys._getframe(1)
+    torch = sys.modules.get("torch")  # torch.library dispatching to a registered custom_op
+    torch_root = str(Path(torch.__file__).parent) if getattr(torch, "__file__", None) else None
     while f is not None and (is_internal_file(f.f_code.co_filename)
-                             or f.f_code.co_filename == functools.__file__):
+                             or f.f_code.co_filename == functools.__file__
+                             or (torch_root is not None
+                                 and f.f_code.co_filename.startswith(torch_root))):
         f = f.f_back
     if f is None:
         return None

@@ -128,10 +128,11 @@ class JitFunction:
             dt = np.asarray(a).dtype
             if dt.name not in DTYPES:
                 raise PyAscUsageError(
-                    f"argument {i} of {self.fn.__name__}() is a {dt} array; tensors are "
+                    f"argument {i} of {self.fn.__name__}() holds {dt} elements; tensors are "
                     "float16 or float32", caller_loc(),
-                    "convert it first, e.g. x.astype(np.float32); a CompiledOp from "
-                    "pyasc_mlir.compile converts float and integer arrays to its compiled dtype")
+                    "convert it first: x.astype(np.float32) (NumPy) or x.float() (torch); a "
+                    "CompiledOp from pyasc_mlir.compile converts float and integer arrays to its "
+                    "compiled dtype")
 
     def _numpy_args(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """``torch.Tensor`` arguments (also inside tuple/list arguments) as NumPy arrays (see

@@ -283,7 +283,7 @@ def test_jit_refuses_dtypes_without_a_tensor_type(dtype):
     x = np.ones((6, 40), dtype)
     with pytest.raises(PyAscUsageError) as info:
         pa.jit(axpy)(x, x)  # ERR jit_dtype
-    check(info.value, "jit_dtype", f"is a {np.dtype(dtype)} array", "float16 or float32",
+    check(info.value, "jit_dtype", f"holds {np.dtype(dtype)} elements", "float16 or float32",
           "astype")
 
 

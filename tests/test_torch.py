@@ -237,3 +237,18 @@ def test_importing_pyasc_does_not_import_torch_and_missing_torch_hint() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert "pip install torch==2.13.0" in out, out
+
+
+def _softmax_rows(x):
+    e = pa.exp(x - x.max(-1, keepdim=True))
+    return e / e.sum(-1, keepdim=True)
+
+
+def test_custom_op_shape_error_points_at_the_calling_line() -> None:
+    """torch.library's dispatch frames are skipped: the error names the user's call."""
+    op = pa.compile(_softmax_rows, [pa.TensorDesc((4, 8), "float32")])
+    co = custom_op(op, name="softmax_rows_4x8")
+    line = inspect.currentframe().f_lineno + 2  # the call below
+    with pytest.raises(PyAscUsageError) as info:
+        co(torch.randn(4, 9))
+    assert_located(info.value, line, "has shape [4, 9]", "compiled for [4, 8]")
