@@ -400,6 +400,23 @@ class ReshapeOp(IRDLOperation):
             raise VerifyException(f"{self.name}: {a} and {r} differ in dtype or element count")
 
 
+class _Transposes(IRDLOperation):
+    """The ``transpose_a``/``transpose_b`` flags of a matrix product (``asc.matmul``,
+    ``asc.mmad``)."""
+
+    irdl_options = (ParsePropInAttrDict(),)
+    transpose_a = prop_def(BoolAttr)
+    transpose_b = prop_def(BoolAttr)
+
+    @property
+    def trans_a(self) -> bool:
+        return bool(self.transpose_a.value.data)
+
+    @property
+    def trans_b(self) -> bool:
+        return bool(self.transpose_b.value.data)
+
+
 def matmul_shape(a: Sequence[int], b: Sequence[int], transpose_a: bool,
                  transpose_b: bool) -> tuple[int, ...] | None:
     """Result shape of ``asc.matmul``: ``a`` is ``[*batch, M, K]`` (``[*batch, K, M]`` when
@@ -417,16 +434,13 @@ def matmul_shape(a: Sequence[int], b: Sequence[int], transpose_a: bool,
 
 
 @irdl_op_definition
-class MatmulOp(IRDLOperation):
+class MatmulOp(_Transposes):
     """Matrix product on the Cube unit: ``a @ b`` with optional transposes of the last two
     dims and NumPy-broadcast batch dims (see ``matmul_shape``). Operands f16 or f32 (same
     dtype); products are accumulated in f32 and the result is always f32 (L0C's dtype); a
     cast gives f16 output."""
 
     name = "asc.matmul"
-    irdl_options = (ParsePropInAttrDict(),)
-    transpose_a = prop_def(BoolAttr)
-    transpose_b = prop_def(BoolAttr)
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -443,14 +457,6 @@ class MatmulOp(IRDLOperation):
         super().__init__(operands=[lhs, rhs], result_types=[TensorType(Float32Type(), shape)],
                          properties={"transpose_a": BoolAttr.from_bool(transpose_a),
                                      "transpose_b": BoolAttr.from_bool(transpose_b)})
-
-    @property
-    def trans_a(self) -> bool:
-        return bool(self.transpose_a.value.data)
-
-    @property
-    def trans_b(self) -> bool:
-        return bool(self.transpose_b.value.data)
 
     def verify_(self) -> None:
         a = _float_tensor(self, self.lhs.type, "lhs")
@@ -1068,7 +1074,7 @@ class VBroadcastOp(IRDLOperation):
 
 
 @irdl_op_definition
-class MmadOp(IRDLOperation):
+class MmadOp(_Transposes):
     """One output block of a matrix product on the Cube unit, delivered to UB (lowers to the
     Ascend C ``Matmul`` API: ``SetTensorA/B``, ``SetTail``, ``Iterate``, ``GetTensorC``).
 
@@ -1084,9 +1090,6 @@ class MmadOp(IRDLOperation):
     sized for them), and ``ls`` is always ``round_up(max_n, 16)``."""
 
     name = "asc.mmad"
-    irdl_options = (ParsePropInAttrDict(),)
-    transpose_a = prop_def(BoolAttr)
-    transpose_b = prop_def(BoolAttr)
     dst = operand_def(MemRefType)
     a = operand_def(MemRefType)
     b = operand_def(MemRefType)
@@ -1108,14 +1111,6 @@ class MmadOp(IRDLOperation):
         super().__init__(operands=[dst, a, b, *sizes], properties={
             "transpose_a": BoolAttr.from_bool(transpose_a),
             "transpose_b": BoolAttr.from_bool(transpose_b)})
-
-    @property
-    def trans_a(self) -> bool:
-        return bool(self.transpose_a.value.data)
-
-    @property
-    def trans_b(self) -> bool:
-        return bool(self.transpose_b.value.data)
 
     def verify_(self) -> None:
         d = _ub_buffer(self, self.dst, "destination")

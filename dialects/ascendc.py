@@ -571,44 +571,36 @@ class RegistMatmulOp(IRDLOperation):
                 raise VerifyException(f"{self.name}: operand {i} must be a {want.name}")
 
 
+class _MatmulSetTensorBase(IRDLOperation):
+    """``mm.SetTensorA/B(gm, isTranspose)``: the operand's top-left element in GM."""
+
+    irdl_options = (ParsePropInAttrDict(),)
+    mm = operand_def(MatmulObjType)
+    transpose = prop_def(BoolAttr)
+    tensor = operand_def(GlobalTensorType)
+    assembly_format = "$mm `,` $tensor attr-dict `:` type($mm) `,` type($tensor)"
+
+    def __init__(self, mm: SSAValue, tensor: SSAValue, transpose: bool):
+        super().__init__(operands=[mm, tensor],
+                         properties={"transpose": BoolAttr.from_bool(transpose)})
+
+    def verify_(self) -> None:
+        if elem(self.tensor.type) != self.mm.type.element_type:
+            raise VerifyException(f"{self.name}: tensor and Matmul element types differ")
+
+
 @irdl_op_definition
-class MatmulSetTensorAOp(IRDLOperation):
+class MatmulSetTensorAOp(_MatmulSetTensorBase):
     """``mm.SetTensorA(gm, isTransposeA)``: A's top-left element in GM."""
 
     name = "ascendc.matmul_set_tensor_a"
-    irdl_options = (ParsePropInAttrDict(),)
-    mm = operand_def(MatmulObjType)
-    transpose = prop_def(BoolAttr)
-    tensor = operand_def(GlobalTensorType)
-    assembly_format = "$mm `,` $tensor attr-dict `:` type($mm) `,` type($tensor)"
-
-    def __init__(self, mm: SSAValue, tensor: SSAValue, transpose: bool):
-        super().__init__(operands=[mm, tensor],
-                         properties={"transpose": BoolAttr.from_bool(transpose)})
-
-    def verify_(self) -> None:
-        if elem(self.tensor.type) != self.mm.type.element_type:
-            raise VerifyException(f"{self.name}: tensor and Matmul element types differ")
 
 
 @irdl_op_definition
-class MatmulSetTensorBOp(IRDLOperation):
+class MatmulSetTensorBOp(_MatmulSetTensorBase):
     """``mm.SetTensorB(gm, isTransposeB)``: B's top-left element in GM."""
 
     name = "ascendc.matmul_set_tensor_b"
-    irdl_options = (ParsePropInAttrDict(),)
-    mm = operand_def(MatmulObjType)
-    transpose = prop_def(BoolAttr)
-    tensor = operand_def(GlobalTensorType)
-    assembly_format = "$mm `,` $tensor attr-dict `:` type($mm) `,` type($tensor)"
-
-    def __init__(self, mm: SSAValue, tensor: SSAValue, transpose: bool):
-        super().__init__(operands=[mm, tensor],
-                         properties={"transpose": BoolAttr.from_bool(transpose)})
-
-    def verify_(self) -> None:
-        if elem(self.tensor.type) != self.mm.type.element_type:
-            raise VerifyException(f"{self.name}: tensor and Matmul element types differ")
 
 
 @irdl_op_definition
