@@ -27,7 +27,6 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     ModuleOp,
-    StringAttr,
     TensorType,
     i64,
 )
@@ -336,17 +335,8 @@ class _CubeKernelBuilder(_KernelBuilder):
                 "contiguous in GM", loc_of(w.owner if isinstance(w.owner, Operation)
                                            else self.fusion),
                 "keep the last axis last, or transpose in a separate operator")
-        buf = t.bufs[v]
         lay = plan.layout(v)
-        if buf.alloc is not None and buf.alloc.role.data == "tmp" and buf.ref not in used:
-            buf.alloc.role = StringAttr("out")
-        else:
-            t_ = v.type
-            assert isinstance(t_, TensorType)
-            out = self._alloc(t, "out", lay, t_.element_type)
-            t.ix.add(asc.VCopyOp(out.ref, buf.ref, self._count(t, lay)))
-            buf = out
-        used.add(buf.ref)
+        buf = self._out_buffer(t, v, lay, used)
         ix = t.ix
         off = self._view_batch_offset(ix, View(v, shape_of(v), strides))
         off = ix.addi(ix.addi(off, ix.muli(t.first, strides[-2])), t.c0)

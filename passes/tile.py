@@ -379,16 +379,7 @@ class _KernelBuilder:
                 "an output of the operator does not span all of its leading dimensions "
                 f"(shape {list(shape_of(v))})", loc_of(self.fusion),
                 "return values computed from the full-size inputs")
-        buf = t.bufs[v]
-        if buf.alloc is not None and buf.alloc.role.data == "tmp" and buf.ref not in used:
-            buf.alloc.role = StringAttr("out")
-        else:
-            t_ = v.type
-            assert isinstance(t_, TensorType)
-            out = self._alloc(t, "out", lay, t_.element_type)
-            ix.add(asc.VCopyOp(out.ref, buf.ref, self._count(t, lay)))
-            buf = out
-        used.add(buf.ref)
+        buf = self._out_buffer(t, v, lay, used)
         mv = plan.M if lay.m else 1
         slot = plan.l_slot if lay.l else LANE_ALIGN
         row_off = self._gm_row_offset(ix, v, t.first)
@@ -398,6 +389,21 @@ class _KernelBuilder:
         else:
             self._copy(ix, asc.CopyOutOp, gm, buf.ref,
                        [row_off, 0, ix.muli(t.n, mv), plan.L if lay.l else 1, 0, slot])
+
+    def _out_buffer(self, t: _Tile, v: SSAValue, lay: Layout, used: set[SSAValue]) -> _Buf:
+        """The copy-out buffer of result ``v``: its own scratch buffer turned into a copy-out
+        queue buffer, or (an input, or a buffer already copied out) a copy of it."""
+        buf = t.bufs[v]
+        if buf.alloc is not None and buf.alloc.role.data == "tmp" and buf.ref not in used:
+            buf.alloc.role = StringAttr("out")
+        else:
+            t_ = v.type
+            assert isinstance(t_, TensorType)
+            out = self._alloc(t, "out", lay, t_.element_type)
+            t.ix.add(asc.VCopyOp(out.ref, buf.ref, self._count(t, lay)))
+            buf = out
+        used.add(buf.ref)
+        return buf
 
     # -- compute ---------------------------------------------------------------------------
     def _buf(self, t: _Tile, v: SSAValue) -> _Buf:
