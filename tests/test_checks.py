@@ -47,7 +47,7 @@ from pyasc_mlir.interpreter.ascendc_impls import AscendcMemoryError  # noqa: E40
 from pyasc_mlir.interpreter.core import make_interpreter, run_function  # noqa: E402
 from pyasc_mlir.interpreter.tile_impls import TileMemoryError, set_block  # noqa: E402
 from pyasc_mlir.passes.registry import PASSES  # noqa: E402
-from pyasc_mlir.platform import get_platform  # noqa: E402
+from pyasc_mlir.platform import get_platform, header_defines  # noqa: E402
 from pyasc_mlir.runtime.cpu import (  # noqa: E402
     INCLUDE_DIR,
     CpuKernel,
@@ -520,6 +520,7 @@ def test_emitted_locations_and_real_toolchain_guard(tmp_path: Path) -> None:
         f'#include "{INCLUDE_DIR / "kernel_operator.h"}"\n#undef PYASC_LOC\n')
     (tmp_path / "kernel.cpp").write_text(text)
     proc = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", f"-I{tmp_path}",
+                           *header_defines(get_platform()),
                            str(tmp_path / "kernel.cpp")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert c_string('a"b\\c\n\u00e9?') == '"a\\"b\\\\c\\012\\303\\251\\077"'

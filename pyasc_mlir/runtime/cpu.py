@@ -27,7 +27,7 @@ import numpy as np
 
 from pyasc_mlir.checks import MemoryCheckError
 from pyasc_mlir.errors import CacheWarning
-from pyasc_mlir.platform import Platform
+from pyasc_mlir.platform import Platform, header_defines
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 """Folder holding ``kernel_operator.h`` (passed to g++ with ``-I``)."""
@@ -117,12 +117,7 @@ def _header_text() -> str:
 def _flags(platform: Platform, extra: Sequence[str] = ()) -> list[str]:
     return [
         *CXX_FLAGS,
-        f"-DPYASC_UB_BYTES={platform.ub_bytes}",
-        f"-DPYASC_UB_USABLE={platform.ub_usable_bytes}",
-        f"-DPYASC_L1_BYTES={platform.l1_bytes}",
-        f"-DPYASC_L0A_BYTES={platform.l0a_bytes}",
-        f"-DPYASC_L0B_BYTES={platform.l0b_bytes}",
-        f"-DPYASC_L0C_BYTES={platform.l0c_bytes}",
+        *header_defines(platform),
         *extra,
     ]
 

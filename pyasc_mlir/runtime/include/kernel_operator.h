@@ -4,8 +4,10 @@
 // Written from the public Ascend C documentation (summarised in shared/ASCEND_FACTS.md) only.
 // No code from CANN-licensed repositories was used.
 //
-// Build: g++ -std=c++17 -O2 -shared -fPIC -I<this dir>
-//            -DPYASC_UB_BYTES=<UB bytes> -DPYASC_UB_USABLE=<usable UB bytes>
+// Build: g++ -std=c++17 -O2 -shared -fPIC -I<this dir> <pyasc_mlir.platform.header_defines()>
+//   (-DPYASC_UB_BYTES=... -DPYASC_UB_USABLE=... -DPYASC_L1_BYTES=... -DPYASC_L0A_BYTES=...
+//    -DPYASC_L0B_BYTES=... -DPYASC_L0C_BYTES=... -DPYASC_DATA_BLOCK_BYTES=...
+//    -DPYASC_REPEAT_BYTES=... -DPYASC_CUBE_FRACTAL=...): the header holds no hardware number.
 //
 // Model
 // -----
@@ -73,26 +75,14 @@
 #define PYASC_X86 1
 #endif
 
-#ifndef PYASC_UB_BYTES
-#define PYASC_UB_BYTES (192 * 1024)
-#endif
-#ifndef PYASC_UB_USABLE
-#define PYASC_UB_USABLE (PYASC_UB_BYTES - 256 - 8 * 1024)
+#if !defined(PYASC_UB_BYTES) || !defined(PYASC_UB_USABLE) || !defined(PYASC_L1_BYTES) ||     \
+    !defined(PYASC_L0A_BYTES) || !defined(PYASC_L0B_BYTES) || !defined(PYASC_L0C_BYTES) ||  \
+    !defined(PYASC_DATA_BLOCK_BYTES) || !defined(PYASC_REPEAT_BYTES) ||                       \
+    !defined(PYASC_CUBE_FRACTAL)
+#error "kernel_operator.h needs the hardware numbers as -D flags: pyasc_mlir.platform.header_defines()"
 #endif
 #ifndef PYASC_MEMCHECK
 #define PYASC_MEMCHECK 0
-#endif
-#ifndef PYASC_L1_BYTES  // cube-side buffers (defaults: 910B)
-#define PYASC_L1_BYTES (512 * 1024)
-#endif
-#ifndef PYASC_L0A_BYTES
-#define PYASC_L0A_BYTES (64 * 1024)
-#endif
-#ifndef PYASC_L0B_BYTES
-#define PYASC_L0B_BYTES (64 * 1024)
-#endif
-#ifndef PYASC_L0C_BYTES
-#define PYASC_L0C_BYTES (128 * 1024)
 #endif
 #if PYASC_MEMCHECK && !defined(PYASC_UB_FILL)
 #define PYASC_UB_FILL 0xFF
@@ -135,8 +125,9 @@ namespace cpu {
 
 constexpr uint64_t kUbBytes = PYASC_UB_BYTES;
 constexpr uint64_t kUbUsable = PYASC_UB_USABLE;
-constexpr uint64_t kBlock = 32;          // DataBlock: UB alignment and DataCopy unit (bytes)
-constexpr uint64_t kRepeatBytes = 256;   // bytes one vector repeat processes
+constexpr uint64_t kBlock = PYASC_DATA_BLOCK_BYTES;  // DataBlock: UB alignment, DataCopy unit
+constexpr uint64_t kRepeatBytes = PYASC_REPEAT_BYTES;  // bytes one vector repeat processes
+constexpr int32_t kFractal = PYASC_CUBE_FRACTAL;       // Cube fractal edge (elements)
 constexpr bool kMemcheck = PYASC_MEMCHECK != 0;  // shadow "defined" tracking of UB
 static_assert(kUbUsable <= kUbBytes, "PYASC_UB_USABLE must not exceed PYASC_UB_BYTES");
 
@@ -617,7 +608,8 @@ template <class T>
 inline T* CheckUB(const char* api, const char* role, const LocalTensor<T>& t, int64_t count) {
   if (!t.CpuValid()) Fail(api, ": ", role, " LocalTensor was never allocated");
   if (t.CpuOffset() % kBlock != 0)
-    FailAccess(api, ": ", role, " UB offset ", t.CpuOffset(), " is not 32-byte aligned");
+    FailAccess(api, ": ", role, " UB offset ", t.CpuOffset(), " is not ", kBlock,
+               "-byte aligned");
   if (count < 0) Fail(api, ": negative count ", count);
   if (static_cast<uint64_t>(count) > t.CpuSize())
     FailAccess(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ",
@@ -633,7 +625,8 @@ inline uint8_t* CheckUBBytes(const char* api, const char* role, const LocalTenso
                              uint64_t end) {
   if (!t.CpuValid()) Fail(api, ": ", role, " LocalTensor was never allocated");
   if (t.CpuOffset() % kBlock != 0)
-    FailAccess(api, ": ", role, " UB offset ", t.CpuOffset(), " is not 32-byte aligned");
+    FailAccess(api, ": ", role, " UB offset ", t.CpuOffset(), " is not ", kBlock,
+               "-byte aligned");
   if (end > t.CpuSize() * sizeof(T))
     FailAccess(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ",
                t.CpuSize() * sizeof(T), " bytes, access up to byte ", end, " exceeds it");
@@ -920,7 +913,8 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
   if (len % sz != 0) cpu::Fail(api, ": blockLen ", len, " bytes is not a multiple of ", sz);
   const uint64_t left = pad.leftPadding * sz, right = pad.rightPadding * sz;
   if (left > cpu::kBlock || right > cpu::kBlock)
-    cpu::Fail(api, ": leftPadding/rightPadding (", left, "/", right, " bytes) exceed 32 bytes");
+    cpu::Fail(api, ": leftPadding/rightPadding (", left, "/", right, " bytes) exceed ",
+              cpu::kBlock, " bytes");
   const uint64_t ub_block = cpu::RoundUp32(left + len + right);
   const uint64_t ub_step = ub_block + static_cast<uint64_t>(p.dstStride) * cpu::kBlock;
   const uint64_t gm_step = len + p.srcStride;
@@ -1197,7 +1191,8 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0,
   cpu::detail::CheckCount("Compare", count);
   if (static_cast<uint64_t>(count) * sizeof(T) % cpu::kRepeatBytes != 0)
     cpu::Fail("Compare: count ", count, " * ", sizeof(T), " bytes = ",
-              static_cast<uint64_t>(count) * sizeof(T), " is not a multiple of 256 bytes");
+              static_cast<uint64_t>(count) * sizeof(T), " is not a multiple of ",
+              cpu::kRepeatBytes, " bytes");
   const T* a = cpu::detail::CheckUB("Compare", "src0", src0, count);
   const T* b = cpu::detail::CheckUB("Compare", "src1", src1, count);
   uint8_t* m = cpu::detail::CheckUBBytes("Compare", "dstMask", dst, static_cast<uint64_t>(count) / 8);
@@ -1453,8 +1448,8 @@ inline void CheckCubeTiling(const TCubeTiling& t, uint64_t elem, bool transA, bo
   const std::pair<const char*, int32_t> fractal[] = {
       {"baseM", t.baseM}, {"baseN", t.baseN}, {"baseK", t.baseK}};
   for (const auto& f : fractal)
-    if (f.second % 16) Fail(api, ": invalid TCubeTiling: ", f.first, " = ", f.second,
-                            " is not a multiple of 16");
+    if (f.second % kFractal) Fail(api, ": invalid TCubeTiling: ", f.first, " = ", f.second,
+                                  " is not a multiple of ", kFractal);
   const uint64_t bm = t.baseM, bn = t.baseN, bk = t.baseK;
   auto limit = [&](const char* what, uint64_t need, const char* mem, uint64_t have) {
     if (need > have) Fail(api, ": invalid TCubeTiling: ", what, " = ", need,
