@@ -10,7 +10,8 @@ call's input shapes (all tensor arguments, in order):
   factor takes the size of its first source dim, and every other source dim must be equal
   (dynamic dims do not broadcast); a static factor has its compiled size;
 * ``rows`` = product of the outer extents; chunk mode with a dynamic row length ``L``:
-  ``chunk_len = min(tile, max(128, round_up(ceil(L / ceil(cores / rows)), 128)))`` and
+  ``chunk_len = min(tile, max(A, round_up(ceil(L / ceil(cores / rows)), A)))`` with
+  ``A`` = :data:`pyasc_mlir.platform.COUNT_ALIGN` (128 elements) and
   ``chunks = ceil(L / chunk_len)`` (else both as compiled); ``units = rows * chunks``,
   ``block_dim = max(1, min(cores, units))``, ``units_per_core = units // block_dim``,
   ``units_rem = units % block_dim``, ``tile_units = 1`` (chunk mode) or
@@ -28,10 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyasc_mlir.platform import COUNT_ALIGN, ceil_div, round_up
+
 STANDARD_FIELDS = ("units", "block_dim", "units_per_core", "units_rem", "tile_units", "rows",
                    "m", "l", "chunk_len", "chunks")
-COUNT_ALIGN = 128
-"""Chunk lengths are multiples of this many elements (``passes/tile.py``)."""
 
 
 class ShapeMismatch(Exception):  # noqa: N818 - a condition the caller turns into a usage error
@@ -148,15 +149,15 @@ class DynamicTiling:
         length = ext[sp["l_axis"]]
         chunk, chunks = (sp["tile"], sp["chunks"]) if sp["chunked"] else (length, 1)
         if sp["l_dynamic"]:  # as the static choice: split short rows over the cores
-            per_row = -(-sp["cores"] // max(rows, 1))
-            want = -(-length // per_row)
-            chunk = min(sp["tile"], max(COUNT_ALIGN, -(-want // COUNT_ALIGN) * COUNT_ALIGN))
-            chunks = -(-length // chunk)
+            per_row = ceil_div(sp["cores"], max(rows, 1))
+            want = ceil_div(length, per_row)
+            chunk = min(sp["tile"], max(COUNT_ALIGN, round_up(want, COUNT_ALIGN)))
+            chunks = ceil_div(length, chunk)
         units = rows * chunks
         bd = max(1, min(sp["cores"], units))
         values = {"units": units, "block_dim": bd, "units_per_core": units // bd,
                   "units_rem": units % bd,
-                  "tile_units": 1 if sp["chunked"] else min(sp["tile"], -(-units // bd)),
+                  "tile_units": 1 if sp["chunked"] else min(sp["tile"], ceil_div(units, bd)),
                   "rows": rows, "l": length, "chunk_len": chunk, "chunks": chunks,
                   "m": 1 if sp["m_axis"] is None else ext[sp["m_axis"]]}
         for k, axes in self.extra.items():
