@@ -59,6 +59,12 @@ def cube_k0(itemsize: int) -> int:
     return DATA_BLOCK_BYTES // itemsize
 
 
+def ub_usable(ub_bytes: int) -> int:
+    """UB a kernel may allocate out of ``ub_bytes`` (bytes): UB minus the 256 B system area
+    minus the 8 KiB default reserve (shared/ASCEND_FACTS.md, "Platforms")."""
+    return ub_bytes - UB_SYSTEM_RESERVED_BYTES - UB_DEFAULT_RESERVED_BYTES
+
+
 def ceil_div(x: int, m: int) -> int:
     """``ceil(x / m)`` for integers, ``m > 0``."""
     return -(-x // m)
@@ -100,8 +106,8 @@ class Platform:
 
     @property
     def ub_usable_bytes(self) -> int:
-        """UB a kernel may allocate: UB minus 256 B system area minus the 8 KiB default reserve."""
-        return self.ub_bytes - UB_SYSTEM_RESERVED_BYTES - UB_DEFAULT_RESERVED_BYTES
+        """UB a kernel may allocate (bytes): :func:`ub_usable` of :attr:`ub_bytes`."""
+        return ub_usable(self.ub_bytes)
 
 
 def _b910(name: str, cube: int, vec: int, clock: int, l2_mb: int, hbm: float) -> Platform:

@@ -83,11 +83,12 @@ from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.interpreter.tile_impls import _UINT, BlockState, block_state, convert
 from pyasc_mlir.platform import (
     DATA_BLOCK_BYTES,
-    UB_DEFAULT_RESERVED_BYTES,
-    UB_SYSTEM_RESERVED_BYTES,
     VECTOR_REPEAT_BYTES,
     Platform,
+    ceil_div,
     get_platform,
+    round_up,
+    ub_usable,
 )
 
 __all__ = ["AscendcFunctions", "AscendcInterpretationError", "GlobalTensor", "LocalTensor",
@@ -130,7 +131,7 @@ def _i(v: Any) -> int:
 
 
 def _round32(n: int) -> int:
-    return (n + _BLOCK - 1) // _BLOCK * _BLOCK
+    return round_up(n, _BLOCK)
 
 
 _F16 = np.dtype(np.float16)
@@ -254,11 +255,6 @@ class Pipe:
         off = self.cursor
         self.cursor = need
         return off
-
-
-def ub_usable(ub_bytes: int) -> int:
-    """UB a kernel may allocate: UB minus the 256-byte system area minus the 8 KiB reserve."""
-    return ub_bytes - UB_SYSTEM_RESERVED_BYTES - UB_DEFAULT_RESERVED_BYTES
 
 
 def pipe_of(state: BlockState) -> Pipe:
@@ -406,7 +402,7 @@ def reduce_sum(x: np.ndarray) -> Any:
     dt = x.dtype
     lanes = VECTOR_REPEAT_BYTES // dt.itemsize
     n = x.size
-    reps = -(-n // lanes)
+    reps = ceil_div(n, lanes)
     v = np.zeros(reps * lanes, dt)
     v[:n] = x
     v = v.reshape(reps, lanes)
@@ -1041,7 +1037,7 @@ class AscendcFunctions(InterpreterFunctions):
             raise _fail(op, api, "SetTensorA and SetTensorB must come first")
         tm, tn, tk = mm.tail or (t["singleCoreM"], t["singleCoreN"], t["singleCoreK"])
         bm, bn = t["baseM"], t["baseN"]
-        m_blocks, n_blocks = -(-tm // bm), -(-tn // bn)
+        m_blocks, n_blocks = ceil_div(tm, bm), ceil_div(tn, bn)
         if mm.next_block >= m_blocks * n_blocks:
             mm.block = None
             return ()

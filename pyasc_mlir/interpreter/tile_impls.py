@@ -84,18 +84,19 @@ from pyasc_mlir.dialects.asc import (
     VSelectOp,
     VUnaryOp,
 )
-from pyasc_mlir.platform import get_platform
+from pyasc_mlir.platform import DEFAULT_PLATFORM, LANE_ALIGN, get_platform
 
-UB_BYTES_DEFAULT = 196608
-"""UB size per block when nobody says otherwise (192 KiB, the 910B value)."""
+UB_BYTES_DEFAULT = get_platform(DEFAULT_PLATFORM).ub_bytes
+"""UB size per block when nobody says otherwise: the default platform's (192 KiB on 910B)."""
 POISON_BYTE = 0xFF
 """Fill byte of fresh memory: reads back as NaN in f16 and f32, -1 in integers."""
 TILING_ATTR = "asc.tiling"
 """Kernel attribute holding the tiling struct: a dictionary of field name -> integer."""
 PLATFORM_ATTR = "asc.platform"
 """Kernel attribute naming the platform (its UB size is used when none is given)."""
-REDUCE_LAST_STRIDE = 16
-"""``asc.vreduce`` axis ``last`` writes its per-row results this many elements apart."""
+REDUCE_LAST_STRIDE = LANE_ALIGN
+"""``asc.vreduce`` axis ``last`` writes its per-row results this many elements apart (one
+16-element row slot)."""
 
 _KEY = "asc.block"
 
