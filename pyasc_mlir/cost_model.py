@@ -51,7 +51,15 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.emitter import kernels, tiling_fields
-from pyasc_mlir.platform import VECTOR_REPEAT_BYTES, Platform, get_platform
+from pyasc_mlir.platform import (
+    CUBE_FRACTAL,
+    DATA_BLOCK_BYTES,
+    VECTOR_REPEAT_BYTES,
+    Platform,
+    ceil_div,
+    cube_k0,
+    get_platform,
+)
 
 VECTOR_ISSUE_CYCLES = 8
 """Assumed fixed cost of issuing one vector instruction (cycles)."""
@@ -61,7 +69,7 @@ SCALAR_TILE_CYCLES = 200
 """Assumed scalar work per tile iteration: queue handling, address arithmetic (cycles)."""
 SCALAR_OP_CYCLES = 4
 """Assumed cost of one scalar read or one inner-loop iteration (cycles)."""
-CORE_GM_BYTES_PER_CYCLE = 32.0
+CORE_GM_BYTES_PER_CYCLE = float(DATA_BLOCK_BYTES)
 """Assumed most GM bytes one core's copy pipes move per cycle (one 32-byte DataBlock), so a
 kernel on few cores does not get the whole chip's HBM bandwidth (910B2: ~28 cores saturate it)."""
 CUBE_ISSUE_CYCLES = 64
@@ -175,7 +183,7 @@ class _Walker:
         src_local = isinstance(op.src.type, ac.LocalTensorType)
         sz = _elem_bytes(op.dst.type)
         if isinstance(op, ac.DataCopyOp):
-            n = self._val(op.count) * sz // 32 * 32
+            n = self._val(op.count) * sz // DATA_BLOCK_BYTES * DATA_BLOCK_BYTES
         else:
             n = self._val(op.block_count) * self._val(op.block_len)
         if dst_local and src_local:
@@ -234,8 +242,8 @@ class _Walker:
         m, n, k = self.tails.get(op.mm, (t["singleCoreM"], t["singleCoreN"], t["singleCoreK"]))
         from pyasc_mlir.dialects.asc import element_bits
         sz = element_bits(op.mm.type.element_type) // 8  # type: ignore[attr-defined]
-        k0 = 16 if sz == 2 else 8
-        cost.m += (math.ceil(m / 16) * math.ceil(n / 16) * math.ceil(k / k0)
+        k0 = cube_k0(sz if sz == 2 else 4)  # 16-bit types, else modelled as fp32
+        cost.m += (math.ceil(m / CUBE_FRACTAL) * math.ceil(n / CUBE_FRACTAL) * math.ceil(k / k0)
                    + CUBE_ISSUE_CYCLES)
         ab = (m * k + k * n) * sz
         c_bytes = m * t["baseN"] * 4
@@ -251,7 +259,7 @@ class _Walker:
 
     def _loop(self, op: scf.ForOp, cost: _Cost) -> None:
         lb, ub, step = self._val(op.lb), self._val(op.ub), max(1, self._val(op.step))
-        trips = max(0, -(-(ub - lb) // step))
+        trips = max(0, ceil_div(ub - lb, step))
         iv = op.body.block.args[0]
         if trips > MAX_UNROLL:
             self.env[iv] = lb
