@@ -62,14 +62,16 @@ from xdsl.ir import Operation, SSAValue
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
-from pyasc_mlir.platform import Platform
+from pyasc_mlir.platform import (
+    CUBE_FRACTAL,
+    DATA_BLOCK_BYTES,
+    ND_STRIDE_MAX,
+    Platform,
+    ceil_div,
+    round_up,
+)
+from pyasc_mlir.platform import MAX_MATMUL_OBJECTS as MAX_MATMUL_OBJECTS  # passes/ use ct.*
 
-FRACTAL = 16
-"""Cube fractal edge: baseM, baseN and baseK are multiples of 16 elements."""
-ND_STRIDE_MAX = 65535
-"""Documented range of the ND row-stride fields (``Ka``, ``N``; ``M``, ``Kb`` transposed)."""
-MAX_MATMUL_OBJECTS = 4
-"""``REGIST_MATMUL_OBJ``: at most four Matmul objects per kernel (Ascend C API reference)."""
 MAX_ATTRS = {"m": "max_m", "n": "max_n", "k": "max_k"}
 """``asc.mmad`` attributes holding static maxima of ``m``, ``n``, ``k`` (optional)."""
 TCUBE_FIELDS = ("usedCoreNum", "M", "N", "Ka", "Kb", "singleCoreM", "singleCoreN",
@@ -84,7 +86,8 @@ C_BYTES = 4
 
 
 def round16(n: int) -> int:
-    return (n + FRACTAL - 1) // FRACTAL * FRACTAL
+    """``n`` rounded up to a multiple of the Cube fractal edge (16 elements)."""
+    return round_up(n, CUBE_FRACTAL)
 
 
 def field_name(index: int, field: str) -> str:
@@ -182,13 +185,13 @@ def _largest_base_k(blk: StaticBlock, base_m: int, base_n: int, plat: Platform,
                     db: int) -> int:
     sz = blk.elem_bytes
     limit = min(plat.l0a_bytes // (db * base_m * sz), plat.l0b_bytes // (db * base_n * sz))
-    return min(limit // FRACTAL * FRACTAL, round16(blk.k))
+    return min(limit // CUBE_FRACTAL * CUBE_FRACTAL, round16(blk.k))
 
 
 def _l1_steps(blk: StaticBlock, base_m: int, base_n: int, base_k: int,
               plat: Platform) -> tuple[int, int]:
     """(step, L1 buffers): K slices of A and B kept in L1, and 2 (double) or 1."""
-    slices = -(-blk.k // base_k)
+    slices = ceil_div(blk.k, base_k)
     per_slice = (base_m + base_n) * base_k * blk.elem_bytes
     for db in (2, 1):
         step = min(slices, plat.l1_bytes // (db * per_slice))
@@ -209,8 +212,8 @@ def cube_tiling(blk: StaticBlock, plat: Platform, where: Operation | None = None
         return PyAscCompileError(f"asc.mmad: {what}", loc_of(where) if where else None, hint)
 
     base_m, base_n = round16(blk.m), blk.ls
-    if base_n % FRACTAL:
-        raise fail(f"row length ls = {base_n} is not a multiple of {FRACTAL}",
+    if base_n % CUBE_FRACTAL:
+        raise fail(f"row length ls = {base_n} is not a multiple of {CUBE_FRACTAL}",
                    "UB rows are padded to 16 elements")
     c_block = base_m * base_n * C_BYTES
     if c_block > plat.l0c_bytes:
@@ -220,10 +223,10 @@ def cube_tiling(blk: StaticBlock, plat: Platform, where: Operation | None = None
     base_k, db_ab = 0, 2
     for db_ab in (2, 1):
         base_k = _largest_base_k(blk, base_m, base_n, plat, db_ab)
-        if base_k >= FRACTAL:
+        if base_k >= CUBE_FRACTAL:
             break
-    if base_k < FRACTAL:
-        raise fail(f"no baseK >= {FRACTAL} fits L0A/L0B ({plat.l0a_bytes}/{plat.l0b_bytes} "
+    if base_k < CUBE_FRACTAL:
+        raise fail(f"no baseK >= {CUBE_FRACTAL} fits L0A/L0B ({plat.l0a_bytes}/{plat.l0b_bytes} "
                    f"bytes) with baseM={base_m}, baseN={base_n}", "use a smaller M or N tile")
     step_k, db_l1 = _l1_steps(blk, base_m, base_n, base_k, plat)
     if step_k < 1:
@@ -252,7 +255,7 @@ def cube_tiling(blk: StaticBlock, plat: Platform, where: Operation | None = None
         "singleCoreM": blk.m, "singleCoreN": blk.n, "singleCoreK": blk.k,
         "baseM": base_m, "baseN": base_n, "baseK": base_k, "depthA1": depth_a,
         "depthB1": depth_b, "stepM": 1, "stepN": 1, "stepKa": step_k, "stepKb": step_k,
-        "isBias": 0, "transLength": (trans_len + 31) // 32 * 32, "iterateOrder": 0,
+        "isBias": 0, "transLength": round_up(trans_len, DATA_BLOCK_BYTES), "iterateOrder": 0,
         "shareMode": 0, "shareL1Size": l1_used, "shareL0CSize": db_c * c_block,
         "shareUbSize": 0, "dbL0A": db_ab, "dbL0B": db_ab, "dbL0C": db_c,
     }
@@ -303,8 +306,8 @@ def tiling_violations(t: dict[str, int], elem_bytes: int, trans_a: bool, trans_b
     if bad:
         return bad
     for name in ("baseM", "baseN", "baseK"):
-        if t[name] % FRACTAL:
-            bad.append(f"{name} = {t[name]} is not a multiple of {FRACTAL}")
+        if t[name] % CUBE_FRACTAL:
+            bad.append(f"{name} = {t[name]} is not a multiple of {CUBE_FRACTAL}")
     checks = [
         ("dbL0A * baseM * baseK * sizeof(A)", t["dbL0A"] * t["baseM"] * t["baseK"] * elem_bytes,
          "L0A", plat.l0a_bytes),

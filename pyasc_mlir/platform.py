@@ -38,6 +38,11 @@ L0C_ALIGN_BYTES = 64
 CUBE_FRACTAL = 16
 """Cube fractal edge (elements): the Cube multiplies 16x16x16 fp16 per cycle, so Matmul base
 blocks (``baseM``, ``baseN``, ``baseK``) are multiples of 16."""
+ND_STRIDE_MAX = 65535
+"""Documented range ``[1, 65535]`` of the ``TCubeTiling`` ND row-stride fields (``Ka``, ``N``;
+``M``, ``Kb`` transposed; Ascend C API reference, "TCubeTiling structure")."""
+MAX_MATMUL_OBJECTS = 4
+"""``REGIST_MATMUL_OBJ``: at most four Matmul objects per kernel (Ascend C API reference)."""
 UB_SYSTEM_RESERVED_BYTES = 256
 """UB bytes the system keeps for itself (the kernel never sees them)."""
 UB_DEFAULT_RESERVED_BYTES = 8 * KIB
