@@ -82,6 +82,8 @@ from typing import Any
 
 import numpy as np
 
+from pyasc_mlir.platform import DEFAULT_PLATFORM, ceil_div
+
 __all__ = [
     "FuzzReport", "Input", "Node", "Program", "Verdict", "assert_program_ok", "check_programs",
     "generate", "main", "programs", "reference", "run_fuzz",
@@ -105,7 +107,7 @@ MAX_ELEMS = 20000
 BIG = 1e30
 """Largest magnitude an intermediate may reach (fp32 overflows at 3.4e38)."""
 STAGES = ("tensor", "tile", "ascendc", "cpu")
-PLATFORM_CYCLE = ("910B2", "310P3", "910B2", "910B4")
+PLATFORM_CYCLE = (DEFAULT_PLATFORM, "310P3", DEFAULT_PLATFORM, "910B4")
 """Platforms of successive chunks (a batch library is built for one platform)."""
 CHUNK = 25
 """Programs per library build (one g++ translation unit) and per worker task."""
@@ -152,7 +154,7 @@ class Program:
     inputs: tuple[Input, ...]
     nodes: tuple[Node, ...]
     outputs: tuple[int, ...]
-    platform: str = "910B2"
+    platform: str = DEFAULT_PLATFORM
     double_buffer: bool = True
     data_seed: int = 0
 
@@ -836,7 +838,7 @@ def _strategies() -> Any:
     return st
 
 
-def programs(platform: str = "910B2", max_ops: int = 15) -> Any:
+def programs(platform: str = DEFAULT_PLATFORM, max_ops: int = 15) -> Any:
     """A Hypothesis strategy of :class:`Program` for ``platform``."""
     st = _strategies()
 
@@ -1715,7 +1717,7 @@ def run_fuzz(programs: int = 200, seed: int = 0, workers: int = 1, out_dir: str 
     say = log or (lambda s: None)
     t0 = time.perf_counter()
     chunks = [_Chunk(seed, i, min(CHUNK, programs - i * CHUNK), max_ops)
-              for i in range(-(-programs // CHUNK))]
+              for i in range(ceil_div(programs, CHUNK))]
     report = FuzzReport()
     results: dict[int, list[tuple[str, Verdict]]] = {}
 
