@@ -43,9 +43,9 @@ from benchmarks import harness  # noqa: E402
 from benchmarks.cold_compile import _GxxCounter  # noqa: E402
 from benchmarks.workloads import WORKLOADS, Workload  # noqa: E402
 from pyasc_mlir import cost_model, driver  # noqa: E402
-from pyasc_mlir.platform import get_platform  # noqa: E402
+from pyasc_mlir.platform import DEFAULT_PLATFORM, get_platform  # noqa: E402
 
-PLATFORM = "910B2"
+PLATFORM = DEFAULT_PLATFORM
 SEED_CLAIM = {"unfused_us": 380.0, "fused_us": 210.0,
               "text": "residual+LayerNorm on an accelerator: 380 us unfused -> 210 us fused"}
 DYNAMIC_WORKLOADS = ("residual_layernorm", "softmax", "sine")

@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 
 from pyasc_mlir.errors import PyAscError, PyAscUsageError, caller_loc
-from pyasc_mlir.platform import get_platform
+from pyasc_mlir.platform import DEFAULT_PLATFORM, get_platform
 from pyasc_mlir.types import TensorDesc
 
 LADDER = 5
@@ -479,7 +479,7 @@ def _rank(cands: list[Candidate]) -> list[Candidate]:
     return sorted(uniq.values(), key=lambda c: (not c.ok, c.sort_key()))
 
 
-def tune(fn: Callable[..., Any], inputs: Sequence[object], platform: str = "910B2",
+def tune(fn: Callable[..., Any], inputs: Sequence[object], platform: str = DEFAULT_PLATFORM,
          name: str | None = None, measure: int = 0, workers: int | None = None,
          progress: bool | None = None, cache: bool = True, verbose: bool = False) -> TuneResult:
     """Search tile, blockDim and buffers for ``fn`` at ``inputs`` (see the module doc).

@@ -59,7 +59,7 @@ from pyasc_mlir.errors import (
     user_facing,
 )
 from pyasc_mlir.passes.registry import PASSES
-from pyasc_mlir.platform import get_platform
+from pyasc_mlir.platform import DEFAULT_PLATFORM, get_platform
 from pyasc_mlir.profiler import notify as notify_profilers
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 
@@ -1130,7 +1130,7 @@ def _compile_empty(fn: Callable[..., Any], inputs: Sequence[object], name: str, 
 
 @user_facing
 def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | Path | None = None,
-            platform: str = "910B2", double_buffer: bool = True, cache: bool = True,
+            platform: str = DEFAULT_PLATFORM, double_buffer: bool = True, cache: bool = True,
             name: str | None = None, tiling: dict[str, int] | None = None,
             dynamic: bool = False) -> CompiledOp:
     """Compile a Python operator for the given argument descriptions.

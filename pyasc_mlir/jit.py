@@ -21,6 +21,7 @@ from pyasc_mlir.driver import (
     watch_changed,
 )
 from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
+from pyasc_mlir.platform import DEFAULT_PLATFORM
 from pyasc_mlir.types import DTYPES, TensorDesc
 
 
@@ -72,10 +73,10 @@ class JitFunction:
     ``torch.Tensor``s too (NumPy in, NumPy out).
     """
 
-    def __init__(self, fn: Callable[..., Any], backend: str = "cpu", platform: str = "910B2",
-                 double_buffer: bool = True, always_compile: bool = False, *,
-                 autotune: bool = False, tiling: dict[str, int] | None = None,
-                 dynamic: bool = False):
+    def __init__(self, fn: Callable[..., Any], backend: str = "cpu",
+                 platform: str = DEFAULT_PLATFORM, double_buffer: bool = True,
+                 always_compile: bool = False, *, autotune: bool = False,
+                 tiling: dict[str, int] | None = None, dynamic: bool = False):
         self.fn = fn
         self.dynamic = dynamic
         self._dyn_ops: dict[tuple, list[CompiledOp]] = {}
@@ -263,7 +264,8 @@ def _plain(fn: Callable[..., Any]) -> str:
                            return_annotation=inspect.Signature.empty))
 
 
-def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu", platform: str = "910B2",
+def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu",
+        platform: str = DEFAULT_PLATFORM,
         double_buffer: bool = True, always_compile: bool = False, autotune: bool = False,
         tiling: dict[str, int] | None = None, dynamic: bool = False) -> Any:
     """Decorator: ``@jit`` or ``@jit(backend="interp")``. See ``JitFunction``.
@@ -297,7 +299,7 @@ class Op:
 
     inputs: list[TensorDesc] = []
     outputs: list[TensorDesc] = []
-    platform = "910B2"
+    platform = DEFAULT_PLATFORM
 
     def forward(self, *args: Any) -> Any:  # pragma: no cover - overridden
         raise NotImplementedError

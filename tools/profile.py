@@ -19,6 +19,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from pyasc_mlir.platform import DEFAULT_PLATFORM
+
 
 def _package_root(path: Path) -> tuple[Path, str] | None:
     """For a file inside a package (its folder has ``__init__.py``): the folder above the
@@ -115,7 +117,7 @@ def target_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
                    help="float16 (default) or float32")
     p.add_argument("--const", action="append", default=[], type=_const,
                    help="a compile-time argument as a Python literal (repeat, in order)")
-    p.add_argument("--platform", default="910B2")
+    p.add_argument("--platform", default=DEFAULT_PLATFORM)
     return p
 
 
