@@ -7,7 +7,8 @@
 // Build: g++ -std=c++17 -O2 -shared -fPIC -I<this dir> <pyasc_mlir.platform.header_defines()>
 //   (-DPYASC_UB_BYTES=... -DPYASC_UB_USABLE=... -DPYASC_L1_BYTES=... -DPYASC_L0A_BYTES=...
 //    -DPYASC_L0B_BYTES=... -DPYASC_L0C_BYTES=... -DPYASC_DATA_BLOCK_BYTES=...
-//    -DPYASC_REPEAT_BYTES=... -DPYASC_CUBE_FRACTAL=...): the header holds no hardware number.
+//    -DPYASC_REPEAT_BYTES=... -DPYASC_CUBE_FRACTAL=... -DPYASC_ND_STRIDE_MAX=...): the header
+//   holds no hardware number.
 //
 // Model
 // -----
@@ -78,7 +79,7 @@
 #if !defined(PYASC_UB_BYTES) || !defined(PYASC_UB_USABLE) || !defined(PYASC_L1_BYTES) ||     \
     !defined(PYASC_L0A_BYTES) || !defined(PYASC_L0B_BYTES) || !defined(PYASC_L0C_BYTES) ||  \
     !defined(PYASC_DATA_BLOCK_BYTES) || !defined(PYASC_REPEAT_BYTES) ||                       \
-    !defined(PYASC_CUBE_FRACTAL)
+    !defined(PYASC_CUBE_FRACTAL) || !defined(PYASC_ND_STRIDE_MAX)
 #error "kernel_operator.h needs the hardware numbers as -D flags: pyasc_mlir.platform.header_defines()"
 #endif
 #ifndef PYASC_MEMCHECK
@@ -1429,7 +1430,7 @@ constexpr uint64_t kL1Bytes = PYASC_L1_BYTES;
 constexpr uint64_t kL0ABytes = PYASC_L0A_BYTES;
 constexpr uint64_t kL0BBytes = PYASC_L0B_BYTES;
 constexpr uint64_t kL0CBytes = PYASC_L0C_BYTES;
-constexpr int64_t kNdStrideMax = 65535;  // documented range of the ND row-stride fields
+constexpr int64_t kNdStrideMax = PYASC_ND_STRIDE_MAX;  // documented ND row-stride range
 
 // Throw unless `t` meets the documented TCubeTiling constraints for A/B elements of
 // `elem` bytes (the same list as pyasc_mlir.cube_tiling.tiling_violations).
