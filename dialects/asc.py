@@ -63,6 +63,8 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from pyasc_mlir.platform import DATA_BLOCK_BYTES
+
 UNARY_KINDS = ("neg", "exp", "log", "sqrt", "rsqrt", "abs", "relu", "reciprocal", "sin", "cos",
                "sigmoid", "tanh", "erf")
 """Unary kinds; ``sigmoid``, ``tanh`` and ``erf`` are composites that ``asc-decompose`` expands."""
@@ -751,12 +753,12 @@ class AllocOp(IRDLOperation):
     def verify_(self) -> None:
         _check_kind(self, self.role.data, ALLOC_ROLES, "role")
         t = _ub_buffer(self, self.result, "result")
-        if self.nbytes % 32:
+        if self.nbytes % DATA_BLOCK_BYTES:
             raise VerifyException(f"{self.name}: UB buffer of {self.nbytes} bytes is not a "
                                   "multiple of the 32-byte DataBlock")
         if self.buffers.value.data not in (1, 2, 3, 4):
             raise VerifyException(f"{self.name}: buffers must be 1..4")
-        if self.offset is not None and self.offset.value.data % 32:
+        if self.offset is not None and self.offset.value.data % DATA_BLOCK_BYTES:
             raise VerifyException(f"{self.name}: UB offset {self.offset.value.data} is not 32-byte "
                                   "aligned")
         del t
