@@ -68,7 +68,14 @@ from typing import Any
 import numpy as np
 
 from pyasc_mlir.errors import PyAscError, PyAscUsageError, caller_loc
-from pyasc_mlir.platform import DEFAULT_PLATFORM, get_platform
+from pyasc_mlir.platform import (
+    COUNT_ALIGN,
+    CUBE_FRACTAL,
+    DEFAULT_PLATFORM,
+    ceil_div,
+    get_platform,
+    round_up,
+)
 from pyasc_mlir.types import TensorDesc
 
 LADDER = 5
@@ -290,7 +297,7 @@ def _cost(knobs: Knobs) -> Candidate:
         only = vector or cube
         bd = knobs.block_dim if vector and cube else only[0][0]["block_dim"]
         tm, tn = (cube[0][0]["tile_m"], cube[0][0]["tile_n"]) if cube else (0, 0)
-        if tm % 16 or tn % 16:  # the automatic halving can leave 24 or 12 rows: not
+        if tm % CUBE_FRACTAL or tn % CUBE_FRACTAL:  # automatic halving can leave 24 or 12 rows: not
             tm, tn, bd = knobs.tile_m, knobs.tile_n, knobs.block_dim  # pinnable, keep 0
         eff = Knobs(tile, bd, max(e.buffers for e in ests), tm, tn)
     shape = [cube[0][0]["batch"], cube[0][0]["m"], cube[0][0]["n"]] if cube else []
@@ -318,7 +325,7 @@ def _build(knobs: Knobs | None) -> str | None:
 def _block_dims(units: int, cores: int) -> list[int]:
     """Candidate core counts (see module doc), largest first."""
     top = min(cores, units)
-    balanced = -(-units // -(-units // top))
+    balanced = ceil_div(units, ceil_div(units, top))
     vals = {top, balanced, cores * 3 // 4, cores // 2, cores // 4}
     return sorted((v for v in vals if 1 <= v <= top), reverse=True)
 
@@ -326,7 +333,7 @@ def _block_dims(units: int, cores: int) -> list[int]:
 def _ladder(auto: Candidate) -> list[int]:
     """The automatic tile, then the mode's step times the powers of two below it, largest
     first (``LADDER`` values at most)."""
-    step = 128 if auto.mode.startswith("chunk") else 1
+    step = COUNT_ALIGN if auto.mode.startswith("chunk") else 1
     top = auto.knobs.tile
     out = [top]
     p = 1 << max(0, (top // step).bit_length() - 1)
@@ -428,14 +435,14 @@ def _cube_grid(shape: Sequence[int], cores: int, mixed: bool) -> list[Knobs]:
     for nb in (2, 1):
         for tm in tms:
             for tn in tns:
-                units = batch * -(-rows // tm) * -(-cols // tn)
+                units = batch * ceil_div(rows, tm) * ceil_div(cols, tn)
                 bds = _block_dims(units, cores)
                 grid += [Knobs(0, b, nb, tm, tn) for b in ([0, *bds] if mixed else bds)]
     return grid
 
 
 def _round16(x: int) -> int:
-    return -(-x // 16) * 16
+    return round_up(x, CUBE_FRACTAL)
 
 
 def _ordered(grid: Iterable[Knobs]) -> list[Knobs]:
