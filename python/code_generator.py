@@ -54,7 +54,11 @@ SHAPE_READ_ATTR = "asc.shape_read"
 
 
 class CodeGenerator(Component):
-    """Symbolic evaluator and IR builder for one ``build_module`` call."""
+    """Symbolic evaluator and IR builder for one ``build_module`` call.
+
+    ``stmt_<Kind>`` executes one kind of ``ast`` statement and ``expr_<Kind>`` evaluates one
+    kind of expression; a kind without a method is an unsupported construct.
+    """
 
     def __init__(self) -> None:
         super().__init__(FrontendContext())
@@ -161,10 +165,12 @@ class CodeGenerator(Component):
     # ------------------------------------------------------------------ statements
 
     def exec_body(self, stmts: Sequence[ast.stmt]) -> None:
+        """Execute the statements ``stmts`` in order."""
         for s in stmts:
             self.exec_stmt(s)
 
     def exec_stmt(self, s: ast.stmt) -> None:
+        """Execute one statement (``stmt_<Kind>``; unsupported kinds are errors)."""
         kind = type(s).__name__
         method = getattr(self, "stmt_" + kind, None)
         if method is None:
@@ -292,6 +298,7 @@ class CodeGenerator(Component):
     # ------------------------------------------------------------------ assignment and names
 
     def assign(self, target: ast.expr, value: Any) -> None:
+        """Bind ``value`` to ``target``: a name, or a tuple/list pattern (one ``*`` target)."""
         assert self.ctx.frame is not None
         if isinstance(target, ast.Name):
             if (isinstance(value, SymbolicTensor) and value.value.name_hint is None
@@ -330,6 +337,7 @@ class CodeGenerator(Component):
                        "operator", target, "tensors are immutable values; bind a new name")
 
     def lookup(self, name: str, node: ast.AST) -> Any:
+        """The value of ``name``: locals, closure, module globals, then builtins."""
         f = self.ctx.frame
         assert f is not None
         for scope in (f.locals, f.closure, f.globals):
@@ -342,6 +350,7 @@ class CodeGenerator(Component):
                    "globals, closure variables and builtins")
 
     def truth(self, value: Any, node: ast.AST) -> bool:
+        """``bool(value)`` of a compile-time value, for ``if``/``while``/``and``/``or``/``not``."""
         try:
             return bool(value)
         except Exception as exc:
@@ -351,6 +360,7 @@ class CodeGenerator(Component):
     # ------------------------------------------------------------------ expressions
 
     def eval(self, node: ast.expr) -> Any:
+        """The value of expression ``node`` (``expr_<Kind>``; unsupported kinds are errors)."""
         kind = type(node).__name__
         method = getattr(self, "expr_" + kind, None)
         if method is None:

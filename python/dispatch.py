@@ -15,7 +15,7 @@ import inspect
 import operator
 import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from pyasc_mlir import ops
 from pyasc_mlir.errors import PyAscCompileError
@@ -174,17 +174,7 @@ class Dispatcher(Component):
             return self.inline(callee.__func__, [callee.__self__, *args], kwargs, node)
         if isinstance(callee, types.FunctionType):
             return self.inline(callee, args, kwargs, node)
-        name = getattr(callee, "__name__", None)
-        alt = {"max": "maximum", "min": "minimum"}.get(name or "", name)
-        if any(callee is c for c in (builtins.max, builtins.min, builtins.sum)):
-            hint = (f"use pyasc_mlir.{alt}() (elementwise) or pyasc_mlir.{name}(x, axis) "
-                    "(reduction)" if alt != name else f"use pyasc_mlir.{name}(x, axis)")
-        elif name in OP_NAMES:
-            hint = f"use pyasc_mlir.{name}()"
-        else:
-            hint = ("supported tensor functions: " + SUPPORTED_FUNCS +
-                    "; helper functions written with def are inlined")
-        self.error(f"unknown function {_callee_name(callee)}() on tensor arguments", node, hint)
+        self.unknown_function(callee, node)
 
     def pycall(self, callee: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
                node: ast.AST) -> Any:
@@ -198,6 +188,21 @@ class Dispatcher(Component):
         except Exception as exc:
             self.error(f"calling {_callee_name(callee)}() at compile time raised "
                        f"{type(exc).__name__}: {exc}", node, PY_HINT)
+
+    def unknown_function(self, callee: Any, node: ast.AST) -> NoReturn:
+        """Raise the error for calling ``callee``, which has no meaning on tensors, with a hint
+        naming the ``pyasc_mlir`` function to use instead when there is one."""
+        name = getattr(callee, "__name__", None)
+        alt = {"max": "maximum", "min": "minimum"}.get(name or "", name)
+        if any(callee is c for c in (builtins.max, builtins.min, builtins.sum)):
+            hint = (f"use pyasc_mlir.{alt}() (elementwise) or pyasc_mlir.{name}(x, axis) "
+                    "(reduction)" if alt != name else f"use pyasc_mlir.{name}(x, axis)")
+        elif name in OP_NAMES:
+            hint = f"use pyasc_mlir.{name}()"
+        else:
+            hint = ("supported tensor functions: " + SUPPORTED_FUNCS +
+                    "; helper functions written with def are inlined")
+        self.error(f"unknown function {_callee_name(callee)}() on tensor arguments", node, hint)
 
     def call_method(self, m: TensorMethod, args: list[Any], kwargs: dict[str, Any],
                     node: ast.AST) -> Any:

@@ -298,6 +298,22 @@ class Semantic(Component):
         if contains_tensor(keepdim) or contains_tensor(axis):
             self.error(f"axis and keepdim of {kind}() must be compile-time values", node,
                        "pass axis as an int or a tuple of ints and keepdim as True or False")
+        norm = self.reduce_axes(x, axis, node)
+        if not norm:
+            if kind != "var":
+                return x
+            value = 0.0 if correction == 0 else math.nan
+            return SymbolicTensor(self.constant(value, x.shape, node), x.dtype, x.shape)
+        op = asc.ReduceOp(kind, self.convert(x.value, "float32", node), sorted(norm),
+                          bool(keepdim), correction)
+        r = self.emit(op, node).results[0]
+        t = r.type
+        assert isinstance(t, TensorType)
+        return SymbolicTensor(r, x.dtype, tuple(t.get_shape()))
+
+    def reduce_axes(self, x: SymbolicTensor, axis: Any, node: ast.AST) -> list[int]:
+        """The dims of ``x`` named by ``axis`` (an int, a tuple or list of ints, or None = every
+        dim), each in ``0..rank-1`` and named once, in the order given."""
         rank = x.ndim
         if axis is None:
             axes = list(range(rank))
@@ -319,15 +335,4 @@ class Semantic(Component):
             if a in norm:
                 self.error(f"axis {a} is repeated in axis={axis!r}", node, "name each dim once")
             norm.append(a)
-        if not norm:
-            if kind != "var":
-                return x
-            value = 0.0 if correction == 0 else math.nan
-            return SymbolicTensor(self.constant(value, x.shape, node), x.dtype, x.shape)
-        op = asc.ReduceOp(kind, self.convert(x.value, "float32", node), sorted(norm),
-                          bool(keepdim), correction)
-        r = self.emit(op, node).results[0]
-        t = r.type
-        assert isinstance(t, TensorType)
-        return SymbolicTensor(r, x.dtype, tuple(t.get_shape()))
-
+        return norm

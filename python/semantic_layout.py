@@ -154,6 +154,36 @@ class LayoutSemantic(Semantic):
 
     def index(self, x: SymbolicTensor, index: Any, node: ast.AST) -> SymbolicTensor:
         """``x[index]``: constant ints, slices with step 1, ``...`` and ``None``."""
+        offsets: list[int] = []
+        sizes: list[int] = []
+        out_shape: list[int] = []
+        dim = 0
+        for it in self.index_items(x, index, node):
+            if it is None:
+                out_shape.append(1)
+                continue
+            if isinstance(it, slice):
+                start, n = self.slice_bounds(x, dim, it, node)
+                offsets.append(start)
+                sizes.append(n)
+                out_shape.append(n)
+            else:
+                offsets.append(self.index_offset(x, dim, int(it), node))
+                sizes.append(1)
+            dim += 1
+        r: SymbolicTensor = x
+        if tuple(sizes) != x.shape:
+            v = self.emit(asc.SliceOp(self.layout_value(x, node), offsets, sizes),
+                          node).results[0]
+            r = self.layout_result(v, x.dtype, node)
+        if tuple(out_shape) != r.shape:
+            v = self.emit(asc.ReshapeOp(r.value, out_shape), node).results[0]
+            r = SymbolicTensor(v, x.dtype, out_shape)
+        return r
+
+    def index_items(self, x: SymbolicTensor, index: Any, node: ast.AST) -> list[Any]:
+        """The items of ``index`` checked and completed: one int or slice per dim of ``x``
+        (``...`` and missing trailing dims become ``slice(None)``), plus the ``None`` s."""
         items = list(index) if isinstance(index, tuple) else [index]
         for it in items:
             if not (is_int(it) or isinstance(it, slice) or it is Ellipsis or it is None):
@@ -171,54 +201,55 @@ class LayoutSemantic(Semantic):
             items[at:at + 1] = [slice(None)] * (x.ndim - used)
         else:
             items += [slice(None)] * (x.ndim - used)
-        offsets: list[int] = []
-        sizes: list[int] = []
-        out_shape: list[int] = []
-        dim = 0
-        for it in items:
-            if it is None:
-                out_shape.append(1)
-                continue
-            d = x.shape[dim]
-            if isinstance(it, slice):
-                for part in (it.start, it.stop):
-                    if part is not None and not is_int(part):
-                        self.error(f"slice bounds must be compile-time ints, got {it!r}", node,
-                                   "use int constants or values read from x.shape")
-                if it.step is not None and it.step != 1:
-                    self.error(f"slice step {it.step!r} in dim {dim} is not supported", node,
-                               "only step 1 is supported")
-                start, stop, _ = it.indices(d)
-                n = max(0, stop - start)
-                if n == 0:
-                    self.error(f"the slice {it.start}:{it.stop} of dim {dim} (size {d}) of "
-                               f"shape {list(x.shape)} is empty", node,
-                               "empty tensors cannot be computed on")
-                offsets.append(start)
-                sizes.append(n)
-                out_shape.append(n)
-            else:
-                i = int(it)
-                if not -d <= i < d:
-                    self.error(f"index {i} is out of range for dim {dim} (size {d}) of shape "
-                               f"{list(x.shape)}", node, f"valid indices: {-d}..{d - 1}")
-                offsets.append(i % d)
-                sizes.append(1)
-            dim += 1
-        r: SymbolicTensor = x
-        if tuple(sizes) != x.shape:
-            v = self.emit(asc.SliceOp(self.layout_value(x, node), offsets, sizes),
-                          node).results[0]
-            r = self.layout_result(v, x.dtype, node)
-        if tuple(out_shape) != r.shape:
-            v = self.emit(asc.ReshapeOp(r.value, out_shape), node).results[0]
-            r = SymbolicTensor(v, x.dtype, out_shape)
-        return r
+        return items
+
+    def slice_bounds(self, x: SymbolicTensor, dim: int, it: slice, node: ast.AST
+                     ) -> tuple[int, int]:
+        """``(start, size)`` of the slice ``it`` of dim ``dim`` of ``x`` (non-empty, step 1)."""
+        d = x.shape[dim]
+        for part in (it.start, it.stop):
+            if part is not None and not is_int(part):
+                self.error(f"slice bounds must be compile-time ints, got {it!r}", node,
+                           "use int constants or values read from x.shape")
+        if it.step is not None and it.step != 1:
+            self.error(f"slice step {it.step!r} in dim {dim} is not supported", node,
+                       "only step 1 is supported")
+        start, stop, _ = it.indices(d)
+        n = max(0, stop - start)
+        if n == 0:
+            self.error(f"the slice {it.start}:{it.stop} of dim {dim} (size {d}) of "
+                       f"shape {list(x.shape)} is empty", node,
+                       "empty tensors cannot be computed on")
+        return start, n
+
+    def index_offset(self, x: SymbolicTensor, dim: int, i: int, node: ast.AST) -> int:
+        """The offset in dim ``dim`` of ``x`` of the int index ``i`` (negative from the end)."""
+        d = x.shape[dim]
+        if not -d <= i < d:
+            self.error(f"index {i} is out of range for dim {dim} (size {d}) of shape "
+                       f"{list(x.shape)}", node, f"valid indices: {-d}..{d - 1}")
+        return i % d
 
     def matmul(self, a: Any, b: Any, transpose_a: Any, transpose_b: Any,
                node: ast.AST) -> SymbolicTensor:
         """``a @ b`` over the last two dims (batch dims broadcast), optionally transposing
         either operand; both f16 operands give float16, else float32."""
+        ta, tb, shape = self.matmul_shape(a, b, transpose_a, transpose_b, node)
+        va, ta = self.fold_transpose(a.value, ta)
+        vb, tb = self.fold_transpose(b.value, tb)
+        if va.type.element_type != vb.type.element_type:  # type: ignore[attr-defined]
+            # The Cube reads one dtype. Both operands f16 for the user (one computed in f32):
+            # round it to f16, as an f16 model on the NPU does (accumulation stays f32), so
+            # the f16 one is read in place. Otherwise f32 (an f32 input is never rounded).
+            want = "float16" if a.dtype == b.dtype == "float16" else "float32"
+            va, vb = self.convert(va, want, node), self.convert(vb, want, node)
+        r = self.emit(asc.MatmulOp(va, vb, ta, tb), node).results[0]
+        return SymbolicTensor(r, self.promote([a, b]), shape)
+
+    def matmul_shape(self, a: Any, b: Any, transpose_a: Any, transpose_b: Any, node: ast.AST
+                     ) -> tuple[bool, bool, tuple[int, ...]]:
+        """The transpose flags and the result shape of ``matmul(a, b, ...)``, after checking
+        the operands (tensors of rank >= 2, not masks, K matching, batch dims broadcasting)."""
         for v, side in ((a, "left"), (b, "right")):
             if not isinstance(v, SymbolicTensor):
                 self.error(f"the {side} operand of matmul is {type(v).__name__} {v!r}, not a "
@@ -248,16 +279,7 @@ class LayoutSemantic(Semantic):
                        f"{flags}: {what}", node,
                        "a is [..., M, K] and b is [..., K, N]; use transpose_a/transpose_b or "
                        "x.transpose(-1, -2) to match K")
-        va, ta = self.fold_transpose(a.value, ta)
-        vb, tb = self.fold_transpose(b.value, tb)
-        if va.type.element_type != vb.type.element_type:  # type: ignore[attr-defined]
-            # The Cube reads one dtype. Both operands f16 for the user (one computed in f32):
-            # round it to f16, as an f16 model on the NPU does (accumulation stays f32), so
-            # the f16 one is read in place. Otherwise f32 (an f32 input is never rounded).
-            want = "float16" if a.dtype == b.dtype == "float16" else "float32"
-            va, vb = self.convert(va, want, node), self.convert(vb, want, node)
-        r = self.emit(asc.MatmulOp(va, vb, ta, tb), node).results[0]
-        return SymbolicTensor(r, self.promote([a, b]), shape)
+        return ta, tb, shape
 
     @staticmethod
     def fold_transpose(v: SSAValue, flag: bool) -> tuple[SSAValue, bool]:

@@ -42,6 +42,7 @@ class SymbolicTensor:
 
     @property
     def ndim(self) -> int:
+        """The rank."""
         return len(self.shape)
 
     def __bool__(self) -> bool:
