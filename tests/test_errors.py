@@ -477,20 +477,21 @@ def test_a_lambda_operator_is_located_at_the_lambda():
 
 def test_every_frontend_error_passes_a_hint():
     """Static check: each ``self.error(...)`` / ``PyAscCompileError(...)`` in the AST frontend
-    passes a hint (the third argument)."""
+    (every module of ``pyasc_mlir.frontend``) passes a hint (the third argument)."""
     import ast
+    from pathlib import Path
 
-    import pyasc_mlir.frontend.ast_frontend as fe
+    import pyasc_mlir.frontend as fe
 
-    src = open(fe.__file__).read()
     missing = []
-    for n in ast.walk(ast.parse(src)):
-        if not isinstance(n, ast.Call):
-            continue
-        f = n.func
-        is_error = (isinstance(f, ast.Attribute) and f.attr == "error"
-                    and isinstance(f.value, ast.Name) and f.value.id == "self")
-        if (is_error or (isinstance(f, ast.Name) and f.id == "PyAscCompileError")) and (
-                len(n.args) < 3 and not n.keywords):
-            missing.append(n.lineno)
-    assert not missing, f"errors without a hint at lines {missing} of {fe.__file__}"
+    for path in sorted(Path(fe.__file__).parent.glob("*.py")):
+        for n in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(n, ast.Call):
+                continue
+            f = n.func
+            is_error = (isinstance(f, ast.Attribute) and f.attr == "error"
+                        and isinstance(f.value, ast.Name) and f.value.id == "self")
+            if (is_error or (isinstance(f, ast.Name) and f.id == "PyAscCompileError")) and (
+                    len(n.args) < 3 and not n.keywords):
+                missing.append(f"{path.name}:{n.lineno}")
+    assert not missing, f"errors without a hint at {missing}"
