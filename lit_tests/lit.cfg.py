@@ -3,7 +3,9 @@
 
 One folder per dialect, pass and target; tests are ``.mlir`` files run through ``pyasc-opt`` and
 ``.py`` files run with ``%python``, both checked with ``filecheck`` (the PyPI port of LLVM's
-FileCheck). Run with ``lit -v lit_tests`` (or ``pytest tests/test_lit.py``).
+FileCheck). Run with ``lit -v lit_tests`` (or ``pytest tests/test_lit.py``, one test per
+file); one pass's or dialect's folder with ``lit -v lit_tests/passes/asc-tile`` (or
+``pytest tests/test_lit.py -k asc-tile``); one file with ``lit -v lit_tests/<path>``.
 """
 
 import os

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xdsl.context import Context
+from helpers import dialect_context, layernorm_ref, parse, softmax_ref
 from xdsl.dialects.arith import Arith
-from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
 from xdsl.interpreter import Interpreter
-from xdsl.parser import Parser
 
 import pyasc_mlir as pa
 from pyasc_mlir.dialects.asc import Asc
@@ -36,20 +35,7 @@ RNG = np.random.default_rng(7)
 # --------------------------------------------------------------------------- IR helpers
 
 
-def _context() -> Context:
-    ctx = Context()
-    for d in (Builtin, Func, Arith, Scf, MemRef, Asc, Ascendc):
-        ctx.load_dialect(d)
-    return ctx
-
-
-CTX = _context()
-
-
-def parse(src: str) -> ModuleOp:
-    module = Parser(CTX, src).parse_module()
-    module.verify()
-    return module
+CTX = dialect_context(Builtin, Func, Arith, Scf, MemRef, Asc, Ascendc)
 
 
 CONSTS = (0, 1, 3, 4, 5, 6, 7, 8, 13, 16, 20, 32, 64)
@@ -65,7 +51,7 @@ def kernel(args: str, body: str, attrs: str = "") -> str:
 
 def run(src: str, *gm: np.ndarray) -> Interpreter:
     """Run ``@k`` of ``src`` as block 0 of 1 on the GM arrays (modified in place)."""
-    it = make_interpreter(parse(src))
+    it = make_interpreter(parse(src, CTX))
     set_block(it, 0, 1)
     it.call_op("k", gm)
     return it
@@ -314,7 +300,7 @@ def test_allocator_and_queues_reset_per_block_under_launch():
       {body}
     }}"""
     x = RNG.standard_normal(n).astype(F32)
-    (out,) = make_interpreter(parse(src)).call_op("main", (x,))
+    (out,) = make_interpreter(parse(src, CTX)).call_op("main", (x,))
     np.testing.assert_array_equal(out, x + F32(1.5))
 
 
@@ -645,14 +631,7 @@ def sum_mid(x):
 
 
 def _ref_ln(x, r, w, b):
-    h = x + r
-    d = h - h.mean(-1, keepdims=True)
-    return d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) * w + b
-
-
-def _ref_softmax(x):
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
+    return layernorm_ref(x + r, w, b)
 
 
 CASES = {
@@ -661,7 +640,7 @@ CASES = {
                     [(400, 1025), (400, 1025)]]),  # several tiles per block: buffer rotation
     "add_ln": (add_ln, _ref_ln, [[(7, 513), (7, 513), (513,), (513,)],
                                  [(1, 33), (1, 33), (33,), (33,)]]),
-    "softmax": (softmax, _ref_softmax, [[(7, 513)], [(1, 7)]]),
+    "softmax": (softmax, softmax_ref, [[(7, 513)], [(1, 7)]]),
     "where_gt": (where_gt, lambda a, b: np.where(a > b, a, b * 0.5), [[(7, 33), (7, 33)],
                                                                       [(513,), (513,)]]),
     "bcast_add": (bcast_add, lambda x, y: x + y, [[(4, 1, 7), (1, 5, 1)]]),

@@ -477,6 +477,7 @@ def _row_scaled(a):
     return a * ROW_G[1]
 
 
+@pytest.mark.slow
 def test_jit_object_notices_a_changed_global_constant():
     """The same @jit object recompiles (or hits the cache entry for the new value) when a
     global it reads is rebound or a small list constant is changed in place."""

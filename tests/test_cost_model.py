@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import softmax
 
 import pyasc_mlir as pa
 from pyasc_mlir.cost_model import VECTOR_ISSUE_CYCLES, _Cost, estimate, pipeline_cycles
@@ -12,11 +13,6 @@ from pyasc_mlir.platform import get_platform
 
 def add(x, y):
     return x + y
-
-
-def softmax(x):
-    e = pa.exp(x - x.max(-1, keepdim=True))
-    return e / e.sum(-1, keepdim=True)
 
 
 def _module(fn, shapes, dtype="float32", double_buffer=True):

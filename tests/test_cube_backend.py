@@ -185,6 +185,7 @@ def test_mmad_destination_roles_and_epilogue(role, cache):
     assert_matmul(run_cpu(module, a, b, M, N, cache), 2 * ref, K)
 
 
+@pytest.mark.slow
 def test_memory_check_defines_the_block_and_flags_reads_past_it(cache):
     M, N, K = 17, 20, 9
     a, b, ref = operands(M, N, K, "f32", False, False)

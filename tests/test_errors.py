@@ -16,6 +16,7 @@ import traceback
 
 import numpy as np
 import pytest
+from helpers import tagged_line
 
 import pyasc_mlir as pa
 from pyasc_mlir.errors import PyAscCompileError, PyAscError, PyAscUsageError, is_internal_file
@@ -25,19 +26,10 @@ F16, F32 = np.float16, np.float32
 RNG = np.random.default_rng(7)
 
 
-def line_of(tag: str) -> int:
-    """The line of this file carrying the marker ``# ERR <tag>``."""
-    marker = re.compile(rf"#\s*ERR {re.escape(tag)}\b")
-    for n, text in enumerate(open(THIS).read().splitlines(), 1):
-        if marker.search(text):
-            return n
-    raise AssertionError(f"no '# ERR {tag}' marker")
-
-
 def check(err: PyAscError, tag: str, *words: str) -> str:
     """``err`` is located at the ``# ERR tag`` line of this file, formatted with source line,
     caret and hint, mentions ``words``, and its traceback holds no pyasc-mlir internals."""
-    line = line_of(tag)
+    line = tagged_line(THIS, tag)
     text = str(err)
     lines = text.splitlines()
     assert err.loc is not None and err.loc.file == THIS and err.loc.line == line, text

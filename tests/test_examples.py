@@ -406,6 +406,7 @@ def test_demo_lists_rows_and_rejects_bad_arguments(capsys: pytest.CaptureFixture
     assert run_demo(["--no-such-flag"]) == 2
 
 
+@pytest.mark.slow
 def test_demo_runs_one_kernel_on_minilm(capsys: pytest.CaptureFixture) -> None:
     from pyasc_mlir.tools.demo import run_demo
 

@@ -8,13 +8,12 @@ Tolerances: fp32 rtol=atol=1e-5 (reductions 1e-4), fp16 rtol=atol=1e-3.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import linecache
 import math
-import zlib
 
 import numpy as np
 import pytest
+from helpers import assert_close, erf_ref, line_of, make_input, seed_of, softmax_ref
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float16Type, Float32Type, TensorType
 
@@ -62,50 +61,6 @@ def compile_and_run(fn, args, inputs):
     outs = run_function(module, fn.__name__, inputs)
     assert [o.dtype.name for o in outs] == dtypes
     return outs, dtypes
-
-
-def seed_of(*key) -> int:
-    """A deterministic seed (``hash`` of a str is salted per process)."""
-    return zlib.crc32(repr(key).encode())
-
-
-def make_input(rng, shape, dtype, domain="any"):
-    if domain == "pos":
-        x = rng.uniform(0.1, 4.0, size=shape)
-    elif domain == "nonzero":
-        x = rng.choice([-1.0, 1.0], size=shape) * rng.uniform(0.5, 3.0, size=shape)
-    elif domain == "int":
-        x = rng.integers(-3, 4, size=shape).astype(np.float64)
-    else:
-        x = rng.standard_normal(size=shape) * 2.0
-    return np.asarray(x, dtype=dtype)
-
-
-def tol(dtype, reduction=False):
-    if dtype in ("float16", F16):
-        return {"rtol": 1e-3, "atol": 1e-3}
-    return {"rtol": 1e-4, "atol": 1e-4} if reduction else {"rtol": 1e-5, "atol": 1e-5}
-
-
-def assert_close(actual, expected_f32, dtype, reduction=False):
-    expected = np.asarray(expected_f32, dtype=np.float32).astype(dtype)
-    assert actual.dtype == np.dtype(dtype)
-    assert actual.shape == expected.shape
-    np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64),
-                               **tol(dtype, reduction))
-
-
-def line_of(fn, marker: str = "# ERR") -> int:
-    lines, start = inspect.getsourcelines(fn)
-    for i, text in enumerate(lines):
-        if marker in text:
-            return start + i
-    raise AssertionError(f"no {marker!r} in {fn.__name__}")
-
-
-def _erf32(x):
-    return np.array([math.erf(float(v)) for v in np.ravel(x)], dtype=np.float64).reshape(
-        np.shape(x)).astype(np.float32)
 
 
 # --------------------------------------------------------------------------- unary ops
@@ -198,7 +153,7 @@ UNARY = {
     "relu": (u_relu, lambda x: np.maximum(x, np.float32(0)), "any"),
     "sigmoid": (u_sigmoid, lambda x: np.float32(1) / (np.float32(1) + np.exp(-x)), "any"),
     "tanh": (u_tanh, np.tanh, "any"),
-    "erf": (u_erf, _erf32, "any"),
+    "erf": (u_erf, erf_ref, "any"),
     "neg": (u_neg, np.negative, "any"),
     "pos": (u_pos, lambda x: x, "any"),
     "pow2": (u_pow2, lambda x: x * x, "any"),
@@ -614,8 +569,7 @@ def test_softmax(dtype, width):
     x = make_input(np.random.default_rng(width), (5, width), dtype)
     (out,), _ = compile_and_run(k_softmax, [TensorDesc((5, width), dtype)], [x])
     x32 = x.astype(F32)
-    e = np.exp(x32 - x32.max(-1, keepdims=True))
-    assert_close(out, e / e.sum(-1, keepdims=True), dtype, reduction=True)
+    assert_close(out, softmax_ref(x32), dtype, reduction=True)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -698,7 +652,7 @@ def test_helpers_inlined_with_variant_strings(variant, dtype):
         c = F32(math.sqrt(2 / math.pi))
         ref = F32(0.5) * x32 * (1 + np.tanh(c * (x32 + F32(0.044715) * x32 ** 3)))
     elif variant == "gelu":
-        ref = F32(0.5) * x32 * (1 + _erf32(x32 / F32(math.sqrt(2.0))))
+        ref = F32(0.5) * x32 * (1 + erf_ref(x32 / F32(math.sqrt(2.0))).astype(F32))
     else:
         ref = x32 / (1 + np.exp(-x32))
     assert_close(out, ref, dtype)

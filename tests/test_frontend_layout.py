@@ -13,11 +13,11 @@ Layout ops move data and are compared exactly.
 
 from __future__ import annotations
 
-import inspect
 import linecache
 
 import numpy as np
 import pytest
+from helpers import line_of
 
 import pyasc_mlir as pa
 from pyasc_mlir.errors import PyAscCompileError
@@ -50,14 +50,6 @@ def run(fn, args, inputs):
 
 def ops_named(module, name):
     return [op for op in module.walk() if op.name == name]
-
-
-def line_of(fn, marker: str = "# ERR") -> int:
-    lines, start = inspect.getsourcelines(fn)
-    for i, text in enumerate(lines):
-        if marker in text:
-            return start + i
-    raise AssertionError(f"no {marker!r} in {fn.__name__}")
 
 
 def check_error(fn, args, message: str) -> PyAscCompileError:

@@ -2,7 +2,8 @@
 
 * ``test_ci_batch``: the fixed-seed CI batch -- 200 random operators, each checked against the
   NumPy reference at every interpreter stage and on the CPU build (marked ``fuzz``; it runs in
-  the default ``python -m pytest -q``; ``-m "not fuzz"`` skips it).
+  the default ``python -m pytest -q``; ``-m "not fuzz"`` skips it, and it is ``slow``: not in the
+  fast subset ``-m "not slow"``).
 * The fuzzer itself: reproducible in its seed, its comparison catches a wrong element / NaN /
   wrong row but accepts fp16 rounding, an injected compiler bug is detected, shrunk and
   written as a regression test that fails while the bug is there and passes once it is gone,
@@ -26,6 +27,7 @@ CI_SEED = 20240
 CI_PROGRAMS = 200
 
 
+@pytest.mark.slow
 @pytest.mark.fuzz
 def test_ci_batch(tmp_path: Path) -> None:
     workers = min(2, os.cpu_count() or 1)
@@ -132,6 +134,7 @@ def _load(path: Path):  # noqa: ANN202
     return mod
 
 
+@pytest.mark.slow
 def test_injected_pass_bug_is_found_shrunk_and_written(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """asc-tile computing ``b - a`` for ``a - b`` is reported as a mismatch, shrunk to a tiny
@@ -187,6 +190,7 @@ def test_cpu_only_divergence_is_reported(tmp_path: Path,
         test()
 
 
+@pytest.mark.slow
 def test_cli_runs_a_small_batch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from pyasc_mlir.tools.cli import main
 

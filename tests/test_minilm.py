@@ -160,6 +160,7 @@ def test_model_rejects_bad_options(params: W.EncoderParams) -> None:
         PyAscMiniLM(params).encode(long)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("dtype", "bound"), [("float32", 0.9999), ("float16", 0.999)])
 def test_pyasc_model_matches_reference(params: W.EncoderParams, tokens: W.Tokens,
                                        ref_embeddings: np.ndarray, dtype: str,
@@ -193,6 +194,7 @@ def test_pyasc_model_matches_reference(params: W.EncoderParams, tokens: W.Tokens
     print(f"{dtype}: cached pass {time.perf_counter() - t0:.2f} s")
 
 
+@pytest.mark.slow
 def test_interpreter_backend_agrees_with_cpu_build(params: W.EncoderParams) -> None:
     """The same operators run by the IR interpreter give the CPU build's embeddings."""
     tokens = W.tokenize(["Hi", "The cat sat."])  # padding in row 0

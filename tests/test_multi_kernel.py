@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import layernorm_ref, softmax_ref
 
 import pyasc_mlir as pa
 from pyasc_mlir import driver
@@ -61,11 +62,6 @@ def slice_block(x):
     return x[1:6, 3:]
 
 
-def _ref_softmax(y: np.ndarray) -> np.ndarray:
-    e = np.exp(y - y.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
-
 def _desc(*arrays: np.ndarray) -> list[pa.TensorDesc]:
     return [pa.TensorDesc(a.shape, a.dtype.name) for a in arrays]
 
@@ -95,7 +91,7 @@ def test_softmax_of_matmul(dtype: str, m: int, n: int, k: int, nan_outputs: None
     got = op(x, w)
     assert got.shape == (m, n) and got.dtype == dtype
     _no_nan(got)
-    ref = _ref_softmax(x.astype(np.float64) @ w.astype(np.float64))
+    ref = softmax_ref(x.astype(np.float64) @ w.astype(np.float64))
     tol = 2e-3 if dtype == "float16" else 1e-5
     np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
 
@@ -131,7 +127,7 @@ def test_intermediate_and_final_value_returned(nan_outputs: None) -> None:
     _no_nan(y, s, y2)
     ref = x.astype(np.float64) @ w.astype(np.float64)
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(s, _ref_softmax(ref), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(s, softmax_ref(ref), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(y2, y)
     assert not np.shares_memory(y, y2)
 
@@ -147,7 +143,7 @@ def test_returned_input_next_to_multi_kernel_outputs(dtype: str, nan_outputs: No
     np.testing.assert_array_equal(x_out, x)
     assert not np.shares_memory(x_out, x)
     tol = 2e-3 if dtype == "float16" else 1e-5
-    np.testing.assert_allclose(s, _ref_softmax(x.astype(np.float64) @ w.astype(np.float64)),
+    np.testing.assert_allclose(s, softmax_ref(x.astype(np.float64) @ w.astype(np.float64)),
                                rtol=tol, atol=tol)
 
 
@@ -162,8 +158,7 @@ def test_layernorm_then_matmul(nan_outputs: None) -> None:
     got = op(x, w)
     _no_nan(got)
     xs = x.astype(np.float64)
-    d = xs - xs.mean(-1, keepdims=True)
-    h = (d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5)).astype(np.float16)
+    h = layernorm_ref(xs).astype(np.float16)
     ref = h.astype(np.float64) @ w.astype(np.float64)
     np.testing.assert_allclose(got, ref, rtol=2e-2, atol=3e-2)
 
@@ -233,7 +228,7 @@ def test_dynamic_falls_back_to_static_and_none_dims_are_an_error(nan_outputs: No
     fn = pa.jit(softmax_of_matmul, dynamic=True)
     for m in (3, 5):
         x = RNG.uniform(-1, 1, (m, 33)).astype(np.float32)
-        np.testing.assert_allclose(fn(x, w), _ref_softmax(x.astype(np.float64) @ w),
+        np.testing.assert_allclose(fn(x, w), softmax_ref(x.astype(np.float64) @ w),
                                    rtol=1e-5, atol=1e-6)
     ops = [op for v in fn._dyn_ops.values() for op in v]
     assert len(ops) == 2 and not any(op.dynamic for op in ops)

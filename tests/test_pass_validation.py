@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import softmax
 
 import pyasc_mlir as pa
 from pyasc_mlir.frontend.ast_frontend import build_module
@@ -16,11 +17,6 @@ def layernorm(x, r, w, b):
     mu = h.mean(-1, keepdim=True)
     d = h - mu
     return d * pa.rsqrt((d * d).mean(-1, keepdim=True) + 1e-5) * w + b
-
-
-def softmax(x):
-    e = pa.exp(x - x.max(-1, keepdim=True))
-    return e / e.sum(-1, keepdim=True)
 
 
 def gelu_tanh_sigmoid(x):

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import linecache
 
+import helpers
 import numpy as np
 import pytest
+from helpers import softmax_ref
 
 import pyasc_mlir as pa
 
@@ -26,15 +28,7 @@ def f64(a):
 
 # -------------------------------------------------------------------------------- softmax
 
-@pa.jit
-def softmax(x):
-    e = pa.exp(x - x.max(-1, keepdim=True))
-    return e / e.sum(-1, keepdim=True)
-
-
-def softmax_ref(x):
-    e = np.exp(f64(x) - f64(x).max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
+softmax = pa.jit(helpers.softmax)
 
 
 def test_softmax_row_of_513_halves():
@@ -43,7 +37,7 @@ def test_softmax_row_of_513_halves():
     op = softmax.compile(x)
     y = op(x)
     assert y.dtype == F16 and y.shape == (6, 513)
-    np.testing.assert_allclose(f64(y), softmax_ref(x), rtol=2e-3, atol=1e-5)
+    np.testing.assert_allclose(f64(y), softmax_ref(f64(x)), rtol=2e-3, atol=1e-5)
     np.testing.assert_allclose(f64(y).sum(-1), 1.0, atol=2e-3)
     # the padding of the last 32-byte block must not leak into the row: a huge value right
     # after each row in memory would win the max if the kernel read past the row
@@ -59,7 +53,7 @@ def test_softmax_fp16_inputs_reaching_15():
     x[0, :] = 15.0  # a row of equal maxima: 1/513 each
     y = softmax(x)
     assert np.isfinite(f64(y)).all()
-    np.testing.assert_allclose(f64(y), softmax_ref(x), rtol=2e-3, atol=1e-6)
+    np.testing.assert_allclose(f64(y), softmax_ref(f64(x)), rtol=2e-3, atol=1e-6)
     np.testing.assert_allclose(f64(y[0]), 1 / 513, rtol=1e-3)
 
 

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import assert_close, erf_ref, make_input
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     Float16Type,
@@ -61,28 +62,7 @@ def run(module, *args):
 
 
 def rand(shape, dtype, domain="any", seed=0):
-    rng = np.random.default_rng(seed)
-    if domain == "pos":
-        x = rng.uniform(0.1, 4.0, size=shape)
-    elif domain == "nonzero":
-        x = rng.choice([-1.0, 1.0], size=shape) * rng.uniform(0.5, 3.0, size=shape)
-    else:
-        x = rng.standard_normal(size=shape) * 2.0
-    return np.asarray(x, dtype=dtype)
-
-
-def assert_close(actual, expected, dtype, reduction=False):
-    expected = np.asarray(expected, dtype=np.float32).astype(dtype)
-    assert actual.dtype == np.dtype(dtype) and actual.shape == expected.shape
-    if np.dtype(dtype) == F16:
-        kw = {"rtol": 1e-3, "atol": 1e-3}
-    else:
-        kw = {"rtol": 1e-4, "atol": 1e-4} if reduction else {"rtol": 1e-5, "atol": 1e-5}
-    np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), **kw)
-
-
-def _erf_ref(x):
-    return np.array([math.erf(v) for v in np.ravel(x).astype(np.float64)]).reshape(np.shape(x))
+    return make_input(np.random.default_rng(seed), shape, dtype, domain)
 
 
 UNARY_REF = {
@@ -96,7 +76,7 @@ UNARY_REF = {
     "reciprocal": (lambda x: np.float32(1) / x, "nonzero"),
     "sigmoid": (lambda x: 1 / (1 + np.exp(-x.astype(np.float64))), "any"),
     "tanh": (lambda x: np.tanh(x.astype(np.float64)), "any"),
-    "erf": (_erf_ref, "any"),
+    "erf": (erf_ref, "any"),
     "sin": (lambda x: np.sin(x.astype(np.float64)), "any"),
     "cos": (lambda x: np.cos(x.astype(np.float64)), "any"),
 }
@@ -119,7 +99,7 @@ def test_composites_are_precise_and_quiet():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for kind, ref in [("sigmoid", 1 / (1 + np.exp(-np.clip(x64, -700, 700)))),
-                          ("tanh", np.tanh(x64)), ("erf", _erf_ref(x64)),
+                          ("tanh", np.tanh(x64)), ("erf", erf_ref(x64)),
                           ("rsqrt", 1 / np.sqrt((np.abs(x) + 1).astype(np.float64)))]:
             arg = np.abs(x) + 1 if kind == "rsqrt" else x
             m = build([ttype(x.shape)], lambda add, a, k=kind: add(asc.UnaryOp(k, a)))

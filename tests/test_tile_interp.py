@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 import pytest
-from xdsl.context import Context
+from helpers import assert_close, dialect_context, parse
 from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects.func import Func
@@ -17,7 +17,6 @@ from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.builtin import BuiltinFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import InterpretationError
 
 from pyasc_mlir.dialects.asc import Asc
@@ -35,20 +34,7 @@ NP = {"f16": F16, "f32": F32}
 RNG = np.random.default_rng(1234)
 
 
-def _context() -> Context:
-    ctx = Context()
-    for d in (Builtin, Func, Arith, Scf, MemRef, Asc):
-        ctx.load_dialect(d)
-    return ctx
-
-
-CTX = _context()
-
-
-def parse(src: str) -> ModuleOp:
-    module = Parser(CTX, src).parse_module()
-    module.verify()
-    return module
+CTX = dialect_context(Builtin, Func, Arith, Scf, MemRef, Asc)
 
 
 def interp(module: ModuleOp) -> Interpreter:
@@ -69,7 +55,7 @@ def gm(n: int, t: str) -> str:
 
 def call(src: str, *args, name: str = "k"):
     """Parse ``src``, then run function ``name`` as block 0 of 1."""
-    it = interp(parse(src))
+    it = interp(parse(src, CTX))
     set_block(it, 0, 1)
     return it.call_op(name, args)
 
@@ -82,10 +68,11 @@ def rand(n: int, dtype, lo: float = -4.0, hi: float = 4.0) -> np.ndarray:
     return RNG.uniform(lo, hi, n).astype(dtype)
 
 
-def assert_close(got: np.ndarray, want: np.ndarray) -> None:
+def assert_near(got: np.ndarray, want: np.ndarray) -> None:
+    """NaN-aware comparison; float32 results within 1e-6 (the tile interpreter and the
+    references compute alike), float16 within the project's 1e-3."""
     tol = 1e-3 if got.dtype == np.float16 else 1e-6
-    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
-                               atol=tol, equal_nan=True)
+    assert_close(got, want, rtol=tol, atol=tol, equal_nan=True)
 
 
 COUNTS = (7, 33, 513)
@@ -109,7 +96,7 @@ def test_vunary(kind: str, t: str) -> None:
       asc.vunary "{kind}" %d, %s, %n : {ub(N, t)}, {ub(N, t)}
       func.return
     }}"""
-    it = interp(parse(src))
+    it = interp(parse(src, CTX))
     for n in COUNTS:
         lo = 0.1 if kind in ("log", "sqrt", "rsqrt") else -4.0
         x = rand(N, NP[t], lo, 4.0)
@@ -117,7 +104,7 @@ def test_vunary(kind: str, t: str) -> None:
         it.call_op("k", (d, x, n))
         with np.errstate(all="ignore"):
             want = UNARY_REF[kind](x[:n].astype(np.float64))
-        assert_close(d[:n], want)
+        assert_near(d[:n], want)
         assert np.isnan(d[n:]).all(), "elements past count must stay untouched"
 
 
@@ -129,7 +116,7 @@ def test_vunary_in_place() -> None:
     x = rand(N, F32)
     d = x.copy()
     call(src, d, 33)
-    assert_close(d[:33], np.exp(x[:33]))
+    assert_near(d[:33], np.exp(x[:33]))
     np.testing.assert_array_equal(d[33:], x[33:])
 
 
@@ -144,14 +131,14 @@ def test_vbinary(kind: str, t: str) -> None:
       asc.vbinary "{kind}" %d, %a, %b, %n : {ub(N, t)}, {ub(N, t)}, {ub(N, t)}
       func.return
     }}"""
-    it = interp(parse(src))
+    it = interp(parse(src, CTX))
     for n in COUNTS:
         a, b = rand(N, NP[t]), rand(N, NP[t], 0.5, 4.0)
         d = poisoned(N, NP[t])
         it.call_op("k", (d, a, b, n))
         want = BINARY_REF[kind](a[:n], b[:n])  # numpy in the dtype itself
         assert want.dtype == NP[t]
-        assert_close(d[:n], want)
+        assert_near(d[:n], want)
         assert np.isnan(d[n:]).all()
 
 
@@ -165,7 +152,7 @@ def test_vscalar(kind: str, t: str) -> None:
       asc.vscalar "{kind}" %d, %s, 0.3 : f64, %n : {ub(N, t)}, {ub(N, t)}
       func.return
     }}"""
-    it = interp(parse(src))
+    it = interp(parse(src, CTX))
     for n in COUNTS:
         x = rand(N, NP[t])
         d = poisoned(N, NP[t])
@@ -182,7 +169,7 @@ def test_vdup_and_vcopy(t: str) -> None:
       asc.vcopy %c, %s, %n : {ub(N, t)}, {ub(N, t)}
       func.return
     }}"""
-    it = interp(parse(src))
+    it = interp(parse(src, CTX))
     for n in COUNTS:
         d, c, x = poisoned(N, NP[t]), poisoned(N, NP[t]), rand(N, NP[t])
         it.call_op("k", (d, c, x, n))
@@ -314,7 +301,7 @@ def test_vcompare_vselect(pred: str, t: str) -> None:
       asc.vselect %d, %m, %a, %b, %n : {ub(N, t)}, {mask_t}, {ub(N, t)}, {ub(N, t)}
       func.return
     }}"""
-    it = interp(parse(src))
+    it = interp(parse(src, CTX))
     for n in COUNTS:
         a = rand(N, NP[t]).round()  # small integers: plenty of equal pairs
         b = rand(N, NP[t]).round()
@@ -369,7 +356,7 @@ def test_vreduce_last(kind: str, t: str, length: int, ls: int) -> None:
     call(src, d, x.reshape(-1), poisoned(size, NP[t]), rows, m, length, ls)
     res = d.reshape(rows * m, 16)
     want = REDUCE_REF[kind](x[..., :length].astype(np.float64), axis=-1).reshape(-1)
-    assert_close(res[:, 0], want)
+    assert_near(res[:, 0], want)
     assert np.isnan(res[:, 1:]).all(), "only every 16th element is written"
 
 
@@ -389,7 +376,7 @@ def test_vreduce_mid(kind: str, t: str) -> None:
     call(src, d, x.reshape(-1), poisoned(size, NP[t]), rows, m, length, ls)
     got = d[:rows * ls].reshape(rows, ls)
     want = REDUCE_REF[kind](x.astype(np.float64), axis=1)
-    assert_close(got[:, :length], want[:, :length])
+    assert_near(got[:, :length], want[:, :length])
     assert np.isnan(d[rows * ls:]).all()
 
 
@@ -402,7 +389,7 @@ def test_vreduce_in_place_and_bad_sizes() -> None:
     x = rand(64, F32)
     d = x.copy()
     call(src, d, 2, 1, 20, 32)
-    assert_close(d[[0, 16]], x.reshape(2, 32)[:, :20].astype(np.float64).sum(axis=1))
+    assert_near(d[[0, 16]], x.reshape(2, 32)[:, :20].astype(np.float64).sum(axis=1))
     with pytest.raises(TileInterpretationError, match=r"asc.vreduce: .*len 40 ls 32"):
         call(src, d, 2, 1, 40, 32)
     with pytest.raises(TileInterpretationError, match="exceeds its buffer of 64"):
@@ -455,7 +442,7 @@ def test_alloc_offsets_view_ub_and_rotate() -> None:
       %c = asc.alloc "tmp" {{buffers = 1 : i64, offset = 0 : i64}} : {t}
       func.return %a0, %c, %a0, %c : {t}, {t}, {t}, {t}
     }}"""
-    it = interp(parse(src))
+    it = interp(parse(src, CTX))
     state = set_block(it, 0, 1)
     a, c, _, _ = it.call_op("k", ())
     a2, c2, _, _ = it.call_op("k", ())
@@ -476,7 +463,7 @@ def test_alloc_past_end_of_ub_raises() -> None:
       %a = asc.alloc "in" {{buffers = 2 : i64, offset = 196544 : i64}} : {t}
       func.return %a : {t}
     }}"""
-    it = interp(parse(src))
+    it = interp(parse(src, CTX))
     set_block(it, 0, 1)
     it.call_op("k", ())  # buffer 0 fits exactly
     with pytest.raises(TileInterpretationError,
@@ -556,7 +543,7 @@ def test_copy_strided_both_ways() -> None:
     }}"""
     x = rand(60, F16)
     y = np.zeros(30, F16)
-    it = interp(parse(src))
+    it = interp(parse(src, CTX))
     state = set_block(it, 0, 1)
     it.call_op("k", (x, y))
     tile = state.ub[:96].view(F16).reshape(3, 16)
@@ -620,7 +607,7 @@ def test_block_scalars_and_tiling() -> None:
       %r = asc.tiling_field "cols"
       func.return %r : index
     }"""
-    module = parse(src)
+    module = parse(src, CTX)
     it = interp(module)
     kernel = next(op for op in module.ops if op.sym_name.data == "k")
     assert tiling_values(kernel) == {"rows": 11, "tile": 2}
@@ -688,30 +675,30 @@ def _rows_kernel(rows: int, cols: int, t: str, block_dim: int, tile_rows: int) -
 @pytest.mark.parametrize("t", ["f16", "f32"])
 def test_launch_three_blocks(t: str) -> None:
     rows, cols = 11, 33
-    module = parse(_rows_kernel(rows, cols, t, 3, 2))
+    module = parse(_rows_kernel(rows, cols, t, 3, 2), CTX)
     x = rand(rows * cols, NP[t], -2, 2).reshape(rows, cols)
     y, m = interp(module).call_op("main", (x,))
     assert y.shape == (rows, cols) and m.shape == (rows,)
     with np.errstate(all="ignore"):
         want = np.exp(x.astype(np.float64)) * 2 + 1
-    assert_close(y, want)
+    assert_near(y, want)
     np.testing.assert_array_equal(m, x.max(axis=1))
 
 
 def test_launch_idle_block_and_inputs_untouched() -> None:
     rows, cols = 6, 16
     # 4 blocks of ceil(6/4)=2 rows: block 3 starts at row 6 and has nothing to do
-    module = parse(_rows_kernel(rows, cols, "f32", 4, 2))
+    module = parse(_rows_kernel(rows, cols, "f32", 4, 2), CTX)
     x = rand(rows * cols, F32).reshape(rows, cols)
     x0 = x.copy()
     y, m = interp(module).call_op("main", (x,))
     np.testing.assert_array_equal(x, x0)
-    assert_close(y, np.exp(x.astype(np.float64)) * 2 + 1)
+    assert_near(y, np.exp(x.astype(np.float64)) * 2 + 1)
     np.testing.assert_array_equal(m, x.max(axis=1))
 
 
 def test_launch_rejects_wrong_input_dtype() -> None:
-    module = parse(_rows_kernel(4, 16, "f16", 2, 2))
+    module = parse(_rows_kernel(4, 16, "f16", 2, 2), CTX)
     with pytest.raises(TileInterpretationError, match="input 0 is float32"):
         interp(module).call_op("main", (np.zeros((4, 16), F32),))
 
@@ -719,13 +706,13 @@ def test_launch_rejects_wrong_input_dtype() -> None:
 def test_launch_big_tensor_is_fast() -> None:
     """[64, 4096] fp16 over 8 blocks in 1-row tiles (64 tiles): the oracle for big tensors."""
     rows, cols = 64, 4096
-    module = parse(_rows_kernel(rows, cols, "f16", 8, 1))
+    module = parse(_rows_kernel(rows, cols, "f16", 8, 1), CTX)
     x = rand(rows * cols, F16, -2, 2).reshape(rows, cols)
     it = interp(module)
     t0 = time.perf_counter()
     y, m = it.call_op("main", (x,))
     elapsed = time.perf_counter() - t0
-    assert_close(y, np.exp(x.astype(np.float64)) * 2 + 1)
+    assert_near(y, np.exp(x.astype(np.float64)) * 2 + 1)
     np.testing.assert_array_equal(m, x.max(axis=1))
     assert elapsed < 2.0, f"interpretation took {elapsed:.2f} s"
 
@@ -759,7 +746,7 @@ def _per_block_kernel(attrs: str, offset: int) -> str:
 
 def test_launch_gives_each_block_a_fresh_ub_and_counters() -> None:
     x = rand(48, F32).reshape(3, 16)
-    (y,) = interp(parse(_per_block_kernel("asc.kernel", 0))).call_op("main", (x,))
+    (y,) = interp(parse(_per_block_kernel("asc.kernel", 0), CTX)).call_op("main", (x,))
     np.testing.assert_array_equal(y[:, :16], x)
     assert np.isnan(y[:, 16:]).all(), "slot 1 is never written: rotation restarts per block"
 
@@ -768,11 +755,11 @@ def test_launch_ub_size_from_platform_or_option() -> None:
     offset = 229376  # past 192 KiB, inside the 310P3's 256 KiB
     x = rand(48, F32).reshape(3, 16)
     with pytest.raises(TileInterpretationError, match=r"past the end of UB \(196608 bytes\)"):
-        interp(parse(_per_block_kernel("asc.kernel", offset))).call_op("main", (x,))
-    (y,) = interp(parse(_per_block_kernel('asc.kernel, asc.platform = "310P3"', offset))
+        interp(parse(_per_block_kernel("asc.kernel", offset), CTX)).call_op("main", (x,))
+    (y,) = interp(parse(_per_block_kernel('asc.kernel, asc.platform = "310P3"', offset), CTX)
                   ).call_op("main", (x,))
     np.testing.assert_array_equal(y[:, :16], x)
-    it = Interpreter(parse(_per_block_kernel("asc.kernel", offset)))
+    it = Interpreter(parse(_per_block_kernel("asc.kernel", offset), CTX))
     for f in (FuncFunctions(), ArithFunctions(), ScfFunctions(), BuiltinFunctions(),
               AscTileFunctions(ub_bytes=1 << 20)):
         it.register_implementations(f)
@@ -819,7 +806,7 @@ def test_masks_through_gm_copy_select_cast() -> None:
     }}"""
     x = rand(60, F32).reshape(3, 20)
     c = RNG.random((3, 20)) < 0.5
-    y, g, f = interp(parse(src)).call_op("main", (x, c))
+    y, g, f = interp(parse(src, CTX)).call_op("main", (x, c))
     np.testing.assert_array_equal(y, np.where(c, x, 0))
     assert g.dtype == np.bool_ and g.shape == (3, 20)
     np.testing.assert_array_equal(g, x > 0)

@@ -19,6 +19,8 @@ import pytest
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed (pip install torch==2.13.0): interop tests skip")
 
+from helpers import assert_close  # noqa: E402
+
 import pyasc_mlir as pa  # noqa: E402
 from pyasc_mlir.errors import PyAscUsageError  # noqa: E402
 from pyasc_mlir.torch import TorchOp, custom_op, to_numpy  # noqa: E402
@@ -49,11 +51,12 @@ def gated_ref(x: np.ndarray, y: np.ndarray, w: np.ndarray, scale: float = 0.5
     return a.astype(x.dtype), b.astype(x.dtype)
 
 
-def assert_close(got: torch.Tensor, want: np.ndarray, dtype: torch.dtype) -> None:
+def assert_tensor_close(got: torch.Tensor, want: np.ndarray, dtype: torch.dtype) -> None:
+    """``got`` is a CPU tensor of ``dtype`` and ``want``'s shape, within this module's
+    tolerance (``TOL``; atol 4x rtol)."""
     assert isinstance(got, torch.Tensor) and got.device.type == "cpu"
     assert got.dtype == dtype and tuple(got.shape) == want.shape
-    np.testing.assert_allclose(got.numpy().astype(np.float64), want.astype(np.float64),
-                               rtol=TOL[dtype], atol=TOL[dtype] * 4)
+    assert_close(got.numpy(), want, rtol=TOL[dtype], atol=TOL[dtype] * 4)
 
 
 def assert_located(err: PyAscUsageError, line: int, *words: str) -> None:
@@ -72,8 +75,8 @@ def test_jit_torch_in_torch_out(shape: tuple[int, ...], dtype: torch.dtype) -> N
     w = rand(shape[-1:], dtype)
     a, b = gated(x, y, w, scale=0.25)
     want_a, want_b = gated_ref(x.numpy(), y.numpy(), w.numpy(), 0.25)
-    assert_close(a, want_a, dtype)
-    assert_close(b, want_b, dtype)
+    assert_tensor_close(a, want_a, dtype)
+    assert_tensor_close(b, want_b, dtype)
     na, nb = gated(x.numpy(), y.numpy(), w.numpy(), scale=0.25)  # NumPy in -> NumPy out
     assert type(na) is np.ndarray and type(nb) is np.ndarray
     np.testing.assert_array_equal(na, a.numpy())
@@ -89,7 +92,7 @@ def test_views_grad_and_memory_sharing() -> None:
     w = torch.nn.Parameter(rand((33,), torch.float32))
     a, _ = gated(x, y, w)
     want, _ = gated_ref(x.numpy(), y.detach().numpy(), w.detach().numpy())
-    assert_close(a, want, torch.float32)
+    assert_tensor_close(a, want, torch.float32)
     assert not a.requires_grad  # detached: the result is not part of the autograd graph
     c = rand((7, 33), torch.float16)
     assert to_numpy(c, "c").ctypes.data == c.data_ptr()  # contiguous: a view, no copy
@@ -105,14 +108,14 @@ def test_compiled_and_loaded_op_take_tensors(tmp_path) -> None:
     want_a, want_b = gated_ref(x.numpy(), y.numpy(), w.numpy(), 2.0)
     for run in (op, loaded):
         a, b = run(x, y, w)
-        assert_close(a, want_a, torch.float16)
-        assert_close(b, want_b, torch.float16)
+        assert_tensor_close(a, want_a, torch.float16)
+        assert_tensor_close(b, want_b, torch.float16)
     a, _ = op(x.double(), y.numpy(), w)  # a float64 tensor is converted like a float64 array
-    assert_close(a, want_a, torch.float16)
+    assert_tensor_close(a, want_a, torch.float16)
     na, _ = op(x.numpy(), y.numpy(), w.numpy())
     assert type(na) is np.ndarray
     ia, _ = op(x, y, w, backend="interp")
-    assert_close(ia, want_a, torch.float16)
+    assert_tensor_close(ia, want_a, torch.float16)
 
 
 def test_refused_tensors_have_located_errors() -> None:
@@ -170,7 +173,7 @@ def test_custom_op_in_a_model(rms_op: TorchOp, shape: tuple[int, ...],
         got = model(x)
         h = model.lin(x).float()
         want = h * torch.rsqrt((h * h).mean(-1, keepdim=True) + 1e-5) * model.weight.float()
-    assert_close(got, want.to(dtype).numpy(), dtype)
+    assert_tensor_close(got, want.to(dtype).numpy(), dtype)
     assert rms_op.qualname == "pyasc::rms_scale_test"
     direct = torch.ops.pyasc.rms_scale_test(model.lin(x).detach(), model.weight.detach(), 1e-5)
     assert isinstance(direct, list) and torch.equal(direct[0], got)
@@ -194,8 +197,8 @@ def test_custom_op_fake_and_meta_shapes(rms_op: TorchOp) -> None:
     x, w = rand((7, 33), torch.float32), rand((33,), torch.float32)
     got_a, got_b = fixed(x, x, w)
     want_a, want_b = gated_ref(x.numpy(), x.numpy(), w.numpy(), 0.5)
-    assert_close(got_a, want_a, torch.float32)
-    assert_close(got_b, want_b, torch.float32)
+    assert_tensor_close(got_a, want_a, torch.float32)
+    assert_tensor_close(got_b, want_b, torch.float32)
     with pytest.raises(PyAscUsageError, match=r"compiled for \[7, 33\] float32"):
         fixed(torch.empty(8, 33, device="meta"), torch.empty(8, 33, device="meta"),
               torch.empty(33, device="meta"))
