@@ -5,7 +5,7 @@
 #ifndef PYASC_KERNEL_TILING_KERNEL_TILING_H
 #define PYASC_KERNEL_TILING_KERNEL_TILING_H
 
-#include "kernel_operator.h"
+#include "../kernel_operator.h"
 
 namespace AscendC {
 namespace tiling {

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "pyasc_cpu/core_state.h"
+#include "core_state.h"
 
 // Number of event ids per HardEvent (Atlas A2 / A3 and Atlas inference AI Core: 0-7).
 #ifndef PYASC_EVENT_ID_NUM

@@ -28,7 +28,7 @@
 #include <array>
 #include <vector>
 
-#include "pyasc_cpu/core_state.h"
+#include "core_state.h"
 
 // Largest repeatTime of a level-0 call (the parameter is a uint8_t in Ascend C).
 #ifndef PYASC_MAX_REPEAT
