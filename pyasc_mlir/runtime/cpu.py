@@ -166,7 +166,8 @@ def _pch_dir(root: Path, platform: Platform, extra: Sequence[str] = ()) -> Path 
     try:
         header = tmp / "kernel_operator.h"
         shutil.copy(INCLUDE_DIR / "kernel_operator.h", header)
-        cmd = [cxx, *flags, "-x", "c++-header", str(header), "-o", str(header) + ".gch"]
+        cmd = [cxx, *flags, f"-I{INCLUDE_DIR}", "-x", "c++-header", str(header), "-o",
+               str(header) + ".gch"]
         if subprocess.run(cmd, capture_output=True, text=True).returncode != 0:
             return None
         try:

@@ -39,6 +39,10 @@
 //   GetBlockIdx, GetBlockNum, GetTPipePtr, SetFlag, WaitFlag, PipeBarrier.
 //   CPU-only (AscendC::cpu): Error, AccessError, SetBlock, ResetUB, LastError, LastErrorKind,
 //   RunBlock, PYASC_CPU_ENTRY, PYASC_LOC.
+//   In pyasc_cpu/: bfloat16_t (bf16.h); kernel qualifiers, KERNEL_TASK_TYPE_DEFAULT, ASSERT,
+//   EVENT_ID*, SetFlag/WaitFlag/PipeBarrier, InitSocState (qualifiers.h, core_state.h); Cast
+//   with the Atlas A2 pair/mode table (cast.h); the level-0 (mask/repeat) vector forms,
+//   SetVectorMask/SetMaskCount/SetMaskNorm/ResetMask, LeakyRelu (vector_level0.h).
 //
 // Source locations: PYASC_LOC("file.py:12:5"); (printed by the emitter before API calls)
 // records the user's source location; every cpu::Error message then ends with " at file:12:5".
@@ -98,6 +102,7 @@
 #define GM_ADDR __gm__ uint8_t*
 
 using half = _Float16;
+#include "pyasc_cpu/bf16.h"  // bfloat16_t
 
 // Hardware pipes (used as PipeBarrier<PIPE_V>()).
 enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL };
@@ -108,7 +113,10 @@ enum class TPosition { GM, VECIN, VECOUT, VECCALC };
 using QuePosition = TPosition;
 
 // Event pairs: producer pipe _ consumer pipe.
-enum class HardEvent { MTE2_V, V_MTE3, MTE3_V, V_S, S_V, MTE2_S, S_MTE3, MTE3_MTE2 };
+enum class HardEvent { MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, MTE2_V, V_MTE2, MTE3_V, V_MTE3,
+                       M_V, V_M, V_V, MTE3_MTE1, MTE1_MTE3, MTE1_V, MTE2_M, M_MTE2, V_MTE1,
+                       M_FIX, FIX_M, MTE3_MTE2, MTE2_MTE3, S_V, V_S, S_MTE2, MTE2_S, S_MTE3,
+                       MTE3_S, MTE2_FIX, FIX_MTE2, FIX_S, M_S, FIX_MTE3 };
 using TEventID = int8_t;
 
 enum class RoundMode { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC,
@@ -589,13 +597,6 @@ inline TPipe* GetTPipePtr() {
 inline int64_t GetBlockIdx() { return cpu::State().idx; }
 inline int64_t GetBlockNum() { return cpu::State().num; }
 
-// Synchronisation: no-ops on the CPU (blocks and pipes run sequentially).
-template <HardEvent evt>
-inline void SetFlag(int32_t) {}
-template <HardEvent evt>
-inline void WaitFlag(int32_t) {}
-template <pipe_t pipe>
-inline void PipeBarrier() {}
 
 // ---------------------------------------------------------------------------------------------
 // Checks and element helpers
@@ -1052,131 +1053,12 @@ inline void Duplicate(const LocalTensor<T>& dst, const typename cpu::detail::Ide
 #pragma GCC pop_options
 #endif
 
-// ---------------------------------------------------------------------------------------------
-// Cast
-// ---------------------------------------------------------------------------------------------
-namespace cpu {
-namespace detail {
-
-template <class T>
-constexpr bool kIsCastType = kIsFloat<T> || std::is_same_v<T, int8_t> ||
-                             std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> ||
-                             std::is_same_v<T, int32_t>;
-
-// Round a double to an integral double per mode. NONE/RINT: nearest, ties to even; FLOOR; CEIL;
-// ROUND: nearest, ties away from zero; TRUNC: toward zero; ODD: the odd neighbour when inexact.
-inline double RoundIntegral(double x, RoundMode m) {
-  if (!std::isfinite(x)) return x;
-  double r;
-  switch (m) {
-    case RoundMode::CAST_FLOOR: r = std::floor(x); break;
-    case RoundMode::CAST_CEIL: r = std::ceil(x); break;
-    case RoundMode::CAST_ROUND: r = std::round(x); break;
-    case RoundMode::CAST_TRUNC: r = std::trunc(x); break;
-    case RoundMode::CAST_ODD: {
-      r = std::trunc(x);
-      if (r != x && std::fmod(r, 2.0) == 0.0) r += x > 0 ? 1.0 : -1.0;
-      break;
-    }
-    case RoundMode::CAST_NONE:
-    case RoundMode::CAST_RINT:
-    default: {
-      const double f = std::floor(x), diff = x - f;  // exact for |x| < 2^52; else diff == 0
-      if (diff > 0.5) r = f + 1.0;
-      else if (diff < 0.5) r = f;
-      else r = std::fmod(f, 2.0) == 0.0 ? f : f + 1.0;
-      break;
-    }
-  }
-  return r == 0.0 ? std::copysign(0.0, x) : r;
-}
-
-// Round a double to a binary floating-point format with P significand bits (incl. the implicit
-// one), minimum normal exponent EMIN and maximum exponent EMAX, per mode (IEEE semantics incl.
-// subnormals). Overflow: to infinity when the mode rounds away from zero in that direction
-// (NONE/RINT/ROUND, FLOOR for negatives, CEIL for positives), else to the largest finite value.
-template <int P, int EMIN, int EMAX>
-inline double RoundToFormat(double x, RoundMode m) {
-  if (!std::isfinite(x) || x == 0.0) return x;
-  int e;
-  std::frexp(x, &e);                              // |x| = f * 2^e, f in [0.5, 1)
-  const int lead = e - 1 > EMIN ? e - 1 : EMIN;   // exponent of the leading bit (or EMIN)
-  const double q = std::ldexp(1.0, lead - (P - 1));  // one unit in the last place
-  double r = RoundIntegral(x / q, m) * q;            // x / q is exact (power-of-two scale)
-  const double max_finite = std::ldexp(2.0 - std::ldexp(1.0, 1 - P), EMAX);
-  if (std::fabs(r) > max_finite) {
-    bool to_inf;
-    switch (m) {
-      case RoundMode::CAST_FLOOR: to_inf = x < 0; break;
-      case RoundMode::CAST_CEIL: to_inf = x > 0; break;
-      case RoundMode::CAST_TRUNC:
-      case RoundMode::CAST_ODD: to_inf = false; break;
-      default: to_inf = true; break;
-    }
-    const double big = to_inf ? std::numeric_limits<double>::infinity() : max_finite;
-    r = x > 0 ? big : -big;
-  }
-  return r;
-}
-
-template <class S>
-inline double ToDouble(S v) { return static_cast<double>(v); }
-inline double ToDouble(half v) { return static_cast<double>(static_cast<float>(v)); }
-
-// Convert an exactly representable double to D, rounding per mode. Integer targets saturate to
-// the type's range; NaN becomes 0.
-template <class D>
-inline D FromDouble(double x, RoundMode m) {
-  if constexpr (std::is_same_v<D, half>) {
-    return static_cast<half>(static_cast<float>(RoundToFormat<11, -14, 15>(x, m)));
-  } else if constexpr (std::is_same_v<D, float>) {
-    return static_cast<float>(RoundToFormat<24, -126, 127>(x, m));
-  } else {
-    if (std::isnan(x)) return D(0);
-    const double r = RoundIntegral(x, m);
-    if (r <= static_cast<double>(std::numeric_limits<D>::min())) return std::numeric_limits<D>::min();
-    if (r >= static_cast<double>(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
-    return static_cast<D>(r);
-  }
-}
-
-}  // namespace detail
-}  // namespace cpu
-
-// Cast(dst, src, mode, count): dst[i] = round(src[i]) per mode, for half/float/int8/uint8/int16/
-// int32 in any pairing. CAST_NONE is CAST_RINT (nearest, ties to even) where precision is lost;
-// exact conversions ignore the mode. Same floating type with a mode other than NONE rounds to an
-// integral value in that type. Integer results saturate; NaN -> 0. Float results overflow per
-// IEEE (see RoundToFormat).
-template <class D, class S>
-inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode,
-                 int64_t count) {
-  static_assert(cpu::detail::kIsCastType<D> && cpu::detail::kIsCastType<S>,
-                "Cast: unsupported element type (half, float, int8, uint8, int16, int32)");
-  D* d = cpu::detail::CheckUB("Cast", "dst", dst, count);
-  const S* s = cpu::detail::CheckUB("Cast", "src", src, count);
-  if constexpr (cpu::kMemcheck) cpu::mc::Elementwise(dst, count, src);
-  [[maybe_unused]] const bool nearest = mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_RINT;
-  if constexpr (std::is_same_v<S, half> && std::is_same_v<D, float>) {
-    cpu::detail::H2F(s, d, count);  // exact
-    return;
-  } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, half>) {
-    if (nearest) {
-      cpu::detail::F2H(s, d, count);
-      return;
-    }
-  } else if constexpr (std::is_same_v<S, D>) {
-    if (!cpu::detail::kIsFloat<S> || mode == RoundMode::CAST_NONE) {
-      if (d != s) std::memmove(d, s, static_cast<size_t>(count) * sizeof(S));
-      return;
-    }
-    for (int64_t i = 0; i < count; ++i)
-      d[i] = static_cast<D>(cpu::detail::RoundIntegral(cpu::detail::ToDouble(s[i]), mode));
-    return;
-  }
-  for (int64_t i = 0; i < count; ++i)
-    d[i] = cpu::detail::FromDouble<D>(cpu::detail::ToDouble(s[i]), mode);
-}
+}  // namespace AscendC
+// Qualifiers and macros, events and synchronisation, Cast, level-0 vector forms (pyasc_cpu/).
+#include "pyasc_cpu/qualifiers.h"
+#include "pyasc_cpu/cast.h"
+#include "pyasc_cpu/vector_level0.h"
+namespace AscendC {
 
 // ---------------------------------------------------------------------------------------------
 // Compare / Select
@@ -1709,6 +1591,7 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
       Fail("pyasc_run_block: kernel takes ", sizeof...(A), " arguments, got ", nargs);
     SetBlock(block_idx, block_num);
     ResetUB();
+    ResetCoreState();
     detail::Invoke(kernel, args, std::index_sequence_for<A...>{});
     State().pipe = nullptr;
     State().loc = nullptr;

@@ -1,0 +1,61 @@
+// pyasc_cpu/core_state.h -- per-block control state of the modelled core (included by
+// kernel_operator.h after the cpu::State() block state): the declared kernel type and the vector
+// mask registers. Reset at every block start (RunBlock calls ResetCoreState).
+//
+// Sources (public Ascend C API reference): "设置Kernel类型" (KERNEL_TASK_TYPE_DEFAULT, enum
+// KernelMetaType), SetVectorMask / SetMaskCount / SetMaskNorm / ResetMask (MaskMode).
+#ifndef PYASC_CPU_CORE_STATE_H
+#define PYASC_CPU_CORE_STATE_H
+
+#include <cstdint>
+
+// Kernel types (documented enumerators and order).
+enum KernelMetaType {
+  KERNEL_TYPE_AIV_ONLY,
+  KERNEL_TYPE_AIC_ONLY,
+  KERNEL_TYPE_MIX_AIV_1_0,
+  KERNEL_TYPE_MIX_AIC_1_0,
+  KERNEL_TYPE_MIX_AIC_1_1,
+  KERNEL_TYPE_MIX_AIC_1_2,
+  KERNEL_TYPE_AICORE,
+  KERNEL_TYPE_VECTORCORE,
+  KERNEL_TYPE_MIX_AICORE,
+  KERNEL_TYPE_MIX_VECTOR_CORE,
+  KERNEL_TYPE_MAX
+};
+
+namespace AscendC {
+
+// Mask mode of the vector unit: Normal (per-repeat lane mask) or Counter (total element count).
+enum class MaskMode : uint8_t { NORMAL = 0, COUNTER };
+
+namespace cpu {
+
+// Control state of one core for the current block.
+struct CoreState {
+  bool kernel_type_declared = false;
+  KernelMetaType kernel_type = KERNEL_TYPE_AIV_ONLY;  // meaningful when declared
+  MaskMode mask_mode = MaskMode::NORMAL;
+  uint64_t mask_high = ~0ull;  // Normal: lanes 64..127; Counter: 0
+  uint64_t mask_low = ~0ull;   // Normal: lanes 0..63; Counter: the element count
+};
+
+// Hidden visibility for the same reason as State(): every kernel library keeps its own.
+__attribute__((visibility("hidden"))) inline CoreState& Core() {
+  static thread_local CoreState s;
+  return s;
+}
+
+// The state at a block start: no kernel type declared, Normal mode, full mask.
+inline void ResetCoreState() { Core() = CoreState{}; }
+
+// The kernel type the running kernel declared with KERNEL_TASK_TYPE_DEFAULT, or
+// KERNEL_TYPE_MAX when it declared none in this block.
+inline KernelMetaType DeclaredKernelType() {
+  return Core().kernel_type_declared ? Core().kernel_type : KERNEL_TYPE_MAX;
+}
+
+}  // namespace cpu
+}  // namespace AscendC
+
+#endif  // PYASC_CPU_CORE_STATE_H
