@@ -22,6 +22,15 @@ VECTOR_REPEAT_BYTES = 256
 """Bytes one vector instruction repeat processes (128 fp16 or 64 fp32 lanes)."""
 MAX_REPEAT_TIMES = 255
 """Largest ``repeatTime`` of one mask/repeat-form vector instruction (Ascend C API reference)."""
+MAX_REPEAT_STRIDE = 255
+"""Largest repeat stride (in DataBlocks) of a mask/repeat-form vector instruction, e.g.
+``Duplicate``'s ``dstRepeatStride`` (uint8 field; Ascend C API reference)."""
+MAX_BLOCK_STRIDE = 65535
+"""Largest block stride (in DataBlocks) of a mask/repeat-form vector instruction, e.g.
+``Duplicate``'s ``dstBlockStride`` (uint16 field; Ascend C API reference)."""
+EVENT_ID_NUM = 8
+"""Hardware event ids per pipe pair: ``SetFlag``/``WaitFlag`` take ``EVENT_ID0`` ..
+``EVENT_ID7`` (Ascend C API reference, SetFlag/WaitFlag)."""
 MAX_BLOCK_COUNT = 4095
 """Largest ``blockCount`` of one ``DataCopy``/``DataCopyPad`` (``DataCopyParams``,
 ``DataCopyExtParams``; Ascend C API reference)."""
@@ -149,7 +158,8 @@ def header_defines(platform: Platform) -> list[str]:
 
     The header holds no hardware number of its own (docs/CPU_RUNTIME.md): sizes in bytes of the
     platform's UB (whole and usable) and cube-side buffers, then the DataBlock, the vector
-    repeat, the Cube fractal edge and the ``TCubeTiling`` ND stride limit.
+    repeat, the Cube fractal edge, the ``TCubeTiling`` ND stride limit, the mask/repeat-form
+    limits (repeat count, repeat and block strides) and the number of event ids.
     """
     return [
         f"-DPYASC_UB_BYTES={platform.ub_bytes}",
@@ -162,4 +172,8 @@ def header_defines(platform: Platform) -> list[str]:
         f"-DPYASC_REPEAT_BYTES={VECTOR_REPEAT_BYTES}",
         f"-DPYASC_CUBE_FRACTAL={CUBE_FRACTAL}",
         f"-DPYASC_ND_STRIDE_MAX={ND_STRIDE_MAX}",
+        f"-DPYASC_MAX_REPEAT={MAX_REPEAT_TIMES}",
+        f"-DPYASC_MAX_REPEAT_STRIDE={MAX_REPEAT_STRIDE}",
+        f"-DPYASC_MAX_BLOCK_STRIDE={MAX_BLOCK_STRIDE}",
+        f"-DPYASC_EVENT_ID_NUM={EVENT_ID_NUM}",
     ]

@@ -15,7 +15,7 @@
 
 // Number of event ids per HardEvent (Atlas A2 / A3 and Atlas inference AI Core: 0-7).
 #ifndef PYASC_EVENT_ID_NUM
-#define PYASC_EVENT_ID_NUM 8
+#error "qualifiers.h needs PYASC_EVENT_ID_NUM as a -D flag: pyasc_mlir.platform.header_defines()"
 #endif
 
 // Kernel-kind qualifiers (which cores run the function) and the Matmul workspace parameter

@@ -31,8 +31,8 @@
 #include "core_state.h"
 
 // Largest repeatTime of a level-0 call (the parameter is a uint8_t in Ascend C).
-#ifndef PYASC_MAX_REPEAT
-#define PYASC_MAX_REPEAT 255
+#if !defined(PYASC_MAX_REPEAT) || !defined(PYASC_MAX_REPEAT_STRIDE) || !defined(PYASC_MAX_BLOCK_STRIDE)
+#error "vector_level0.h needs the mask/repeat limits as -D flags: pyasc_mlir.platform.header_defines()"
 #endif
 
 namespace AscendC {
@@ -326,10 +326,10 @@ inline void Unary(const char* api, const LocalTensor<T>& dst, const LocalTensor<
 template <class T, bool isSetMask, class M>
 inline void Fill(const char* api, const LocalTensor<T>& dst, T value, M mask, int32_t repeatTime,
                  int32_t blkStride, int32_t repStride) {
-  if (blkStride < 0 || blkStride > 65535)
-    Fail(api, ": dstBlockStride ", blkStride, " is outside [0, 65535]");
-  if (repStride < 0 || repStride > 255)
-    Fail(api, ": dstRepeatStride ", repStride, " is outside [0, 255]");
+  if (blkStride < 0 || blkStride > PYASC_MAX_BLOCK_STRIDE)
+    Fail(api, ": dstBlockStride ", blkStride, " is outside [0, ", PYASC_MAX_BLOCK_STRIDE, "]");
+  if (repStride < 0 || repStride > PYASC_MAX_REPEAT_STRIDE)
+    Fail(api, ": dstRepeatStride ", repStride, " is outside [0, ", PYASC_MAX_REPEAT_STRIDE, "]");
   const Plan p = MaskPlan<T, isSetMask>(api, mask, repeatTime);
   Apply<T, 0>(api, p, dst, Stride{blkStride, repStride}, {}, {},
               [&](T* o, const T (*)[kLanes<T>], int64_t n) {
