@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 
+from pyasc_mlir import __version__
 from pyasc_mlir.errors import PyAscError
 
 
@@ -31,7 +32,6 @@ def main(argv: list[str] | None = None) -> int:
     args, rest = parser.parse_known_args(argv)
     args.rest = rest
     if args.version:
-        from pyasc_mlir import __version__
         print(f"pyasc-mlir {__version__}")
         return 0
     if args.command == "fuzz":
