@@ -30,7 +30,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from pyasc_mlir import pipeline
+from pyasc_mlir import emitter, pipeline
 from pyasc_mlir.artifacts import (
     describe,
     describe_dynamic,
@@ -47,7 +47,6 @@ from pyasc_mlir.cache import (
     text_sha256,
 )
 from pyasc_mlir.compiled_op import CompiledOp
-from pyasc_mlir.emitter import emit_cpu_entry, emit_host_source, emit_kernel_source
 from pyasc_mlir.errors import PyAscCompileError, PyAscUsageError, user_facing
 from pyasc_mlir.platform import get_platform
 from pyasc_mlir.runtime.library import operator_library
@@ -204,9 +203,9 @@ def _build(fn: Callable[..., Any], inputs: Sequence[object], concrete: Sequence[
     stages, times, t0 = lowered
     module = stages["ascendc"]
     descs = pipeline.tensor_descs(concrete)
-    sources = {"kernel.cpp": emit_kernel_source(module),
-               "host.cpp": emit_host_source(module, [list(d.shape) for d in descs]),
-               "cpu_entry.cpp": emit_cpu_entry(module)}
+    sources = {"kernel.cpp": emitter.emit_kernel_source(module),
+               "host.cpp": emitter.emit_host_source(module, [list(d.shape) for d in descs]),
+               "cpu_entry.cpp": emitter.emit_cpu_entry(module)}
     lower_ms = (time.perf_counter() - t0) * 1e3
     t1 = time.perf_counter()
     built = {f: sources[f] for f in ("kernel.cpp", "cpu_entry.cpp")}
