@@ -86,9 +86,9 @@ def main() -> None:
     op = pa.compile(w.fn, descs, cache=use_cache)
     wall_ms = (time.perf_counter() - t0) * 1e3
     info = op.info
-    from pyasc_mlir import driver
+    from pyasc_mlir import cache
     out = {"workload": key, "cache": use_cache, "import_ms": import_ms,
-           "fingerprint": driver.compiler_fingerprint()[:16], "key": info.get("key"),
+           "fingerprint": cache.compiler_fingerprint()[:16], "key": info.get("key"),
            "workload_setup_ms": workload_import_ms, "compile_wall_ms": wall_ms,
            "cache_hit": bool(info.get("cache_hit")), **timings, **counts}
     if not info.get("cache_hit"):

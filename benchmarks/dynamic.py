@@ -22,7 +22,7 @@ import numpy as np
 
 import pyasc_mlir as pa
 from benchmarks import harness
-from pyasc_mlir import driver
+from pyasc_mlir import pipeline
 
 
 def _raw(op: Any, arrays: tuple[np.ndarray, ...], fresh: bool = False) -> Any:
@@ -49,7 +49,7 @@ def bench_dynamic(w: Any, s: Any, call_args: Any) -> dict[str, Any]:
     hidden = w.seed_shape[-1]
     fn = pa.jit(w.fn, dynamic=True)
     lowered = {"n": 0}
-    lower = driver._lower
+    lower = pipeline.lower
 
     def counting(*a: Any, **k: Any) -> Any:
         lowered["n"] += 1
@@ -65,7 +65,7 @@ def bench_dynamic(w: Any, s: Any, call_args: Any) -> dict[str, Any]:
     rows = [9 + 3 * i for i in range(count)]  # every call a row count not seen before
     inputs = {r: w.make_inputs(rng, (r, hidden)) for r in rows}
     new_call, raw, raw_fresh, tiling = [], [], [], []
-    driver._lower = counting
+    pipeline.lower = counting
     try:
         for r in rows:
             args = call_args(w, (r, hidden), inputs[r])
@@ -79,7 +79,7 @@ def bench_dynamic(w: Any, s: Any, call_args: Any) -> dict[str, Any]:
             tiling.append(harness.timeit(lambda sh=shapes: op._dyn.compute(sh), 2, 20)
                           ["median_s"])
     finally:
-        driver._lower = lower
+        pipeline.lower = lower
     over = [(a - b) * 1e6 for a, b in zip(new_call, raw, strict=True)]
     over_fresh = [(a - b) * 1e6 for a, b in zip(new_call, raw_fresh, strict=True)]
     cached_args = call_args(w, (rows[0], hidden), inputs[rows[0]])

@@ -141,7 +141,7 @@ def markdown(r: dict[str, Any]) -> str:
     if cv:
         L += ["## 2. Compile time with and without fusion / double buffering (ms, warm "
               "process)", "",
-              "Python → Ascend C in an already warm process (`driver._lower` + emitters), "
+              "Python → Ascend C in an already warm process (`pipeline.lower` + emitters), "
               "medians at the seed shape. *unfused* = `asc-fuse{per_op=true}`, one kernel per "
               "tensor op. g++ = the build of the CPU-timing shape's sources in section 3 "
               "(one sample; 0 runs = identical sources already built).", ""]

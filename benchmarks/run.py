@@ -42,7 +42,7 @@ from benchmarks import dynamic as dyn_bench  # noqa: E402
 from benchmarks import harness  # noqa: E402
 from benchmarks.cold_compile import _GxxCounter  # noqa: E402
 from benchmarks.workloads import WORKLOADS, Workload  # noqa: E402
-from pyasc_mlir import cost_model, driver  # noqa: E402
+from pyasc_mlir import cost_model, pipeline  # noqa: E402
 from pyasc_mlir.platform import DEFAULT_PLATFORM, get_platform  # noqa: E402
 
 PLATFORM = DEFAULT_PLATFORM
@@ -120,7 +120,7 @@ def probe(w: Workload) -> dict[str, Any]:
     entry: dict[str, Any] = {"title": w.title, "seed_shape": list(w.seed_shape),
                              "shape_note": w.shape_note}
     try:
-        driver._lower(w.fn, w.descs(w.seed_shape), w.fn.__name__, PLATFORM, True)
+        pipeline.lower(w.fn, w.descs(w.seed_shape), w.fn.__name__, PLATFORM, True)
         entry["supported"] = True
     except Exception as exc:  # noqa: BLE001 - every rejection is reported, none hidden
         text = str(exc)
@@ -214,8 +214,8 @@ def lower_once(w: Workload, shape: tuple[int, ...], fused: bool, db: bool
     from pyasc_mlir.emitter import emit_cpu_entry, emit_host_source, emit_kernel_source
 
     t0 = time.perf_counter()
-    stages, _, times = driver._lower(w.fn, w.descs(shape), w.fn.__name__, PLATFORM, db,
-                                     fuse=fused)
+    stages, _, times = pipeline.lower(w.fn, w.descs(shape), w.fn.__name__, PLATFORM, db,
+                                      fuse=fused)
     t_low = time.perf_counter() - t0
     module = stages["ascendc"]
     t1 = time.perf_counter()
@@ -273,8 +273,8 @@ def build_fused(w: Workload, shape: tuple[int, ...], db: bool) -> tuple[Any, dic
 
 def build_unfused(w: Workload, shape: tuple[int, ...], db: bool
                   ) -> tuple[harness.UnfusedCpu, dict[str, Any], dict[str, Any]]:
-    stages, _, _ = driver._lower(w.fn, w.descs(shape), w.fn.__name__, PLATFORM, db,
-                                 fuse=False)
+    stages, _, _ = pipeline.lower(w.fn, w.descs(shape), w.fn.__name__, PLATFORM, db,
+                                  fuse=False)
     counter = _GxxCounter({"pch_ms": 0.0, "gxx_compile_ms": 0.0},
                           {"gxx_compiles": 0, "pch_builds": 0})
     import pyasc_mlir.runtime.cpu as cpu
@@ -424,8 +424,8 @@ def bench_interp(w: Workload, s: Settings) -> dict[str, Any]:
     arrays = w.make_inputs(np.random.default_rng(1), shape)
     n = w.elements(shape)
     op = pa.compile(w.fn, w.descs(shape), platform=PLATFORM)
-    unfused, _, _ = driver._lower(w.fn, w.descs(shape), w.fn.__name__, PLATFORM, True,
-                                  fuse=False)
+    unfused, _, _ = pipeline.lower(w.fn, w.descs(shape), w.fn.__name__, PLATFORM, True,
+                                   fuse=False)
     tensors = [np.ascontiguousarray(a) for a in arrays]
     res: dict[str, Any] = {"shape": list(shape), "elements": n}
     for fusion in ("fused", "unfused") if s.runs_unfused(w.key) else ("fused",):
@@ -524,9 +524,9 @@ def bench_two_kernel_baseline(w: Workload) -> dict[str, Any]:
     s = w.seed_shape
     x = pa.TensorDesc(s, "float16")
     v = pa.TensorDesc((s[-1],), "float16")
-    a, _, _ = driver._lower(ops.residual_add, [x, x], "residual_add", PLATFORM, True)
-    b, _, _ = driver._lower(ops.layernorm, [x, v, v, w.descs(s)[-1]], "layernorm", PLATFORM,
-                            True)
+    a, _, _ = pipeline.lower(ops.residual_add, [x, x], "residual_add", PLATFORM, True)
+    b, _, _ = pipeline.lower(ops.layernorm, [x, v, v, w.descs(s)[-1]], "layernorm", PLATFORM,
+                             True)
     ea = cost_model.estimate(a["ascendc"], PLATFORM)
     eb = cost_model.estimate(b["ascendc"], PLATFORM)
     return {"add_us": sum(e.time_us for e in ea), "layernorm_us": sum(e.time_us for e in eb),

@@ -1,4 +1,5 @@
-"""Registry of the project's passes and named pipelines (used by ``pyasc-opt`` and the driver)."""
+"""Registry of the project's passes and named pipelines (used by ``pyasc-opt`` and by
+``pyasc_mlir.pipeline``, which runs ``asc-to-ascendc`` for ``compile``)."""
 
 from __future__ import annotations
 

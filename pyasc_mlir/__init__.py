@@ -13,7 +13,7 @@ Quick start::
     y = rmsnorm(np.random.rand(8, 384).astype(np.float16), np.ones(384, np.float16))
 """
 
-from pyasc_mlir import driver
+from pyasc_mlir import driver, version
 from pyasc_mlir.checks import (
     MemoryCheckError,
     NumericCheckError,
@@ -22,7 +22,8 @@ from pyasc_mlir.checks import (
     memory_check_enabled,
     numeric_check_enabled,
 )
-from pyasc_mlir.driver import CompiledOp, clear_memory_cache, compile, load_op
+from pyasc_mlir.compiled_op import CompiledOp
+from pyasc_mlir.driver import clear_memory_cache, compile, load_op
 from pyasc_mlir.errors import PyAscCompileError, PyAscError, PyAscUsageError
 from pyasc_mlir.jit import JitFunction, Op, jit, operator
 from pyasc_mlir.ops import *  # noqa: F403
@@ -30,7 +31,7 @@ from pyasc_mlir.ops import __all__ as _ops_all
 from pyasc_mlir.profiler import profiler
 from pyasc_mlir.types import TensorDesc
 
-__version__ = driver.__version__
+__version__ = version.__version__
 __all__ = ["CompiledOp", "JitFunction", "Op", "PyAscCompileError", "PyAscError",
            "PyAscUsageError", "TensorDesc", "clear_memory_cache", "compile", "driver", "jit",
            "load_op", "operator", "profiler", *_ops_all,

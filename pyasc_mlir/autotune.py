@@ -67,7 +67,12 @@ from typing import Any
 
 import numpy as np
 
+from pyasc_mlir.cache import atomic_write, cache_dir, cache_enabled, cache_key
+from pyasc_mlir.cost_model import estimate
+from pyasc_mlir.driver import compile
+from pyasc_mlir.emitter import kernels, tiling_fields
 from pyasc_mlir.errors import PyAscError, PyAscUsageError, caller_loc
+from pyasc_mlir.pipeline import lower
 from pyasc_mlir.platform import (
     COUNT_ALIGN,
     CUBE_FRACTAL,
@@ -266,14 +271,10 @@ def _evaluate(knobs: Knobs) -> Candidate:
 
 def _cost(knobs: Knobs) -> Candidate:
     """Lower the job's operator with ``knobs`` pinned and cost it (MODELED)."""
-    from pyasc_mlir.cost_model import estimate
-    from pyasc_mlir.driver import _lower
-    from pyasc_mlir.emitter import kernels, tiling_fields
-
     assert _JOB is not None
     fn, inputs, name, platform = _JOB
-    stages, _, _ = _lower(fn, inputs, name, platform, knobs.buffers == 2, tile=knobs.tile,
-                          block_dim=knobs.block_dim, tile_m=knobs.tile_m, tile_n=knobs.tile_n)
+    stages, _, _ = lower(fn, inputs, name, platform, knobs.buffers == 2, tile=knobs.tile,
+                         block_dim=knobs.block_dim, tile_m=knobs.tile_m, tile_n=knobs.tile_n)
     module = stages["ascendc"]
     ests = estimate(module, platform)
     fields = [tiling_fields(k) for k in kernels(module)]
@@ -309,8 +310,6 @@ def _cost(knobs: Knobs) -> Candidate:
 
 def _build(knobs: Knobs | None) -> str | None:
     """Compile (CPU build included) into the disk cache; the error text if it fails."""
-    from pyasc_mlir.driver import compile
-
     assert _JOB is not None
     fn, inputs, name, platform = _JOB
     try:
@@ -378,10 +377,8 @@ def _signature(inputs: Sequence[object]) -> str:
 
 def _cache_path(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str,
                 measure: int) -> tuple[str, Path]:
-    from pyasc_mlir.driver import _cache_key, cache_dir
-
-    key = _cache_key(fn, inputs, {"platform": platform, "name": name, "measure": measure,
-                                  "autotune": SEARCH_VERSION})
+    key = cache_key(fn, inputs, {"platform": platform, "name": name, "measure": measure,
+                                 "autotune": SEARCH_VERSION})
     return key, cache_dir() / "tune" / f"{key}.json"
 
 
@@ -396,8 +393,6 @@ def _measure(fn: Callable[..., Any], inputs: list[object], name: str, platform: 
              top: list[Candidate], pool: _Pool) -> None:
     """CPU-build time of ``top`` (median of ``REPEATS``); outputs checked against the automatic
     kernel's. Builds run in the pool (into the disk cache), timing in this process."""
-    from pyasc_mlir.driver import cache_enabled, compile
-
     if cache_enabled():
         pool.map(_build, [None, *(c.knobs for c in top)], "build")
     rng = np.random.default_rng(0)
@@ -509,8 +504,6 @@ def tune(fn: Callable[..., Any], inputs: Sequence[object], platform: str = DEFAU
         PyAscCompileError: the operator does not compile even with the automatic knobs.
     """
     global _JOB
-    from pyasc_mlir.driver import cache_enabled
-
     name = name or fn.__name__
     try:
         plat = get_platform(platform)
@@ -546,8 +539,7 @@ def tune(fn: Callable[..., Any], inputs: Sequence[object], platform: str = DEFAU
                      search_s=time.perf_counter() - t0, workers=pool.workers)
     res.winner  # noqa: B018 - raises when nothing could be built
     if cache_enabled():
-        from pyasc_mlir.driver import _atomic_write
-        _atomic_write(path, json.dumps(res.to_json(), indent=1))
+        atomic_write(path, json.dumps(res.to_json(), indent=1))
         _MEMORY[key] = res
     if verbose:
         print(res.summary(), file=sys.stderr)

@@ -38,7 +38,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import StringAttr
+from xdsl.interpreter import Interpreter
 
+from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.errors import PyAscError, SourceLoc
 
 __all__ = ["MEMORY_CHECK_ENV", "NUMERIC_CHECK_ENV", "MemoryCheckError", "NumericCheckError",
@@ -216,11 +219,7 @@ def nonfinite_origin(module: Any, name: str, args: Sequence[Any]) -> tuple[str, 
     first op (in execution order) whose result holds NaN/Inf while all its tensor operands are
     finite, as ``(op description, asc.loc or None)``. An input that already holds NaN/Inf is
     reported as ``("input k", None)``. ``None`` when no op produces one."""
-    from xdsl.dialects.builtin import StringAttr
-    from xdsl.interpreter import Interpreter
-
-    from pyasc_mlir.dialects.asc import LOC_ATTR
-    from pyasc_mlir.interpreter.core import make_interpreter
+    from pyasc_mlir.interpreter.core import make_interpreter  # it imports this module
 
     for k, a in enumerate(args):
         arr = np.asarray(a)

@@ -1143,22 +1143,24 @@ class _Lowered:
 
 
 def _lower_program(p: Program, fn: Callable[..., Any] | None = None) -> _Lowered | Verdict:
-    from pyasc_mlir.driver import CompiledOp, _describe, _lower
+    from pyasc_mlir.artifacts import describe
+    from pyasc_mlir.compiled_op import CompiledOp
     from pyasc_mlir.emitter import emit_cpu_entry, emit_host_source, emit_kernel_source, kernels
     from pyasc_mlir.errors import PyAscCompileError
+    from pyasc_mlir.pipeline import lower
     from pyasc_mlir.types import TensorDesc
 
     descs = [TensorDesc(i.shape, i.dtype) for i in p.inputs]
     where = "lower"
     try:
         fn = fn if fn is not None else load_function(p)
-        stages, result_dtypes, _ = _lower(fn, descs, p.name, p.platform, p.double_buffer)
+        stages, _, _ = lower(fn, descs, p.name, p.platform, p.double_buffer)
         where = "emit"
         module = stages["ascendc"]
         kernel_src = emit_kernel_source(module)
         emit_host_source(module, [list(d.shape) for d in descs])
         emit_cpu_entry(module)
-        info = _describe(stages, p.name, descs, result_dtypes, p.platform)
+        info = describe(stages, p.name, descs, p.platform)
         (k,) = kernels(module)
     except PyAscCompileError as exc:
         if where == "lower":

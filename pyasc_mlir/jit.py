@@ -10,17 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from pyasc_mlir.driver import (
-    CompiledOp,
-    check_tiling,
-    compile,
-    global_watch,
-    same_kind_as,
-    torch_to_numpy,
-    uses_torch,
-    watch_changed,
-)
+from pyasc_mlir.autotune import tune
+from pyasc_mlir.cache import global_watch, watch_changed
+from pyasc_mlir.compiled_op import CompiledOp
+from pyasc_mlir.driver import compile
 from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
+from pyasc_mlir.interop import same_kind_as, torch_to_numpy, uses_torch
+from pyasc_mlir.pipeline import check_tiling
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 from pyasc_mlir.types import DTYPES, TensorDesc
 
@@ -94,7 +90,7 @@ class JitFunction:
         self._compiled: dict[tuple, CompiledOp] = {}
         self._fast: dict[tuple, CompiledOp] = {}
         self._watch: list[Any] | None = None
-        """Globals/closures the operator reads (``driver.global_watch``): when one changes,
+        """Globals/closures the operator reads (``cache.global_watch``): when one changes,
         the in-memory kernels are dropped and the next call compiles (or hits the cache
         entry for the new values)."""
         functools.update_wrapper(self, fn)
@@ -175,8 +171,6 @@ class JitFunction:
         (searched once per signature and cached; a search prints the winner and its pin)."""
         if not self.autotune:
             return self.tiling
-        from pyasc_mlir.autotune import tune
-
         return tune(self.fn, descs, platform=self.platform, cache=not self.always_compile,
                     verbose=True).winner.knobs.pin
 

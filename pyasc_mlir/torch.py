@@ -36,9 +36,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without PyTorch
         "pyasc_mlir.torch needs PyTorch, which is not installed; install the CPU build with "
         "`pip install torch==2.13.0` (or `pip install -e \".[torch]\"`)") from exc
 
-from pyasc_mlir.driver import CompiledOp
+from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.errors import PyAscUsageError, caller_loc, user_facing
 from pyasc_mlir.jit import JitFunction, jit
+from pyasc_mlir.torch_arrays import check_tensor, from_numpy, to_numpy
 from pyasc_mlir.types import TensorDesc
 
 __all__ = ["TorchOp", "custom_op", "from_numpy", "to_numpy"]
@@ -48,59 +49,6 @@ NAMESPACE = "pyasc"
 
 _TORCH_DTYPES: dict[str, torch.dtype] = {"float16": torch.float16, "float32": torch.float32,
                                          "bool": torch.bool}
-_DEVICE_HINT = ("move it to the CPU with .cpu() first (pyasc-mlir runs the CPU build of the "
-                "Ascend C kernel) and move the result back with .to(device)")
-
-
-def check_tensor(t: torch.Tensor, what: str, allow_meta: bool = False) -> None:
-    """Refuse a tensor pyasc-mlir cannot run: not on the CPU (``meta`` only with
-    ``allow_meta``), not strided (sparse, nested) or bfloat16 (not supported yet).
-
-    Raises:
-        PyAscUsageError: located at the caller's line, naming ``what`` (e.g. ``"argument 0 of
-            f()"``).
-    """
-    if t.device.type != "cpu" and not (allow_meta and t.device.type == "meta"):
-        raise PyAscUsageError(f"{what} is a torch tensor on device '{t.device}'; only CPU "
-                              "tensors are supported", caller_loc(), _DEVICE_HINT)
-    if t.layout != torch.strided or t.is_nested:
-        raise PyAscUsageError(f"{what} is a {'nested' if t.is_nested else t.layout} torch "
-                              "tensor; only dense (strided) tensors are supported", caller_loc(),
-                              "convert it with .to_dense() first")
-    if t.dtype == torch.bfloat16:
-        raise PyAscUsageError(f"{what} is a torch.bfloat16 tensor; bfloat16 is not supported "
-                              "(tensors are float16 or float32)", caller_loc(),
-                              "convert it with .float() (or .half()) first")
-
-
-def to_numpy(t: torch.Tensor, what: str) -> np.ndarray:
-    """A CPU tensor as a NumPy array, sharing its memory where possible.
-
-    Input rule: the tensor must be on the CPU, dense and not bfloat16 (see
-    :func:`check_tensor`). A tensor that requires grad is detached (the result is not part of
-    the autograd graph); a non-contiguous one is made contiguous (a copy); a contiguous one is
-    viewed with ``Tensor.numpy()`` without a copy. The dtype rules of the caller (``@jit``:
-    float16/float32 only; ``CompiledOp``: numeric arrays converted) then apply to the array.
-
-    Raises:
-        PyAscUsageError: a tensor :func:`check_tensor` refuses, or a dtype NumPy lacks.
-    """
-    check_tensor(t, what)
-    t = t.detach().resolve_conj().resolve_neg()
-    if not t.is_contiguous():
-        t = t.contiguous()
-    try:
-        return t.numpy()
-    except (TypeError, RuntimeError) as exc:
-        raise PyAscUsageError(f"{what} is a torch {t.dtype} tensor, which has no NumPy "
-                              f"equivalent ({exc})", caller_loc(),
-                              "convert it with .float() (or .half()) first") from None
-
-
-def from_numpy(a: np.ndarray) -> torch.Tensor:
-    """A result array as a CPU tensor sharing its memory (read-only arrays are copied, as
-    ``torch.from_numpy`` needs a writable one)."""
-    return torch.from_numpy(a if a.flags.writeable else a.copy())
 
 
 def _torch_dtype(name: str) -> torch.dtype:

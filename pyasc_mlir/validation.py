@@ -14,8 +14,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
 
-from pyasc_mlir.driver import make_context
 from pyasc_mlir.interpreter.core import run_function
+from pyasc_mlir.pipeline import make_context
 from pyasc_mlir.types import np_dtype_of
 
 

@@ -597,7 +597,6 @@ def _no_gxx(tmp_path_factory):
         mp.setenv("PYASC_CACHE_DIR", str(tmp_path_factory.mktemp("pyasc_cache")))
         fake = lambda *a, **k: Path("/nonexistent/lib.so")  # noqa: E731
         mp.setattr("pyasc_mlir.runtime.cpu.build_library", fake)
-        mp.setattr("pyasc_mlir.driver.build_library", fake, raising=False)
         yield
 
 

@@ -17,9 +17,9 @@ from helpers import softmax_ref
 import pyasc_mlir as pa
 from pyasc_mlir import autotune, driver
 from pyasc_mlir.cost_model import estimate
-from pyasc_mlir.driver import _lower
 from pyasc_mlir.emitter import emit_kernel_source, kernels, tiling_fields
 from pyasc_mlir.interpreter.core import run_function
+from pyasc_mlir.pipeline import lower
 from pyasc_mlir.runtime import cpu
 from pyasc_mlir.tools.cli import main as cli_main
 
@@ -94,9 +94,9 @@ def sm_result(cache_root):
 
 
 def modeled(fn, descs, knobs):
-    stages, _, _ = _lower(fn, descs, fn.__name__, "910B2", knobs.buffers == 2,
-                          tile=knobs.tile, block_dim=knobs.block_dim, tile_m=knobs.tile_m,
-                          tile_n=knobs.tile_n)
+    stages, _, _ = lower(fn, descs, fn.__name__, "910B2", knobs.buffers == 2,
+                         tile=knobs.tile, block_dim=knobs.block_dim, tile_m=knobs.tile_m,
+                         tile_n=knobs.tile_n)
     return stages, sum(e.time_us for e in estimate(stages["ascendc"]))
 
 

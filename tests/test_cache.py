@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import pyasc_mlir as pa
-from pyasc_mlir import driver
+from pyasc_mlir import cache, driver, pipeline, version
 from pyasc_mlir.errors import CacheWarning
-from pyasc_mlir.runtime import cpu
+from pyasc_mlir.runtime import cpu, library
 
 F32 = np.float32
 X = np.linspace(-3, 3, 4 * 48, dtype=F32).reshape(4, 48)
@@ -103,8 +103,8 @@ def check_entry(op) -> None:
     """The on-disk entry of ``op`` is complete and consistent."""
     info = json.loads((op.directory / "op.json").read_text())
     lib = Path(info["library"])
-    assert lib.is_file() and driver._sha256(lib) == info["library_sha256"]
-    assert driver._library_problem(lib) is None
+    assert lib.is_file() and cache.file_sha256(lib) == info["library_sha256"]
+    assert library.library_problem(lib) is None
     assert not list(op.directory.glob(".*.tmp"))  # no half-written files left
 
 
@@ -112,21 +112,21 @@ def check_entry(op) -> None:
 
 def key(fn, inputs=DESC, **options):
     opts = {"platform": "910B2", "double_buffer": True, "name": fn.__name__, **options}
-    return driver._cache_key(fn, inputs, opts)
+    return cache.cache_key(fn, inputs, opts)
 
 
 def test_key_covers_compiler_version(monkeypatch):
     before = key(scale_shift)
-    driver.compiler_fingerprint.cache_clear()
-    monkeypatch.setattr(driver, "__version__", "99.0")
+    cache.compiler_fingerprint.cache_clear()
+    monkeypatch.setattr(version, "__version__", "99.0")
     try:
         assert key(scale_shift) != before
     finally:
-        driver.compiler_fingerprint.cache_clear()
+        cache.compiler_fingerprint.cache_clear()
     monkeypatch.undo()
-    driver.compiler_fingerprint.cache_clear()
+    cache.compiler_fingerprint.cache_clear()
     assert key(scale_shift) == before
-    monkeypatch.setattr(driver, "compiler_fingerprint", lambda: "another compiler build")
+    monkeypatch.setattr(cache, "compiler_fingerprint", lambda: "another compiler build")
     assert key(scale_shift) != before
 
 
@@ -395,8 +395,8 @@ def test_cache_disable_reads_and_writes_nothing(cache_env, monkeypatch, gxx_runs
 
 def test_always_compile_recompiles_every_call(monkeypatch, gxx_runs):
     lowered = []
-    real = driver._lower
-    monkeypatch.setattr(driver, "_lower", lambda *a, **k: lowered.append(1) or real(*a, **k))
+    real = pipeline.lower
+    monkeypatch.setattr(pipeline, "lower", lambda *a, **k: lowered.append(1) or real(*a, **k))
     pa.compile(scale_shift, DESC)  # cached ...
     n, m = len(gxx_runs), len(lowered)
     f = pa.jit(scale_shift, always_compile=True)
@@ -440,16 +440,16 @@ def test_source_fingerprints_are_stable_across_processes():
         import hashlib, sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         import test_cache as t
-        from pyasc_mlir import driver
+        from pyasc_mlir import cache
         for fn, inputs in t.FINGERPRINTED:
-            print(hashlib.sha256(driver._source_of(fn, inputs).encode()).hexdigest())
+            print(hashlib.sha256(cache.source_fingerprint(fn, inputs).encode()).hexdigest())
     """)
     import hashlib
     import subprocess
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
-    assert out == [hashlib.sha256(driver._source_of(fn, inputs).encode()).hexdigest()
+    assert out == [hashlib.sha256(cache.source_fingerprint(fn, inputs).encode()).hexdigest()
                    for fn, inputs in FINGERPRINTED]
 
 

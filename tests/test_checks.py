@@ -40,13 +40,13 @@ import examples  # noqa: E402
 import pyasc_mlir as pa  # noqa: E402
 from examples import E2E_CONFIGS  # noqa: E402
 from pyasc_mlir import checks  # noqa: E402
-from pyasc_mlir.driver import make_context  # noqa: E402
 from pyasc_mlir.emitter import c_string, emit_cpu_entry, emit_kernel_source  # noqa: E402
 from pyasc_mlir.errors import PyAscError  # noqa: E402
 from pyasc_mlir.interpreter.ascendc_impls import AscendcMemoryError  # noqa: E402
 from pyasc_mlir.interpreter.core import make_interpreter, run_function  # noqa: E402
 from pyasc_mlir.interpreter.tile_impls import TileMemoryError, set_block  # noqa: E402
 from pyasc_mlir.passes.registry import PASSES  # noqa: E402
+from pyasc_mlir.pipeline import make_context  # noqa: E402
 from pyasc_mlir.platform import get_platform, header_defines  # noqa: E402
 from pyasc_mlir.runtime.cpu import (  # noqa: E402
     INCLUDE_DIR,

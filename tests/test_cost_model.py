@@ -7,7 +7,7 @@ from helpers import softmax
 
 import pyasc_mlir as pa
 from pyasc_mlir.cost_model import VECTOR_ISSUE_CYCLES, _Cost, estimate, pipeline_cycles
-from pyasc_mlir.driver import _lower
+from pyasc_mlir.pipeline import lower
 from pyasc_mlir.platform import get_platform
 
 
@@ -16,8 +16,8 @@ def add(x, y):
 
 
 def _module(fn, shapes, dtype="float32", double_buffer=True):
-    stages, _, _ = _lower(fn, [pa.TensorDesc(s, dtype) for s in shapes], fn.__name__, "910B2",
-                          double_buffer)
+    stages, _, _ = lower(fn, [pa.TensorDesc(s, dtype) for s in shapes], fn.__name__, "910B2",
+                         double_buffer)
     return stages["ascendc"]
 
 

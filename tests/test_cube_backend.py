@@ -18,13 +18,13 @@ from pyasc_mlir import checks
 from pyasc_mlir import cube_tiling as ct
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.dialects import ascendc as ac
-from pyasc_mlir.driver import make_context
 from pyasc_mlir.emitter import emit_cpu_entry, emit_kernel_source, kernels, tiling_fields
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.interpreter.ascendc_impls import AscendcInterpretationError
 from pyasc_mlir.interpreter.core import run_function
 from pyasc_mlir.interpreter.tile_impls import TileInterpretationError
 from pyasc_mlir.passes.registry import PASSES
+from pyasc_mlir.pipeline import make_context
 from pyasc_mlir.platform import get_platform
 from pyasc_mlir.runtime.cpu import CpuKernel, KernelError, build_library
 

@@ -17,7 +17,7 @@ import pytest
 from helpers import assert_close, layernorm_ref, softmax_ref
 
 import pyasc_mlir as pa
-from pyasc_mlir import driver
+from pyasc_mlir import pipeline
 from pyasc_mlir.runtime import cpu
 
 ROWS = (1, 7, 33, 513, 4097)
@@ -58,7 +58,7 @@ def assert_result(got: np.ndarray, want: np.ndarray, dtype: str) -> None:
 def counters(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts of lowering (frontend + passes) and g++ builds in this test."""
     counts = {"lower": 0, "gxx": 0}
-    lower, build = driver._lower, cpu.build_library
+    lower, build = pipeline.lower, cpu.build_library
 
     def counting_lower(*args, **kwargs):
         counts["lower"] += 1
@@ -68,7 +68,7 @@ def counters(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         counts["gxx"] += 1
         return build(*args, **kwargs)
 
-    monkeypatch.setattr(driver, "_lower", counting_lower)
+    monkeypatch.setattr(pipeline, "lower", counting_lower)
     monkeypatch.setattr(cpu, "build_library", counting_build)
     return counts
 

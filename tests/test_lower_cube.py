@@ -14,12 +14,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from pyasc_mlir.dialects import asc
-from pyasc_mlir.driver import make_context
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.interpreter.core import run_function
 from pyasc_mlir.passes.decompose import AscDecomposePass
 from pyasc_mlir.passes.fuse import AscFusePass
 from pyasc_mlir.passes.lower_cube import AscLowerCubePass
+from pyasc_mlir.pipeline import make_context
 from pyasc_mlir.validation import validate_pass
 
 RNG = np.random.default_rng(7)

@@ -16,7 +16,7 @@ import pytest
 from helpers import layernorm_ref, softmax_ref
 
 import pyasc_mlir as pa
-from pyasc_mlir import driver
+from pyasc_mlir import compiled_op, driver
 from pyasc_mlir.cost_model import estimate
 from pyasc_mlir.errors import CacheWarning
 
@@ -73,7 +73,7 @@ def nan_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
         assert np.dtype(dtype).kind == "f", dtype
         return np.full(shape, np.nan, dtype)
 
-    monkeypatch.setattr(driver, "_new_output", alloc)
+    monkeypatch.setattr(compiled_op, "new_output", alloc)
 
 
 def _no_nan(*arrays: np.ndarray) -> None:

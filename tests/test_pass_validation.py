@@ -124,13 +124,13 @@ def two_lines(x):
 def test_lowered_ops_keep_their_own_source_line():
     import inspect
 
-    from pyasc_mlir.driver import _lower
     from pyasc_mlir.emitter import emit_kernel_source
+    from pyasc_mlir.pipeline import lower
 
     first = inspect.getsourcelines(two_lines)[1]
     exp_line = first + 2
-    stages, _, _ = _lower(two_lines, [pa.TensorDesc((4, 40), "float32")], "two_lines", "910B2",
-                          True)
+    stages, _, _ = lower(two_lines, [pa.TensorDesc((4, 40), "float32")], "two_lines", "910B2",
+                         True)
     locs = {op.name + ":" + getattr(getattr(op, "kind", None), "data", getattr(
         getattr(op, "api", None), "data", "")): op.attributes["asc.loc"].data
         for st in ("tile", "ascendc") for op in stages[st].walk()

@@ -13,7 +13,12 @@ import argparse
 import os
 import sys
 
+from pyasc_mlir import __version__
 from pyasc_mlir.errors import PyAscError
+from pyasc_mlir.fuzz import main as fuzz_main
+from pyasc_mlir.tools.demo import run_demo
+from pyasc_mlir.tools.profile import run_profile
+from pyasc_mlir.tools.tune import run_tune
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,24 +36,20 @@ def main(argv: list[str] | None = None) -> int:
     args, rest = parser.parse_known_args(argv)
     args.rest = rest
     if args.version:
-        from pyasc_mlir import __version__
         print(f"pyasc-mlir {__version__}")
         return 0
     if args.command == "fuzz":
-        from pyasc_mlir.fuzz import main as fuzz_main
         try:
             return fuzz_main(args.rest)
         except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
             return int(exc.code or 0)
     if args.command == "profile":
-        from pyasc_mlir.tools.profile import run_profile
         try:
             return run_profile(args.rest)
         except PyAscError as exc:
             print(exc, file=sys.stderr)
             return 1
     if args.command == "tune":
-        from pyasc_mlir.tools.tune import run_tune
         try:
             return run_tune(args.rest)
         except PyAscError as exc:
@@ -57,7 +58,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command != "demo":
         parser.print_help()
         return 2
-    from pyasc_mlir.tools.demo import run_demo
     try:
         return run_demo(args.rest)
     except PyAscError as exc:

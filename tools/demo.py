@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+import pyasc_mlir as pa
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DTYPES = ("float32", "float16")
 
@@ -211,8 +213,6 @@ def _short(exc: BaseException) -> str:
 def measure(ex: ModuleType, row: DemoRow, dtype: str, repeats: int,
             interp: bool) -> Result:
     """Compile and run one row in one dtype; never raises (errors land in ``error``)."""
-    import pyasc_mlir as pa
-
     case = row.case
     arrays = tuple(np.ascontiguousarray(a.astype(dtype)) for a in row.arrays)
     res = Result(row.name, dtype, "x".join(str(d) for d in arrays[0].shape), row.data,

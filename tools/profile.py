@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+import pyasc_mlir as pa
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 
 
@@ -122,8 +123,6 @@ def target_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
 
 
 def run_profile(argv: list[str] | None = None) -> int:
-    import pyasc_mlir as pa
-
     p = target_parser("pyasc profile", __doc__)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--json", action="store_true", help="print the report as JSON")

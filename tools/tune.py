@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 
+import pyasc_mlir as pa
+from pyasc_mlir.autotune import tune
 from pyasc_mlir.tools.profile import load_function, target_parser
 
 
 def run_tune(argv: list[str] | None = None) -> int:
-    import pyasc_mlir as pa
-    from pyasc_mlir.autotune import tune
-
     p = target_parser("pyasc tune", __doc__)
     p.add_argument("--measure", type=int, default=0, metavar="K",
                    help="build and time the best K candidates on the CPU (default 0)")
