@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from pyasc_mlir import ops
-from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import asc, opset
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
 from pyasc_mlir.types import TensorDesc, dtype_name, ir_type
 
@@ -59,16 +59,17 @@ _CALL_HINT = "call pyasc_mlir functions, helpers defined with def, or builtins"
 _RESHAPE_HINT = "give positive compile-time ints (from x.shape or constants), at most one -1"
 _MATCH_HINT = "call the operator with a tensor of that shape (None accepts any size)"
 _RANK_HINT = "pass tensors of one rank; reshape one first, e.g. x.reshape(1, n)"
-_UNARY = ("exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf", "sin", "cos")
+_UNARY = tuple(r.function for r in opset.UNARY.values() if r.function is not None)
 _REDUCE = ("sum", "mean", "max", "min", "var")
 _LAYOUT = ("matmul", "transpose", "concat")
 SHAPE_READ_ATTR = "asc.shape_read"
 """On the top-level ``func.func``: where the operator first reads a tensor shape."""
 _SHAPE_HELPERS = ("match_shape", "assert_same_rank", "assert_compatible")
-_OP_NAMES = (*_UNARY, *_REDUCE, "maximum", "minimum", "where", "cast", *_LAYOUT,
-             *_SHAPE_HELPERS)
+_BINARY = tuple(r.function for r in opset.BINARY.values() if r.function is not None)
+_OP_NAMES = (*_UNARY, *_REDUCE, *_BINARY, "where", "cast", *_LAYOUT, *_SHAPE_HELPERS)
 _MARKERS: dict[Callable[..., Any], str] = {getattr(ops, n): n for n in _OP_NAMES}
-_METHODS = (*_UNARY, *_REDUCE, "reshape", "astype", "transpose", "permute")
+_METHODS = (*(m for r in opset.UNARY.values() for m in r.methods), *_REDUCE, "reshape", "astype",
+            "transpose", "permute")
 _STRUCTURAL = (builtins.len, builtins.enumerate, builtins.zip, builtins.list, builtins.tuple,
                builtins.reversed, builtins.isinstance)
 """Builtins that only look at the structure of a tuple or list of tensors (``len(xs)``,
@@ -198,7 +199,8 @@ _OP_SYMBOLS: dict[type[ast.operator], str] = {
     ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^",
     ast.BitAnd: "&", ast.MatMult: "@",
 }
-_TENSOR_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+_TENSOR_BINOPS = {t: r.kind for t, sym in _OP_SYMBOLS.items() for r in opset.BINARY.values()
+                  if r.py_operator == sym}
 _CMP_PREDICATES: dict[type[ast.cmpop], str] = {
     ast.Lt: "lt", ast.Gt: "gt", ast.LtE: "le", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _PY_CMPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
@@ -207,11 +209,7 @@ _PY_CMPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }
 _PY_UNARY: dict[str, Callable[[float], float]] = {
-    "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos,
-    "rsqrt": lambda v: 1.0 / math.sqrt(v),
-    "abs": builtins.abs, "relu": lambda v: builtins.max(v, 0.0),
-    "sigmoid": lambda v: 1.0 / (1.0 + math.exp(-v)), "tanh": math.tanh, "erf": math.erf,
-}
+    k: r.py_fold for k, r in opset.UNARY.items() if r.py_fold is not None}
 _UNSUPPORTED_STMTS: dict[str, tuple[str, str | None]] = {
     "Try": ("try/except is not supported in a compiled operator",
             "mistakes in an operator are compile errors; remove the try block"),
