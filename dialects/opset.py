@@ -230,6 +230,26 @@ def _erf(b: Builder, x: Any) -> Any:
     return b.select(neg, b.unary("neg", y), y)
 
 
+def _softplus(b: Builder, x: Any) -> Any:
+    """``relu(x) + log1p(exp(-|x|))``: ``exp`` never overflows. ``log1p(e)`` by Goldberg's
+    trick (no log1p instruction): ``u = 1 + e``; ``e`` where ``u == 1``, else
+    ``log(u) * e / (u - 1)`` (``u - 1`` is exact; the ratio cancels the rounding of ``u``)."""
+    e = b.unary("exp", b.unary("neg", b.unary("abs", x)))
+    u = b.binary_const("add", e, 1.0)
+    ratio = b.binary("div", b.binary("mul", b.unary("log", u), e), b.binary_const("sub", u, 1.0))
+    log1p = b.select(b.compare("eq", u, b.const(1.0, x)), e, ratio)
+    return b.binary("add", b.unary("relu", x), log1p)
+
+
+def _softplus64(x: np.ndarray) -> np.ndarray:
+    x64 = np.asarray(x, dtype=np.float64)
+    return np.maximum(x64, 0.0) + np.log1p(np.exp(-np.abs(x64)))
+
+
+def _softplus_fold(v: float) -> float:
+    return max(v, 0.0) + math.log1p(math.exp(-abs(v)))
+
+
 # --------------------------------------------------------------------------- fuzz models
 
 
@@ -291,6 +311,12 @@ def _libm_error(f: Callable[[np.ndarray], np.ndarray]
 
 def _unit_range(lo: float, hi: float) -> tuple[float, float]:
     return -1.0, 1.0
+
+
+def _softplus_error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """1-Lipschitz (the derivative is sigmoid); the fp32 expansion is within a few ulps."""
+    r = _softplus64(v)
+    return r, e + rel(r, 8 * U)
 
 
 # --------------------------------------------------------------------------- the table
@@ -371,6 +397,11 @@ RECORDS: tuple[OpRecord, ...] = (
     _unary("cos", "Elementwise cosine (radians); Ascend C ``Cos``.", py_fold=math.cos,
            numpy=np.cos, call=AscendCCall("Cos"),
            fuzz=FuzzModel("cos", _unit_range, _libm_error(np.cos))),
+    _unary("softplus", "Elementwise ``log(1 + exp(x))``, computed without overflow.",
+           methods=(), py_fold=_softplus_fold, reference=_softplus64, composite=True,
+           decompose=_softplus,
+           fuzz=FuzzModel("softplus", lambda lo, hi: (_softplus_fold(lo), _softplus_fold(hi)),
+                          _softplus_error)),
     # binary (broadcasts are explicit asc.broadcast ops)
     _binary("add", "Add", np.add, py_operator="+"),
     _binary("sub", "Sub", np.subtract, py_operator="-"),
