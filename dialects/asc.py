@@ -63,19 +63,22 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from pyasc_mlir.dialects import opset
 from pyasc_mlir.platform import DATA_BLOCK_BYTES
 
-UNARY_KINDS = ("neg", "exp", "log", "sqrt", "rsqrt", "abs", "relu", "reciprocal", "sin", "cos",
-               "sigmoid", "tanh", "erf")
-"""Unary kinds; ``sigmoid``, ``tanh`` and ``erf`` are composites that ``asc-decompose`` expands."""
-COMPOSITE_UNARY_KINDS = ("sigmoid", "tanh", "erf")
-VECTOR_UNARY_KINDS = tuple(k for k in UNARY_KINDS if k not in COMPOSITE_UNARY_KINDS)
+VECTOR_UNARY_KINDS = tuple(k for k, r in opset.UNARY.items() if not r.composite)
 """Unary kinds the vector unit has an instruction (or an Ascend C API call) for."""
-BINARY_KINDS = ("add", "sub", "mul", "div", "max", "min")
-COMPARE_PREDICATES = ("lt", "gt", "eq", "le", "ge", "ne")
-REDUCE_KINDS = ("sum", "max", "min", "mean", "var")
+COMPOSITE_UNARY_KINDS = tuple(k for k, r in opset.UNARY.items() if r.composite)
+"""Unary kinds that ``asc-decompose`` expands (tensor level only)."""
+UNARY_KINDS = (*VECTOR_UNARY_KINDS, *COMPOSITE_UNARY_KINDS)
+"""Unary kinds (the op table's unary records)."""
+BINARY_KINDS = tuple(opset.BINARY)
+COMPARE_PREDICATES = tuple(opset.COMPARE)
+REDUCE_KINDS = tuple(opset.REDUCE)
 """Reduction kinds; ``mean`` and ``var`` are composites that ``asc-decompose`` expands."""
-SCALAR_KINDS = ("adds", "muls", "maxs", "mins")
+VECTOR_REDUCE_KINDS = tuple(k for k, r in opset.REDUCE.items() if not r.composite)
+"""Reduction kinds of ``asc.vreduce``."""
+SCALAR_KINDS = tuple(opset.SCALAR)
 ROUND_MODES = ("none", "rint", "floor", "ceil", "round", "trunc", "odd")
 SCOPES = ("gm", "ub", "l1", "l0a", "l0b", "l0c")
 ALLOC_ROLES = ("in", "out", "tmp", "const")
@@ -159,8 +162,9 @@ class ConstantOp(IRDLOperation):
 
 @irdl_op_definition
 class UnaryOp(IRDLOperation):
-    """Elementwise unary op of kind ``neg exp log sqrt rsqrt abs relu reciprocal`` or the
-    composites ``sigmoid tanh erf``. Operand and result have the same type."""
+    """Elementwise unary op of a kind in ``UNARY_KINDS`` (the op table's unary records; the
+    ``COMPOSITE_UNARY_KINDS`` are expanded by ``asc-decompose``). Operand and result have the
+    same type."""
 
     name = "asc.unary"
     T: ClassVar = VarConstraint("T", base(TensorType))
@@ -843,8 +847,7 @@ class _VectorBase(IRDLOperation):
 
 @irdl_op_definition
 class VUnaryOp(_VectorBase):
-    """``dst[i] = kind(src[i])`` for i < count; kinds: neg exp log sqrt rsqrt abs relu
-    reciprocal sin cos."""
+    """``dst[i] = kind(src[i])`` for i < count; kinds: ``VECTOR_UNARY_KINDS``."""
 
     name = "asc.vunary"
     kind = prop_def(StringAttr)
@@ -1030,7 +1033,7 @@ class VReduceOp(IRDLOperation):
                          properties={"kind": StringAttr(kind), "axis": StringAttr(axis)})
 
     def verify_(self) -> None:
-        _check_kind(self, self.kind.data, ("sum", "max", "min"), "reduce kind")
+        _check_kind(self, self.kind.data, VECTOR_REDUCE_KINDS, "reduce kind")
         _check_kind(self, self.axis.data, ("last", "mid"), "reduce axis")
         for v in (self.dst, self.src, self.work):
             if not isinstance(_ub_buffer(self, v, "operand").element_type, AnyFloat):

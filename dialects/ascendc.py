@@ -41,15 +41,23 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-VEC_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max",
-              "min": "Min"}
-VEC_UNARY = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
-             "reciprocal": "Reciprocal", "relu": "Relu", "sin": "Sin", "cos": "Cos"}
-VEC_SCALAR = {"adds": "Adds", "muls": "Muls", "maxs": "Maxs", "mins": "Mins"}
-REDUCE = {"sum": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin"}
+from pyasc_mlir.dialects import opset
+
+
+def _calls(records: dict[str, opset.OpRecord]) -> dict[str, str]:
+    """Kind -> Ascend C call name of the records that have a call."""
+    return {k: r.call.name for k, r in records.items() if r.call is not None}
+
+
+VEC_BINARY = _calls(opset.BINARY)
+VEC_UNARY = _calls(opset.UNARY)
+VEC_SCALAR = _calls(opset.SCALAR)
+REDUCE = _calls(opset.REDUCE)
+"""Kind -> Ascend C call of the vector binary, unary, scalar and reduce ops (the op table)."""
 ROUND = {"none": "CAST_NONE", "rint": "CAST_RINT", "floor": "CAST_FLOOR", "ceil": "CAST_CEIL",
          "round": "CAST_ROUND", "trunc": "CAST_TRUNC", "odd": "CAST_ODD"}
-CMP = {"lt": "LT", "gt": "GT", "eq": "EQ", "le": "LE", "ge": "GE", "ne": "NE"}
+CMP = _calls(opset.COMPARE)
+"""Predicate -> ``CMPMODE`` enumerator."""
 EVENTS = ("MTE2_V", "V_MTE3", "MTE3_V", "V_S", "S_V", "MTE2_S", "S_MTE3", "MTE3_MTE2")
 POSITIONS = ("VECIN", "VECOUT")
 
@@ -318,7 +326,7 @@ class VecBinaryOp(IRDLOperation):
 
 @irdl_op_definition
 class VecUnaryOp(IRDLOperation):
-    """``Exp|Ln|Abs|Sqrt|Rsqrt|Reciprocal|Relu|Sin|Cos(dst, src, count)``."""
+    """``Api(dst, src, count)`` for an ``Api`` in ``VEC_UNARY`` (``Exp``, ``Ln``, ...)."""
 
     T: ClassVar = VarConstraint("T", base(LocalTensorType))
     name = "ascendc.vec_unary"

@@ -1,9 +1,7 @@
 """``asc-decompose``: expand composite tensor ops into asc primitives.
 
-* ``sigmoid(x) = 1 / (1 + exp(-x))``; ``tanh(x) = 2 * sigmoid(2x) - 1``.
-* ``erf(x)``: Abramowitz & Stegun, Handbook of Mathematical Functions, formula 7.1.26
-  (|error| <= 1.5e-7): ``t = 1/(1 + p|x|)``,
-  ``erf(|x|) = 1 - (a1 t + a2 t^2 + a3 t^3 + a4 t^4 + a5 t^5) exp(-x^2)``, odd in x.
+* A composite unary op (``sigmoid``, ``tanh``, ``erf``, ...): the ``decompose`` function of its
+  record in the op table (``pyasc_mlir.dialects.opset``), which documents each formula.
 * ``mean = sum * (1/n)``; ``var = sum((x - mean)^2) * 1/(n - correction)`` — two passes over the
   data, never ``E[x^2] - E[x]^2`` (that goes negative and makes ``rsqrt`` NaN).
 * ``reduce(keepdim=false)`` = ``reduce(keepdim=true)`` + ``asc.reshape`` dropping the axes.
@@ -27,46 +25,29 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import asc, opset
 from pyasc_mlir.passes.common import OpInserter
 
-ERF_P = 0.3275911
-ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
+class _Builder(OpInserter):
+    """The :class:`pyasc_mlir.dialects.opset.Builder` the op table's decompositions use."""
 
-def _sigmoid(b: OpInserter, x: SSAValue) -> SSAValue:
-    e = b.unary("exp", b.unary("neg", x))
-    return b.unary("reciprocal", b.binary_const("add", e, 1.0))
+    def compare(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(asc.CompareOp(predicate, a, b))
 
-
-def _tanh(b: OpInserter, x: SSAValue) -> SSAValue:
-    s = _sigmoid(b, b.binary_const("mul", x, 2.0))
-    return b.binary_const("sub", b.binary_const("mul", s, 2.0), 1.0)
-
-
-def _erf(b: OpInserter, x: SSAValue) -> SSAValue:
-    ax = b.unary("abs", x)
-    t = b.unary("reciprocal", b.binary_const("add", b.binary_const("mul", ax, ERF_P), 1.0))
-    poly = b.const(ERF_A[4], x)
-    for coeff in reversed(ERF_A[:4]):
-        poly = b.binary_const("add", b.binary("mul", poly, t), coeff)
-    poly = b.binary("mul", poly, t)
-    g = b.unary("exp", b.unary("neg", b.binary("mul", x, x)))
-    y = b.binary("sub", b.const(1.0, x), b.binary("mul", poly, g))
-    neg = b.add(asc.CompareOp("lt", x, b.const(0.0, x)))
-    return b.add(asc.SelectOp(neg, b.unary("neg", y), y))
-
-
-COMPOSITES = {"sigmoid": _sigmoid, "tanh": _tanh, "erf": _erf}
+    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(asc.SelectOp(cond, a, b))
 
 
 class ExpandUnary(RewritePattern):
+    """A composite unary op becomes its op-table record's decomposition."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.UnaryOp, rewriter: PatternRewriter) -> None:
-        expand = COMPOSITES.get(op.kind.data)
-        if expand is None:
+        record = opset.UNARY.get(op.kind.data)
+        if record is None or record.decompose is None:
             return
-        result = expand(OpInserter(op, rewriter), op.input)
+        result = record.decompose(_Builder(op, rewriter), op.input)
         rewriter.replace(op, [], [result])
 
 
@@ -129,7 +110,8 @@ class ExpandMaskBroadcast(RewritePattern):
 
 @dataclass(frozen=True)
 class AscDecomposePass(ModulePass):
-    """Expand composite asc ops (sigmoid, tanh, erf, mean, var, keepdim=false reductions)."""
+    """Expand composite asc ops (the op table's composite unary kinds, mean, var,
+    keepdim=false reductions)."""
 
     name = "asc-decompose"
 

@@ -13,7 +13,8 @@ How a kernel is costed (core 0, which holds the largest share of work units):
      at most what one core's copy pipes move (an assumption), plus ``COPY_ISSUE_CYCLES`` per
      copy instruction. UB -> UB ``DataCopy`` runs on the vector pipe.
    * V (vector): ``ceil(count * sizeof(T) / 256)`` repeats per instruction — 256 bytes per
-     repeat per cycle (ASCEND_FACTS.md) — plus ``VECTOR_ISSUE_CYCLES``; ``Cast`` counts the wider
+     repeat per cycle (ASCEND_FACTS.md; the op table's ``repeat_cycles`` per call, 1 for every
+     op) — plus ``VECTOR_ISSUE_CYCLES``; ``Cast`` counts the wider
      type; reductions add ``log2`` of the lanes of one repeat for the in-repeat tree.
    * S (scalar): ``SCALAR_TILE_CYCLES`` per tile iteration plus ``SCALAR_OP_CYCLES`` per
      scalar read (``GetValue``) and per loop iteration inside the tile.
@@ -50,6 +51,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.dialects import opset
 from pyasc_mlir.emitter import kernels, tiling_fields
 from pyasc_mlir.platform import (
     CUBE_FRACTAL,
@@ -175,8 +177,14 @@ class _Walker:
             return True
         return False
 
-    def _vector(self, count: int, nbytes: int, extra: float = 0.0) -> float:
-        return math.ceil(count * nbytes / VECTOR_REPEAT_BYTES) + VECTOR_ISSUE_CYCLES + extra
+    def _vector(self, count: int, nbytes: int, extra: float = 0.0, call: str | None = None
+                ) -> float:
+        """Vector-pipe cycles of one instruction over ``count`` elements of ``nbytes`` each;
+        ``call`` (an Ascend C call or ``CMPMODE`` name) takes its op-table cycles per repeat."""
+        record = opset.by_call(call) if call is not None else None
+        per_repeat = record.repeat_cycles if record is not None else 1
+        repeats = math.ceil(count * nbytes / VECTOR_REPEAT_BYTES)
+        return repeats * per_repeat + VECTOR_ISSUE_CYCLES + extra
 
     def _copy_bytes(self, op: ac.DataCopyOp | ac.DataCopyPadOp) -> tuple[str, int]:
         dst_local = isinstance(op.dst.type, ac.LocalTensorType)
@@ -209,17 +217,21 @@ class _Walker:
             else:
                 cost.mte3 += n / self.bytes_per_cycle + COPY_ISSUE_CYCLES
                 cost.mte3_bytes += n
-        elif isinstance(op, ac.VecBinaryOp | ac.VecUnaryOp | ac.VecScalarOp | ac.DuplicateOp
-                        | ac.SelectOp):
+        elif isinstance(op, ac.VecBinaryOp | ac.VecUnaryOp | ac.VecScalarOp):
+            cost.v += self._vector(self._val(op.count), _elem_bytes(op.dst.type),
+                                   call=op.api.data)
+        elif isinstance(op, ac.DuplicateOp | ac.SelectOp):
             cost.v += self._vector(self._val(op.count), _elem_bytes(op.dst.type))
         elif isinstance(op, ac.CastOp):
             wide = max(_elem_bytes(op.dst.type), _elem_bytes(op.src.type))
             cost.v += self._vector(self._val(op.count), wide)
         elif isinstance(op, ac.CompareOp):
-            cost.v += self._vector(self._val(op.count), _elem_bytes(op.lhs.type))
+            cost.v += self._vector(self._val(op.count), _elem_bytes(op.lhs.type),
+                                   call=op.mode.data)
         elif isinstance(op, ac.ReduceOp):
             sz = _elem_bytes(op.src.type)
-            cost.v += self._vector(self._val(op.count), sz, math.log2(VECTOR_REPEAT_BYTES // sz))
+            cost.v += self._vector(self._val(op.count), sz, math.log2(VECTOR_REPEAT_BYTES // sz),
+                                   call=op.api.data)
         elif isinstance(op, ac.GetValueOp):
             cost.s += SCALAR_OP_CYCLES
         elif isinstance(op, ac.MatmulObjectOp | ac.MatmulSetTailOp | ac.MatmulIterateOp):

@@ -82,6 +82,8 @@ from typing import Any
 
 import numpy as np
 
+from pyasc_mlir.dialects import opset
+from pyasc_mlir.dialects.opset_numerics import TINY, U, rel
 from pyasc_mlir.platform import DEFAULT_PLATFORM, ceil_div
 
 __all__ = [
@@ -89,19 +91,10 @@ __all__ = [
     "generate", "main", "programs", "reference", "run_fuzz",
 ]
 
-U = 2.0 ** -24
-"""Unit roundoff of fp32 (every kernel op computes in fp32)."""
-TU = 4 * U
-"""Relative error allowed for exp / log / rsqrt (libm within 1-2 ulp, plus the double rounding
-of ``1/sqrt``)."""
-TINY = 2.0 ** -126
-"""Absolute error floor per op (underflow, flush to zero)."""
 K_REF = 4.0
 """Safety factor on the error bound when comparing a stage with the reference."""
 K_STAGE = 1.0
 """Factor on the error bound when comparing two post-decompose stages with each other."""
-ERF_ABS = 2e-6
-"""Abramowitz-Stegun 7.1.26 error (1.5e-7) plus the fp32 rounding of its ~15 ops."""
 MAX_ELEMS = 20000
 """Soft cap on the elements of the largest tensor of a program."""
 BIG = 1e30
@@ -234,7 +227,13 @@ def _reduced_shape(shape: tuple[int, ...], axes: list[int], keep: bool) -> tuple
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
-_GUARDED = ("log", "sqrt", "rsqrt", "recip")
+_MODELS: dict[str, opset.FuzzModel] = {
+    r.fuzz.name: r.fuzz for r in opset.UNARY.values() if r.fuzz is not None}
+"""The op table's unary functions, by the fuzzer's name (``recip`` = ``reciprocal``)."""
+_METHOD_FNS = {r.fuzz.name for r in opset.UNARY.values()
+               if r.fuzz is not None and r.fuzz.name in r.methods}
+"""Functions also spelled as a tensor method (``x.exp()``)."""
+_GUARDED = tuple(name for name, m in _MODELS.items() if m.positive)
 
 
 def _guard_interval(m: Meta, guard: str, c: float) -> tuple[float, float]:
@@ -247,31 +246,13 @@ def _guard_interval(m: Meta, guard: str, c: float) -> tuple[float, float]:
 
 
 def _unary_interval(fn: str, lo: float, hi: float) -> tuple[float, float]:
-    if fn == "exp":
-        return math.exp(lo), math.exp(hi)
-    if fn == "log":
-        return math.log(lo), math.log(hi)
-    if fn == "sqrt":
-        return math.sqrt(lo), math.sqrt(hi)
-    if fn == "rsqrt":
-        return 1 / math.sqrt(hi), 1 / math.sqrt(lo)
-    if fn == "recip":
-        return 1 / hi, 1 / lo
-    if fn == "abs":
-        return (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))), max(abs(lo), abs(hi))
-    if fn == "relu":
-        return max(lo, 0.0), max(hi, 0.0)
-    if fn == "neg":
-        return -hi, -lo
     if fn == "square":
         m = max(abs(lo), abs(hi))
         return (0.0 if lo <= 0 <= hi else min(lo * lo, hi * hi)), m * m
     if fn == "cube":
         return lo ** 3, hi ** 3
-    if fn == "sigmoid":
-        return 0.0, 1.0
-    if fn in ("tanh", "erf", "sin", "cos"):
-        return -1.0, 1.0
+    if fn in _MODELS:
+        return _MODELS[fn].interval(lo, hi)
     raise ValueError(fn)
 
 
@@ -442,7 +423,7 @@ def _node_lines(n: Node, out: str, name: Callable[[tuple[str, Any]], str],
             return [f"{out} = {g} ** -0.5"]
         if fn == "rsqrt" and form % 3 == 2:
             return [f"{out} = 1.0 / pa.sqrt({g})"]
-        if form % 2 and fn not in _GUARDED:
+        if form % 2 and fn not in _GUARDED and fn in _METHOD_FNS:
             return [f"{out} = {g}.{fn}()"]
         return [f"{out} = pa.{fn}({g})"]
     if k == "binary":
@@ -556,71 +537,25 @@ def _full(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return np.broadcast_to(a, shape).copy()
 
 
-def _rel(v: np.ndarray, r: float) -> np.ndarray:
-    return r * np.abs(v) + TINY
-
-
 def _ev_guard(x: EV, guard: str, c: float) -> EV:
     c = float(np.float32(c))
     if guard == "abs":
         v = np.abs(x.v) + c
-        return EV(v, x.e + _rel(v, U))
+        return EV(v, x.e + rel(v, U))
     if guard in ("max", "where"):  # max(x, c) is 1-Lipschitz
         return EV(np.maximum(x.v, c), x.e)
     return x
 
 
 def _ev_unary(fn: str, x: EV) -> EV:
-    v, e = x.v, x.e
+    if fn == "square":
+        return _ev_binary("mul", x, x)
+    if fn == "cube":
+        return _ev_binary("mul", _ev_binary("mul", x, x), x)
+    if fn not in _MODELS:
+        raise ValueError(fn)
     with np.errstate(all="ignore"):
-        if fn == "neg":
-            return EV(-v, e)
-        if fn == "abs":
-            return EV(np.abs(v), e)
-        if fn == "relu":
-            return EV(np.maximum(v, 0.0), e)
-        if fn == "exp":
-            r = np.exp(v)
-            return EV(r, r * np.expm1(e) + _rel(r, TU))
-        if fn == "log":
-            r = np.log(v)
-            low = v - e
-            bound = np.where(low > 0, -np.log1p(-np.minimum(e / v, 0.5)), np.inf)
-            bound = np.where((low > 0) & (e / v > 0.5), np.log(v) - np.log(low), bound)
-            return EV(r, bound + _rel(r, TU) + U * 1e-30)
-        if fn == "sqrt":
-            r = np.sqrt(v)
-            low = np.maximum(v - e, 0.0)
-            den = r + np.sqrt(low)
-            lin = np.where(den > 0, e / np.where(den > 0, den, 1.0), np.inf)
-            return EV(r, np.minimum(lin, np.sqrt(e)) + _rel(r, 2 * U))
-        if fn == "rsqrt":
-            r = 1.0 / np.sqrt(v)
-            low = v - e
-            bound = np.where(low > 0, 1.0 / np.sqrt(np.where(low > 0, low, 1.0)) - r, np.inf)
-            return EV(r, bound + _rel(r, TU))
-        if fn == "recip":
-            r = 1.0 / v
-            d = np.abs(v) - e
-            bound = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0) - np.abs(r), np.inf)
-            return EV(r, bound + _rel(r, 2 * U))
-        if fn == "square":
-            return _ev_binary("mul", x, x)
-        if fn == "cube":
-            return _ev_binary("mul", _ev_binary("mul", x, x), x)
-        if fn == "sigmoid":
-            z = np.exp(-np.abs(v))
-            r = np.where(v >= 0, 1.0 / (1.0 + z), z / (1.0 + z))
-            return EV(r, 0.25 * e + 8 * U * r + TINY)
-        if fn == "tanh":
-            return EV(np.tanh(v), e + 24 * U + TINY)
-        if fn in ("sin", "cos"):  # 1-Lipschitz; libm float sin/cos within an ulp or two
-            r = np.sin(v) if fn == "sin" else np.cos(v)
-            return EV(r, e + _rel(r, TU))
-        if fn == "erf":
-            from pyasc_mlir.interpreter.tensor_impls import erf
-            return EV(erf(v), 1.1284 * e + ERF_ABS)
-    raise ValueError(fn)
+        return EV(*_MODELS[fn].error(x.v, x.e))
 
 
 def _ev_binary(fn: str, a: EV, b: EV) -> EV:
@@ -629,19 +564,19 @@ def _ev_binary(fn: str, a: EV, b: EV) -> EV:
     with np.errstate(all="ignore"):
         if fn == "add":
             r = av + bv
-            return EV(r, ae + be + _rel(r, U))
+            return EV(r, ae + be + rel(r, U))
         if fn == "sub":
             r = av - bv
-            return EV(r, ae + be + _rel(r, U))
+            return EV(r, ae + be + rel(r, U))
         if fn == "mul":
             r = av * bv
-            return EV(r, np.abs(av) * be + np.abs(bv) * ae + ae * be + _rel(r, U))
+            return EV(r, np.abs(av) * be + np.abs(bv) * ae + ae * be + rel(r, U))
         if fn == "div":
             r = av / bv
             den = np.abs(bv) - be
             bound = np.where(den > 0, (ae + np.abs(r) * be) / np.where(den > 0, den, 1.0),
                              np.inf)
-            return EV(r, bound + _rel(r, U))
+            return EV(r, bound + rel(r, U))
         if fn == "maximum":
             return EV(np.maximum(av, bv), np.maximum(ae, be))
         if fn == "minimum":
@@ -688,14 +623,14 @@ def _ev_reduce(fn: str, x: EV, axes: list[int], keep: bool, unbiased: bool) -> E
     if fn == "mean":
         s = _ev_sum(x, axes, keep)
         v = s.v / n
-        return EV(v, s.e / n + _rel(v, 2 * U))
+        return EV(v, s.e / n + rel(v, 2 * U))
     if fn == "var":
         mean = _ev_reduce("mean", x, axes, True, False)
         d = _ev_binary("sub", x, mean)
         s = _ev_sum(_ev_binary("mul", d, d), axes, keep)
         denom = n - (1 if unbiased else 0)
         v = s.v / denom
-        return EV(v, s.e / denom + _rel(v, 2 * U))
+        return EV(v, s.e / denom + rel(v, 2 * U))
     raise ValueError(fn)
 
 
@@ -821,8 +756,11 @@ CONSTS = (1.0, 2.0, 0.5, -1.0, 0.0, 3.0, -0.5, 0.25, 10.0, 1e-3, 1e-5, -2.5, 100
           7, 1e4)
 GUARD_CONSTS = (1.0, 0.5, 1e-3, 0.1, 1e-5, 2.0)
 EPS = (1e-5, 1e-6, 1e-3, 0.1)
-UNARY_FNS = ("exp", "abs", "neg", "relu", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf",
-             "square", "cube", "recip", "sin", "cos")
+_SEEDED_UNARY = ("exp", "abs", "neg", "relu", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf",
+                 "square", "cube", "recip", "sin", "cos")
+"""The unary functions in the order earlier seeds drew them (``square``/``cube`` are ``x ** 2``
+and ``x ** 3``); the op table's other unary functions follow, so a seed keeps its programs."""
+UNARY_FNS = (*_SEEDED_UNARY, *(f for f in _MODELS if f not in _SEEDED_UNARY))
 BINARY_FNS = ("add", "mul", "sub", "div", "maximum", "minimum")
 KINDS = ("binary", "unary", "binary", "unary", "reduce", "compare_where", "binary", "reduce",
          "cast", "where", "softmax", "layernorm", "logsumexp", "reshape", "mask", "unary",
@@ -949,7 +887,7 @@ def _draw_nodes(draw: Any, st: Any, ms: list[Meta]) -> list[Node] | None:
             c = draw(st.sampled_from(GUARD_CONSTS))
             if guard == "none" and m.lo <= 1e-3:
                 guard = "abs"
-        if fn == "exp" and m.hi > 30:
+        if fn in _MODELS and m.hi > _MODELS[fn].max_input:
             return None
         nodes = [Node("unary", (("v", a),), _params(fn=fn, guard=guard, c=c, form=form))]
     elif kind == "binary":

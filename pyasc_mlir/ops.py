@@ -8,8 +8,10 @@ operator, each raises :class:`OutsideOperatorError`.
 Semantics (all elementwise ops follow NumPy broadcasting; arithmetic is computed in float32
 whatever the input dtypes, "opmath"; a result is float16 when every tensor operand is float16):
 
-- ``exp log sqrt rsqrt abs relu sigmoid tanh erf sin cos``: elementwise unary functions.
-- ``maximum(a, b)``, ``minimum(a, b)``: elementwise max/min of tensors or Python numbers.
+- Elementwise unary functions ``exp(x)``, ``log(x)``, ``sigmoid(x)``, ... and binary
+  ``maximum(a, b)``, ``minimum(a, b)`` (tensors or Python numbers): one per record of the op
+  table (``pyasc_mlir.dialects.opset``) with a ``pyasc_mlir`` spelling, listed in
+  :data:`ELEMENTWISE`; each function's docstring says what it computes.
 - ``where(cond, a, b)``: ``a`` where the boolean mask ``cond`` holds, else ``b``.
 - ``cast(x, dtype)``: convert to ``float16`` (rounds to nearest even) or ``float32``; a mask
   becomes 1.0/0.0.
@@ -30,16 +32,17 @@ Also the dtype constants :data:`float16` and :data:`float32`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import numpy as np
 
+from pyasc_mlir.dialects import opset
 from pyasc_mlir.errors import PyAscUsageError
 
 __all__ = [
     "DType", "OutsideOperatorError", "float16", "float32", "bool_",
-    "exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf", "sin", "cos",
-    "maximum", "minimum", "where", "cast",
+    *opset.elementwise_functions(), "where", "cast",
     "sum", "mean", "max", "min", "var",
     "matmul", "transpose", "concat", "match_shape", "assert_same_rank", "assert_compatible",
 ]
@@ -102,69 +105,28 @@ def _outside(name: str) -> NoReturn:
         "NumPy values. For NumPy arrays use the numpy function of the same purpose.")
 
 
-def exp(x: Any) -> Any:
-    """Elementwise ``e**x``."""
-    _outside("exp")
+def _elementwise_marker(record: opset.OpRecord) -> Callable[..., Any]:
+    """The marker ``pyasc_mlir.<record.function>``: a function of ``(x)`` (unary) or ``(a, b)``
+    (binary) with the record's docstring, raising :class:`OutsideOperatorError` when called
+    (the frontend recognises it by identity)."""
+    name = record.function
+    assert name is not None
+    if record.arity == 1:
+        def marker(x: Any) -> Any:
+            _outside(name)
+    else:
+        def marker(a: Any, b: Any) -> Any:
+            _outside(name)
+    marker.__name__ = marker.__qualname__ = name
+    marker.__doc__ = record.doc
+    marker.__module__ = __name__
+    return marker
 
 
-def log(x: Any) -> Any:
-    """Elementwise natural logarithm."""
-    _outside("log")
-
-
-def sqrt(x: Any) -> Any:
-    """Elementwise square root."""
-    _outside("sqrt")
-
-
-def sin(x: Any) -> Any:
-    """Elementwise sine (radians); Ascend C ``Sin``."""
-    _outside("sin")
-
-
-def cos(x: Any) -> Any:
-    """Elementwise cosine (radians); Ascend C ``Cos``."""
-    _outside("cos")
-
-
-def rsqrt(x: Any) -> Any:
-    """Elementwise ``1 / sqrt(x)``."""
-    _outside("rsqrt")
-
-
-def abs(x: Any) -> Any:
-    """Elementwise absolute value (the builtin ``abs(x)`` works too)."""
-    _outside("abs")
-
-
-def relu(x: Any) -> Any:
-    """Elementwise ``max(x, 0)``."""
-    _outside("relu")
-
-
-def sigmoid(x: Any) -> Any:
-    """Elementwise ``1 / (1 + exp(-x))``."""
-    _outside("sigmoid")
-
-
-def tanh(x: Any) -> Any:
-    """Elementwise hyperbolic tangent."""
-    _outside("tanh")
-
-
-def erf(x: Any) -> Any:
-    """Elementwise Gauss error function."""
-    _outside("erf")
-
-
-def maximum(a: Any, b: Any) -> Any:
-    """Elementwise maximum of two tensors (or a tensor and a number), broadcast together."""
-    _outside("maximum")
-
-
-def minimum(a: Any, b: Any) -> Any:
-    """Elementwise minimum of two tensors (or a tensor and a number), broadcast together."""
-    _outside("minimum")
+ELEMENTWISE: tuple[str, ...] = tuple(opset.elementwise_functions())
+"""The elementwise functions (``exp`` ... ``cos``, ``maximum``, ``minimum``): one marker per
+op-table record with a ``pyasc_mlir`` spelling, unary then binary."""
+globals().update({n: _elementwise_marker(r) for n, r in opset.elementwise_functions().items()})
 
 
 def where(cond: Any, a: Any, b: Any) -> Any:

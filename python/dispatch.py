@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from pyasc_mlir import ops
+from pyasc_mlir.dialects import opset
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.frontend.context import Component, FrontendContext
 from pyasc_mlir.frontend.hints import CALL_HINT, PY_HINT
@@ -26,7 +27,7 @@ from pyasc_mlir.frontend.semantic_layout import LayoutSemantic
 from pyasc_mlir.frontend.signature import bind_error
 from pyasc_mlir.frontend.values import SymbolicTensor, TensorMethod, contains_tensor, is_int
 
-__all__ = ["Dispatcher", "Inliner"]
+__all__ = ["CMP_PREDICATES", "Dispatcher", "Inliner", "OP_SYMBOLS", "TENSOR_BINOPS"]
 
 Inliner = Callable[[types.FunctionType, list[Any], dict[str, Any], ast.AST], Any]
 """Evaluates a user helper ``fn(*args, **kwargs)`` called at ``node`` (inlining its body)."""
@@ -43,13 +44,14 @@ _PY_BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.BitAnd: operator.and_,
     ast.MatMult: operator.matmul,
 }
-_OP_SYMBOLS: dict[type[ast.operator], str] = {
+OP_SYMBOLS: dict[type[ast.operator], str] = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
     ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^",
     ast.BitAnd: "&", ast.MatMult: "@",
 }
-_TENSOR_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
-_CMP_PREDICATES: dict[type[ast.cmpop], str] = {
+TENSOR_BINOPS = {t: r.kind for t, sym in OP_SYMBOLS.items() for r in opset.BINARY.values()
+                  if r.py_operator == sym}
+CMP_PREDICATES: dict[type[ast.cmpop], str] = {
     ast.Lt: "lt", ast.Gt: "gt", ast.LtE: "le", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _PY_CMPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Lt: operator.lt, ast.Gt: operator.gt, ast.LtE: operator.le, ast.GtE: operator.ge,
@@ -95,11 +97,11 @@ class Dispatcher(Component):
         when a tensor is involved, else the Python result."""
         if not (isinstance(a, SymbolicTensor) or isinstance(b, SymbolicTensor)):
             return self.sem.pyop(_PY_BINOPS[type(op)], [a, b], node)
-        sym = _OP_SYMBOLS[type(op)]
+        sym = OP_SYMBOLS[type(op)]
         if isinstance(op, ast.Pow):
             return self.sem.power(a, b, node)
-        if type(op) in _TENSOR_BINOPS:
-            return self.sem.binary(_TENSOR_BINOPS[type(op)], a, b, node, sym)
+        if type(op) in TENSOR_BINOPS:
+            return self.sem.binary(TENSOR_BINOPS[type(op)], a, b, node, sym)
         if isinstance(op, ast.BitAnd | ast.BitOr | ast.BitXor):
             return self.sem.mask_logic(sym, a, b, node)
         if isinstance(op, ast.MatMult):
@@ -113,10 +115,10 @@ class Dispatcher(Component):
             return self.sem.pyop(_PY_CMPS[type(op)], [a, b], node)
         if isinstance(op, ast.Is | ast.IsNot):
             return (a is b) == isinstance(op, ast.Is)
-        if type(op) not in _CMP_PREDICATES:
+        if type(op) not in CMP_PREDICATES:
             self.error("'in' / 'not in' are not supported on tensors", node,
                        "compare elementwise with == and combine the masks with |")
-        return self.sem.compare(_CMP_PREDICATES[type(op)], a, b, node)
+        return self.sem.compare(CMP_PREDICATES[type(op)], a, b, node)
 
     def unaryop(self, op: ast.unaryop, v: Any, node: ast.UnaryOp) -> Any:
         """``-v``, ``+v``, ``~v`` or ``not v``."""

@@ -6,29 +6,25 @@ One place for these names: the AST visitor (:mod:`.code_generator`), the call re
 
 from __future__ import annotations
 
-import builtins
-import math
 from collections.abc import Callable
 from typing import Any
 
 from pyasc_mlir import ops
+from pyasc_mlir.dialects import opset
 
-__all__ = ["LAYOUT", "MARKERS", "METHODS", "OP_NAMES", "PY_UNARY", "REDUCE", "SHAPE_HELPERS",
-           "SUPPORTED_FUNCS", "UNARY"]
+__all__ = ["BINARY", "LAYOUT", "MARKERS", "METHODS", "OP_NAMES", "PY_UNARY", "REDUCE",
+           "SHAPE_HELPERS", "SUPPORTED_FUNCS", "UNARY"]
 
-UNARY = ("exp", "log", "sqrt", "rsqrt", "abs", "relu", "sigmoid", "tanh", "erf", "sin", "cos")
+UNARY = tuple(r.function for r in opset.UNARY.values() if r.function is not None)
 REDUCE = ("sum", "mean", "max", "min", "var")
 LAYOUT = ("matmul", "transpose", "concat")
 SHAPE_HELPERS = ("match_shape", "assert_same_rank", "assert_compatible")
-OP_NAMES = (*UNARY, *REDUCE, "maximum", "minimum", "where", "cast", *LAYOUT,
-            *SHAPE_HELPERS)
+BINARY = tuple(r.function for r in opset.BINARY.values() if r.function is not None)
+OP_NAMES = (*UNARY, *REDUCE, *BINARY, "where", "cast", *LAYOUT, *SHAPE_HELPERS)
 MARKERS: dict[Callable[..., Any], str] = {getattr(ops, n): n for n in OP_NAMES}
-METHODS = (*UNARY, *REDUCE, "reshape", "astype", "transpose", "permute")
+METHODS = (*(m for r in opset.UNARY.values() for m in r.methods), *REDUCE, "reshape", "astype",
+           "transpose", "permute")
 SUPPORTED_FUNCS = ", ".join(OP_NAMES)
 PY_UNARY: dict[str, Callable[[float], float]] = {
-    "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos,
-    "rsqrt": lambda v: 1.0 / math.sqrt(v),
-    "abs": builtins.abs, "relu": lambda v: builtins.max(v, 0.0),
-    "sigmoid": lambda v: 1.0 / (1.0 + math.exp(-v)), "tanh": math.tanh, "erf": math.erf,
-}
+    k: r.py_fold for k, r in opset.UNARY.items() if r.py_fold is not None}
 """Compile-time (Python float) versions of the unary functions, for constant arguments."""

@@ -913,7 +913,7 @@ def e_unknown_name(x):
 
 
 def e_unknown_op(x):
-    return pa.softplus(x)  # ERR
+    return pa.no_such_op(x)  # ERR
 
 
 def e_builtin_max(x, y):
@@ -1058,7 +1058,7 @@ ERRORS = {
     "dtype": (e_dtype, [V4], "unsupported dtype 'int8'"),
     "unknown_function": (e_unknown_function, [V4], "unknown function numpy.sin()"),
     "unknown_name": (e_unknown_name, [V4], "name 'not_defined_anywhere' is not defined"),
-    "unknown_op": (e_unknown_op, [V4], "unknown function pyasc_mlir.ops.softplus"),
+    "unknown_op": (e_unknown_op, [V4], "unknown function pyasc_mlir.ops.no_such_op"),
     "builtin_max": (e_builtin_max, [V4, V4], "unknown function max()"),
     "recursion": (e_recursion, [V4], "recursive call to _rec() is not supported"),
     "nargs_helper": (e_nargs_helper, [V4], "wrong number of arguments for _two()"),

@@ -79,6 +79,7 @@ UNARY_REF = {
     "erf": (erf_ref, "any"),
     "sin": (lambda x: np.sin(x.astype(np.float64)), "any"),
     "cos": (lambda x: np.cos(x.astype(np.float64)), "any"),
+    "softplus": (lambda x: np.logaddexp(0.0, x.astype(np.float64)), "any"),
 }
 
 

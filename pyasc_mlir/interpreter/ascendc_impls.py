@@ -51,6 +51,7 @@ shadow; ``DataCopy``/``DataCopyPad`` UB->GM, ``ReduceSum/Max/Min`` (over ``count
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +80,7 @@ from xdsl.utils.exceptions import InterpretationError
 from pyasc_mlir import cube_tiling as ct
 from pyasc_mlir.checks import MemoryCheckError
 from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.dialects import opset
 from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.interpreter.tile_impls import _UINT, BlockState, block_state, convert
 from pyasc_mlir.platform import (
@@ -416,30 +418,16 @@ def reduce_sum(x: np.ndarray) -> Any:
 # --------------------------------------------------------------------------- math tables
 
 
-def _rsqrt(x: np.ndarray) -> np.ndarray:
-    """``1/sqrt`` in float64, rounded to the lane type (then to ``T``), as the CPU runtime."""
-    return (1.0 / np.sqrt(x.astype(np.float64))).astype(x.dtype)
+def _by_call(records: dict[str, opset.OpRecord]) -> dict[str, Callable[..., Any]]:
+    """Ascend C call name -> the op table's ascendc-level semantics (on compute lanes)."""
+    return {r.call.name: f for r in records.values()
+            if r.call is not None and (f := r.ascendc_impl()) is not None}
 
 
-def _relu(x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, np.float32(0))
-
-
-_UNARY = {
-    "Exp": np.exp, "Ln": np.log, "Abs": np.abs, "Sqrt": np.sqrt, "Rsqrt": _rsqrt,
-    "Reciprocal": lambda x: np.float32(1) / x, "Relu": _relu, "Sin": np.sin, "Cos": np.cos,
-}
-_BINARY: dict[str, np.ufunc] = {
-    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide,
-    "Max": np.maximum, "Min": np.minimum,
-}
-_SCALAR: dict[str, np.ufunc] = {
-    "Adds": np.add, "Muls": np.multiply, "Maxs": np.maximum, "Mins": np.minimum,
-}
-_COMPARE: dict[str, np.ufunc] = {
-    "LT": np.less, "GT": np.greater, "EQ": np.equal, "LE": np.less_equal,
-    "GE": np.greater_equal, "NE": np.not_equal,
-}
+_UNARY = _by_call(opset.UNARY)
+_BINARY = _by_call(opset.BINARY)
+_SCALAR = _by_call(opset.SCALAR)
+_COMPARE = _by_call(opset.COMPARE)
 _REDUCE_EXTREME = {"ReduceMax": np.max, "ReduceMin": np.min}
 _ROUND = {v: k for k, v in ac.ROUND.items()}  # "CAST_RINT" -> "rint"
 

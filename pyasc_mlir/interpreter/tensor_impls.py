@@ -2,8 +2,9 @@
 
 Values are whole NumPy arrays of the op's element type (``float16``, ``float32``, ``bool``
 for ``i1`` masks), one NumPy call per op. Elementwise arithmetic on f32 runs in float32 NumPy;
-on f16 it runs in float32 and rounds once to float16. The composites ``sigmoid``, ``tanh``,
-``erf`` and ``rsqrt`` are evaluated in float64 and rounded once (correctly rounded in practice).
+on f16 it runs in float32 and rounds once to float16; the per-kind semantics come from the op
+table (``pyasc_mlir.dialects.opset``): the composites and ``rsqrt`` are evaluated in float64 and
+rounded once (correctly rounded in practice).
 Sums, means and variances accumulate in float64 and round once to the result dtype; ``max``
 and ``min`` are exact. ``asc.matmul`` converts its operands to float32 (exact for f16) and
 multiplies with NumPy's float32 ``matmul`` (f32 accumulation, batch dims broadcast).
@@ -14,7 +15,6 @@ Floating-point exceptions (log of a negative, overflow) give NaN/Inf silently, a
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
@@ -32,42 +32,16 @@ from xdsl.interpreter import (
 )
 from xdsl.ir import Attribute
 
-from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import asc, opset
+from pyasc_mlir.dialects.opset_numerics import erf
 from pyasc_mlir.types import np_dtype_of
 
 __all__ = ["AscTensorFunctions", "erf"]
 
-_erf_scalar = np.frompyfunc(math.erf, 1, 1)
-
-
-def erf(x: np.ndarray) -> np.ndarray:
-    """Exact (``math.erf``) error function of a float array, in float64."""
-    x64 = np.asarray(x, dtype=np.float64)
-    return np.asarray(_erf_scalar(x64), dtype=np.float64).reshape(x64.shape)
-
-
-def _sigmoid64(x: np.ndarray) -> np.ndarray:
-    x64 = np.asarray(x, dtype=np.float64)
-    e = np.exp(-np.abs(x64))
-    return np.where(x64 >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
-_UNARY32 = {
-    "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
-    "sin": np.sin, "cos": np.cos,
-    "relu": lambda x: np.maximum(x, np.float32(0)),
-    "reciprocal": lambda x: np.float32(1) / x,
-}
-_UNARY64 = {
-    "rsqrt": lambda x: 1.0 / np.sqrt(np.asarray(x, dtype=np.float64)),
-    "sigmoid": _sigmoid64,
-    "tanh": lambda x: np.tanh(np.asarray(x, dtype=np.float64)),
-    "erf": erf,
-}
-_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-           "max": np.maximum, "min": np.minimum}
-_COMPARE = {"lt": np.less, "gt": np.greater, "le": np.less_equal, "ge": np.greater_equal,
-            "eq": np.equal, "ne": np.not_equal}
+_UNARY = {k: r.tensor_impl() for k, r in opset.UNARY.items()}
+"""Kind -> semantics on float32 values (float32 NumPy, or float64 for the records that say so)."""
+_BINARY = {k: r.tensor_impl() for k, r in opset.BINARY.items()}
+_COMPARE = {k: r.tensor_impl() for k, r in opset.COMPARE.items()}
 
 
 def _result(t: Attribute, value: Any) -> np.ndarray:
@@ -101,11 +75,7 @@ class AscTensorFunctions(InterpreterFunctions):
         kind = op.kind.data
         x32 = np.asarray(x, dtype=np.float32)
         with np.errstate(all="ignore"):
-            if kind in _UNARY64:
-                r = _UNARY64[kind](x32)
-            else:
-                r = _UNARY32[kind](x32)
-            return (_result(op.result.type, r),)
+            return (_result(op.result.type, _UNARY[kind](x32)),)
 
     @impl(asc.BinaryOp)
     def run_binary(self, interpreter: Interpreter, op: asc.BinaryOp,

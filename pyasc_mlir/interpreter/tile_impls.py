@@ -63,6 +63,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from pyasc_mlir.checks import MemoryCheckError, memory_check_enabled
+from pyasc_mlir.dialects import opset
 from pyasc_mlir.dialects.asc import (
     LOC_ATTR,
     AllocOp,
@@ -398,38 +399,12 @@ def _reduce(kind: str, x: np.ndarray, axis: int, dtype: np.dtype) -> np.ndarray:
 # --------------------------------------------------------------------------- elementwise
 
 
-def _rsqrt(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    np.sqrt(x, out=out)
-    return np.reciprocal(out, out=out)
-
-
-def _relu(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    return np.maximum(x, x.dtype.type(0), out=out)
-
-
-_UNARY: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
-    "neg": lambda x, out: np.negative(x, out=out),
-    "exp": lambda x, out: np.exp(x, out=out),
-    "log": lambda x, out: np.log(x, out=out),
-    "sqrt": lambda x, out: np.sqrt(x, out=out),
-    "rsqrt": _rsqrt,
-    "abs": lambda x, out: np.abs(x, out=out),
-    "relu": _relu,
-    "reciprocal": lambda x, out: np.reciprocal(x, out=out),
-    "sin": lambda x, out: np.sin(x, out=out),
-    "cos": lambda x, out: np.cos(x, out=out),
-}
-_BINARY: dict[str, np.ufunc] = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-    "max": np.maximum, "min": np.minimum,
-}
-_SCALAR: dict[str, np.ufunc] = {
-    "adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum,
-}
-_COMPARE: dict[str, np.ufunc] = {
-    "lt": np.less, "gt": np.greater, "eq": np.equal, "le": np.less_equal,
-    "ge": np.greater_equal, "ne": np.not_equal,
-}
+_UNARY: dict[str, Callable[..., Any]] = {
+    k: f for k, r in opset.UNARY.items() if (f := r.tile_impl()) is not None}
+"""Kind -> ``f(src, out=dst)`` in the buffer dtype (the op table's tile-level semantics)."""
+_BINARY: dict[str, Callable[..., Any]] = {k: r.tile_impl() for k, r in opset.BINARY.items()}
+_SCALAR: dict[str, Callable[..., Any]] = {k: r.tile_impl() for k, r in opset.SCALAR.items()}
+_COMPARE: dict[str, Callable[..., Any]] = {k: r.tile_impl() for k, r in opset.COMPARE.items()}
 
 
 # --------------------------------------------------------------------------- casts
@@ -650,7 +625,7 @@ class AscTileFunctions(InterpreterFunctions):
         _check_count(op, n, dst=dst, src=src)
         _propagate(block_state(interpreter), dst, n, src)
         with np.errstate(all="ignore"):
-            _UNARY[op.kind.data](src[:n], dst[:n])
+            _UNARY[op.kind.data](src[:n], out=dst[:n])
         return ()
 
     @impl(VBinaryOp)
