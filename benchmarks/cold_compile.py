@@ -35,7 +35,7 @@ def _timed(fn, timings, bucket):  # noqa: ANN001, ANN202
     return wrapper
 
 
-class _GxxCounter:
+class GxxCounter:
     """Stands in for the ``subprocess`` module inside ``pyasc_mlir.runtime.cpu``: times and
     counts g++ runs (header precompilation and kernel builds; ``--version`` is not counted)."""
 
@@ -77,7 +77,7 @@ def main() -> None:
         orig = getattr(emitter, f, None)
         if orig is not None:
             setattr(emitter, f, _timed(orig, timings, "emit_ms"))
-    cpu.subprocess = _GxxCounter(timings, counts)  # every g++ run of the CPU build
+    cpu.subprocess = GxxCounter(timings, counts)  # every g++ run of the CPU build
 
     t_ws = time.perf_counter()
     descs = w.descs(w.seed_shape)

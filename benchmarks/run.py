@@ -40,79 +40,24 @@ import numpy as np  # noqa: E402
 import pyasc_mlir as pa  # noqa: E402
 from benchmarks import dynamic as dyn_bench  # noqa: E402
 from benchmarks import harness  # noqa: E402
-from benchmarks.cold_compile import _GxxCounter  # noqa: E402
+from benchmarks.cold_compile import GxxCounter  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    CONFIGS,
+    DYNAMIC_WORKLOADS,
+    PLATFORM,
+    SEED_CLAIM,
+    Settings,
+    call_args,
+    cfg_name,
+    error_text,
+    log,
+    max_err,
+    short_reason,
+)
+from benchmarks.modeled import bench_autotune, bench_modeled, bench_two_kernel_baseline  # noqa: E402
+from benchmarks.targets import targets  # noqa: E402
 from benchmarks.workloads import WORKLOADS, Workload  # noqa: E402
 from pyasc_mlir import cost_model, pipeline  # noqa: E402
-from pyasc_mlir.platform import DEFAULT_PLATFORM, get_platform  # noqa: E402
-
-PLATFORM = DEFAULT_PLATFORM
-SEED_CLAIM = {"unfused_us": 380.0, "fused_us": 210.0,
-              "text": "residual+LayerNorm on an accelerator: 380 us unfused -> 210 us fused"}
-DYNAMIC_WORKLOADS = ("residual_layernorm", "softmax", "sine")
-"""Workloads timed with ``@jit(dynamic=True)`` (section 7)."""
-CONFIGS = [("fused", True), ("fused", False), ("unfused", True), ("unfused", False)]
-STAGES = ["frontend", "asc-decompose", "asc-fuse", "asc-tile", "asc-double-buffer",
-          "asc-buffer-alloc", "convert-asc-to-ascendc"]
-
-
-def cfg_name(fusion: str, db: bool) -> str:
-    return f"{fusion}, {'double-buffered' if db else 'single-buffered'}"
-
-
-class Settings:
-    def __init__(self, quick: bool):
-        self.quick = quick
-        self.warmup = 1 if quick else 2
-        self.repeats = 3 if quick else 7
-        self.compile_repeats = 2 if quick else 5
-        self.cold_runs = 1 if quick else 5
-        # --quick: measured fresh-process compiles for the first workload only
-        self.cold_all_workloads = not quick
-        self.call_rounds = 100 if quick else 400
-        self.interp_warmup = 0 if quick else 1
-        self.interp_repeats = 1 if quick else 3
-        # --quick skips the single-buffered CPU builds (identical arithmetic; only the tile size
-        # differs) and runs the unfused CPU build and interpreter only for residual+LayerNorm,
-        # to stay under two minutes; everything is modeled in both modes.
-        self.cpu_configs = ([c for c in CONFIGS if c[1]] if quick else CONFIGS)
-        self.unfused_only = {"residual_layernorm"} if quick else None
-
-    def runs_unfused(self, key: str) -> bool:
-        return self.unfused_only is None or key in self.unfused_only
-
-    def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if k not in ("cpu_configs", "unfused_only")
-                } | {"cpu_configs": [cfg_name(*c) for c in self.cpu_configs],
-                     "unfused_cpu_and_interp_for": sorted(self.unfused_only)
-                     if self.unfused_only else "all"}
-
-
-def log(msg: str) -> None:
-    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".strip()
-
-
-def short_reason(text: str) -> str:
-    """The compiler's message without the source excerpt: 'error: ...; hint: ...'."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    err = next((ln for ln in lines if "error:" in ln), lines[0] if lines else text)
-    err = err[err.index("error:"):] if "error:" in err else err
-    hint = next((ln for ln in lines if ln.startswith("hint:")), "")
-    return f"{err}; {hint}" if hint else err
-
-
-def call_args(w: Workload, shape: tuple[int, ...], arrays: tuple[np.ndarray, ...]) -> list[Any]:
-    """The positional arguments of the Python operator: arrays where the descs have tensors,
-    the compile-time constants elsewhere."""
-    it = iter(arrays)
-    return [next(it) if isinstance(d, pa.TensorDesc) else d for d in w.descs(shape)]
-
-
-def max_err(a: np.ndarray, ref: np.ndarray) -> float:
-    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(ref, np.float64))))
 
 
 # -- 0. what compiles ---------------------------------------------------------------------------
@@ -253,7 +198,7 @@ def bench_compile_variants(w: Workload, s: Settings) -> tuple[dict[str, Any], di
 
 # -- 3/4. CPU build, baselines, call overhead ---------------------------------------------------
 def build_fused(w: Workload, shape: tuple[int, ...], db: bool) -> tuple[Any, dict[str, Any]]:
-    counter = _GxxCounter({"pch_ms": 0.0, "gxx_compile_ms": 0.0},
+    counter = GxxCounter({"pch_ms": 0.0, "gxx_compile_ms": 0.0},
                           {"gxx_compiles": 0, "pch_builds": 0})
     import pyasc_mlir.runtime.cpu as cpu
     saved = cpu.subprocess
@@ -275,7 +220,7 @@ def build_unfused(w: Workload, shape: tuple[int, ...], db: bool
                   ) -> tuple[harness.UnfusedCpu, dict[str, Any], dict[str, Any]]:
     stages, _, _ = pipeline.lower(w.fn, w.descs(shape), w.fn.__name__, PLATFORM, db,
                                   fuse=False)
-    counter = _GxxCounter({"pch_ms": 0.0, "gxx_compile_ms": 0.0},
+    counter = GxxCounter({"pch_ms": 0.0, "gxx_compile_ms": 0.0},
                           {"gxx_compiles": 0, "pch_builds": 0})
     import pyasc_mlir.runtime.cpu as cpu
     saved = cpu.subprocess
@@ -441,220 +386,6 @@ def bench_interp(w: Workload, s: Settings) -> dict[str, Any]:
             except Exception as exc:  # noqa: BLE001
                 res[f"{fusion}/{stage}"] = {"error": error_text(exc)}
     return res
-
-
-# -- 6. modeled NPU ----------------------------------------------------------------------------
-def summarize_estimates(es: list[Any], ideal_us: float) -> dict[str, Any]:
-    t = sum(e.time_us for e in es)
-    pipe = {p: sum(e.pipe_us[p] for e in es) for p in cost_model.PIPES}
-    return {"modeled_us": t, "kernels": len(es),
-            "model_roofline_us": sum(e.roofline_us for e in es),
-            "gm_bytes_moved": int(sum(e.gm_bytes for e in es)),
-            "pct_of_ideal_roofline": 100.0 * ideal_us / t if t else None,
-            "bound_pipe": max(pipe, key=lambda p: pipe[p]),
-            "pipe_busy_us": pipe,
-            "block_dim": es[0].block_dim if len(es) == 1 else None,
-            "tiles_core0": es[0].tiles if len(es) == 1 else None}
-
-
-def ideal_bytes(w: Workload, shape: tuple[int, ...], stages: dict[str, Any]) -> int:
-    """Each tensor input read once plus each output written once (the fused kernel's I/O)."""
-    from xdsl.dialects import func
-
-    module = stages["ascendc"]
-    top = next(op for op in module.body.block.ops
-               if isinstance(op, func.FuncOp) and op.sym_name.data == w.fn.__name__)
-    from pyasc_mlir.types import np_dtype_of
-    total = 0
-    for t in [*top.function_type.inputs.data, *top.function_type.outputs.data]:
-        total += int(np.prod(t.get_shape())) * np_dtype_of(t.element_type).itemsize
-    return total
-
-
-def bench_modeled(w: Workload, seed_stages: dict) -> dict[str, Any]:
-    plat = get_platform(PLATFORM)
-    gm = ideal_bytes(w, w.seed_shape, seed_stages[("fused", True)])
-    ideal_us = gm / (plat.hbm_gbps * 1e9) * 1e6
-    res: dict[str, Any] = {"platform": PLATFORM, "hbm_gbps": plat.hbm_gbps,
-                           "shape": list(w.seed_shape), "ideal_gm_bytes": gm,
-                           "ideal_roofline_us": ideal_us, "configs": {}}
-    for fusion, db in CONFIGS:
-        mod = seed_stages[(fusion, db)]["ascendc"]
-        res["configs"][cfg_name(fusion, db) + " (as compiled)"] = summarize_estimates(
-            cost_model.estimate(mod, PLATFORM), ideal_us)
-        if db:
-            res["configs"][cfg_name(fusion, False) + " (same kernel, buffers=1)"] = \
-                summarize_estimates(cost_model.estimate(mod, PLATFORM, buffers=1), ideal_us)
-    if w.key == "swiglu":  # two [M, K] x [K, N] matmuls: the cube's compute roofline
-        m, k, n = w.seed_shape
-        macs = 2 * m * k * n
-        res["cube_macs"] = macs
-        res["cube_roofline_us"] = macs / (plat.cube_cores * 16 ** 3 * plat.clock_mhz * 1e6) * 1e6
-    c = res["configs"]
-    f = c[cfg_name("fused", True) + " (as compiled)"]["modeled_us"]
-    u = c[cfg_name("unfused", True) + " (as compiled)"]["modeled_us"]
-    res["fusion_speedup_modeled"] = u / f
-    res["double_buffer_speedup_modeled"] = (
-        c[cfg_name("fused", False) + " (same kernel, buffers=1)"]["modeled_us"] / f)
-    return res
-
-
-def bench_autotune(w: Workload) -> dict[str, Any]:
-    """Autotuned vs automatic tile/blockDim/buffers at the seed shape (MODELED,
-    ``pyasc_mlir.autotune``; a fresh search, not the cached winner)."""
-    from pyasc_mlir.autotune import tune
-
-    try:
-        res = tune(w.fn, w.descs(w.seed_shape), platform=PLATFORM, cache=False,
-                   progress=False)
-    except pa.PyAscError as exc:  # e.g. a Cube-only operator: nothing for these knobs
-        return {"error": error_text(exc)}
-    win, d = res.winner, res.default
-    return {"default_modeled_us": d.modeled_us, "tuned_modeled_us": win.modeled_us,
-            "speedup_modeled": d.modeled_us / win.modeled_us, "default": d.knobs.pin,
-            "tuned": win.knobs.pin, "candidates": len(res.candidates),
-            "search_s": res.search_s, "workers": res.workers}
-
-
-def bench_two_kernel_baseline(w: Workload) -> dict[str, Any]:
-    """residual+LayerNorm as two kernels (add, then LayerNorm): the partial-fusion baseline
-    closest to an eager framework's (which has a fused LayerNorm but a separate add)."""
-    from benchmarks import ops
-
-    s = w.seed_shape
-    x = pa.TensorDesc(s, "float16")
-    v = pa.TensorDesc((s[-1],), "float16")
-    a, _, _ = pipeline.lower(ops.residual_add, [x, x], "residual_add", PLATFORM, True)
-    b, _, _ = pipeline.lower(ops.layernorm, [x, v, v, w.descs(s)[-1]], "layernorm", PLATFORM,
-                             True)
-    ea = cost_model.estimate(a["ascendc"], PLATFORM)
-    eb = cost_model.estimate(b["ascendc"], PLATFORM)
-    return {"add_us": sum(e.time_us for e in ea), "layernorm_us": sum(e.time_us for e in eb),
-            "modeled_us": sum(e.time_us for e in ea + eb), "kernels": len(ea) + len(eb)}
-
-
-# -- targets ------------------------------------------------------------------------------------
-def targets(r: dict[str, Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    key = "residual_layernorm"
-
-    def add(name: str, target: str, measured: Any, met: bool | None, note: str = "") -> None:
-        out.append({"name": name, "target": target, "measured": measured, "met": met,
-                    "note": note})
-
-    cold = r.get("cold_compile", {}).get("workloads", {}).get(key)
-    if cold:
-        m = cold["median"]
-        add("cold compile Python -> Ascend C (g++ excluded), residual+LayerNorm "
-            f"{list(r['workloads'][key]['seed_shape'])}", "<= 250 ms",
-            f"{m['lower_ms']:.0f} ms (median of {cold['n']} fresh processes, min "
-            f"{m['lower_ms_min']:.0f}; + {m['import_ms']:.0f} ms import pyasc_mlir)",
-            m["lower_ms"] <= 250)
-        fp = r["cold_compile"].get("first_process")
-        if fp and fp["workload"] == key:
-            add("same, very first process (no Python bytecode cache yet, empty cache dir)",
-                "(context)", f"{fp['lower_ms']:.0f} ms (+ {fp['import_ms']:.0f} ms import)",
-                None)
-        warm = r.get("compile_variants", {}).get(key, {}).get(cfg_name("fused", True))
-        if warm:
-            add("same, in a warm process (2nd and later compiles)", "(context)",
-                f"{warm['median_ms']['total']:.0f} ms", None)
-    sp = r.get("cold_compile", {}).get("second_process")
-    if sp:
-        add("g++ cached: a second process compiling the same op", "0 g++ runs",
-            f"{sp['gxx_compiles']} g++ runs, {sp['pch_builds']} header builds, "
-            f"cache_hit={sp['cache_hit']}, compile() {sp['compile_wall_ms']:.1f} ms",
-            sp["gxx_compiles"] == 0 and sp["pch_builds"] == 0)
-    for ov in r.get("call_overhead", {}).get(key, []):
-        noisy = ov["raw_run_iqr_us"] > max(20.0, abs(ov["overhead_us"]))
-        add(f"cached call overhead above the kernel's run ({ov['label']}, "
-            f"{ov['shape']})", "<= 20 us",
-            f"{ov['overhead_us']:.1f} us (op {ov['op_call_us']:.1f} us - raw "
-            f"{ov['raw_run_us']:.1f} us); {ov['overhead_beyond_fresh_outputs_us']:.1f} us "
-            "beyond a raw run into freshly allocated outputs",
-            None if noisy else ov["overhead_us"] <= 20,
-            f"inconclusive: run-to-run noise (raw-run IQR {ov['raw_run_iqr_us']:.0f} us) exceeds"
-            " the difference" if noisy else
-            f"min-based: {ov['overhead_min_us']:.1f} us" if "overhead_min_us" in ov else "")
-    cpu = r.get("cpu_build", {}).get(key)
-    if cpu and "speedup_vs_baselines" in cpu:
-        sp_np = cpu["speedup_vs_baselines"].get("numpy op-by-op (native dtype)")
-        sp_32 = cpu["speedup_vs_baselines"].get("numpy op-by-op (float32 opmath)")
-        seed = list(cpu["shape"]) == list(r["workloads"][key]["seed_shape"])
-        add(f"CPU build fused residual+LayerNorm {cpu['shape']} fp16 vs numpy op-by-op",
-            ">= 2x faster",
-            f"{sp_np:.1f}x vs fp16 numpy; {sp_32:.1f}x vs fp32-opmath numpy",
-            sp_np >= 2 and sp_32 >= 2,
-            "" if seed else "quick shape, not the seed shape")
-    for k in (key, "softmax"):
-        mod = r.get("modeled_npu", {}).get(k)
-        if mod:
-            c = mod["configs"][cfg_name("fused", True) + " (as compiled)"]
-            add(f"MODELED 910B2 {r['workloads'][k]['title']} {mod['shape']} as % of the "
-                "GM-bandwidth roofline", ">= 85%",
-                f"{c['pct_of_ideal_roofline']:.1f}% (modeled {c['modeled_us']:.1f} us vs "
-                f"roofline {mod['ideal_roofline_us']:.1f} us; bound: {c['bound_pipe']})",
-                c["pct_of_ideal_roofline"] >= 85)
-    mod = r.get("modeled_npu", {}).get(key)
-    if mod:
-        two = mod.get("two_kernel_baseline")
-        f = mod["configs"][cfg_name("fused", True) + " (as compiled)"]["modeled_us"]
-        u = mod["configs"][cfg_name("unfused", True) + " (as compiled)"]["modeled_us"]
-        claim = SEED_CLAIM["unfused_us"] / SEED_CLAIM["fused_us"]
-        txt = f"one kernel per op {u:.0f} us -> fused {f:.1f} us = {u / f:.1f}x"
-        if two:
-            txt += (f"; add + LayerNorm (2 kernels) {two['modeled_us']:.1f} us -> fused = "
-                    f"{two['modeled_us'] / f:.2f}x")
-        add("fusion's MODELED speed-up, residual+LayerNorm (seed claim: 380 us -> 210 us = "
-            f"{claim:.2f}x on an accelerator)", "(report)", txt, None)
-    dyn_bench.targets(r, add)
-    swiglu_targets(r, add)
-    return out
-
-
-def swiglu_targets(r: dict[str, Any], add: Any) -> None:
-    """SwiGLU (one Cube kernel): figures reported next to the targets, no target of its own."""
-    k = "swiglu"
-    if not r.get("workloads", {}).get(k, {}).get("supported"):
-        return
-    cold = r.get("cold_compile", {}).get("workloads", {}).get(k)
-    if cold:
-        m = cold["median"]
-        add("SwiGLU [4, 512] x [512, 2048] fp16 cold compile Python -> Ascend C (one Cube "
-            "kernel, g++ excluded)", "(report)",
-            f"{m['lower_ms']:.0f} ms (median of {cold['n']} fresh processes; g++ "
-            f"{m['gxx_kernel_ms']:.0f} ms)", None)
-    cpu = r.get("cpu_build", {}).get(k, {})
-    fused = cpu.get("configs", {}).get(cfg_name("fused", True), {})
-    if "median_s" in fused:
-        base = cpu.get("baselines", {})
-        parts = [f"fused {fused['median_s'] * 1e3:.2f} ms"]
-        unf = cpu["configs"].get(cfg_name("unfused", True), {})
-        if "median_s" in unf:
-            parts.append(f"unfused ({cpu['builds'][cfg_name('unfused', True)]['kernels']} "
-                         f"kernels) {unf['median_s'] * 1e3:.2f} ms")
-        parts += [f"{b} {v['median_s'] * 1e3:.2f} ms" for b, v in base.items()
-                  if "median_s" in v]
-        sp = cpu.get("speedup_vs_baselines", {})
-        add("SwiGLU CPU build vs op-by-op baselines", "(report)", "; ".join(parts) +
-            " (speed-up " + ", ".join(f"{v:.2f}x vs {b}" for b, v in sp.items()) + ")", None)
-        b = cpu["builds"].get(cfg_name("fused", True), {})
-        if b.get("gm_bytes") is not None:
-            add("SwiGLU GM bytes, fused vs op-by-op (compiled op's info)", "(report)",
-                f"{b['gm_bytes']:,} vs {b['unfused_gm_bytes']:,} bytes "
-                f"({b['unfused_gm_bytes'] / b['gm_bytes']:.2f}x)", None)
-    mod = r.get("modeled_npu", {}).get(k)
-    if mod:
-        c = mod["configs"]
-        f = c[cfg_name("fused", True) + " (as compiled)"]
-        u = c[cfg_name("unfused", True) + " (as compiled)"]
-        add("SwiGLU MODELED 910B2 time vs GM-bandwidth roofline, fused vs per-op", "(report)",
-            f"fused {f['modeled_us']:.2f} us = {f['pct_of_ideal_roofline']:.1f}% of roofline "
-            f"{mod['ideal_roofline_us']:.2f} us (bound {f['bound_pipe']}, cube busy "
-            f"{f['pipe_busy_us'].get('M', 0):.2f} us"
-            + (f"; cube compute roofline {mod['cube_roofline_us']:.3f} us"
-               if "cube_roofline_us" in mod else "") + f"); per-op ({u['kernels']} kernels) "
-            f"{u['modeled_us']:.2f} us; fusion {mod['fusion_speedup_modeled']:.2f}x", None)
 
 
 # -- main ---------------------------------------------------------------------------------------
