@@ -6,668 +6,121 @@ arithmetic stays in ``arith`` and loops in ``scf``; the kernel is a ``func.func`
 ``asc.kernel`` attribute whose arguments are GM addresses (``GM_ADDR``). The printer in
 ``pyasc_mlir.emitter`` turns each op into the call named in its docstring. Semantics: Ascend C
 API reference, summarised in ``shared/ASCEND_FACTS.md``.
+
+This module is the import point: the definitions live in ``ascendc_types`` (types),
+``ascendc_ops`` (buffers, copies, vector calls, sync) and ``ascendc_matmul`` (the Matmul API).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from xdsl.ir import Dialect
 
-from xdsl.dialects.builtin import (
-    AnyFloat,
-    BoolAttr,
-    Float16Type,
-    Float32Type,
-    FloatAttr,
-    IndexType,
-    IntegerAttr,
-    MemRefType,
-    StringAttr,
+from pyasc_mlir.dialects.ascendc_matmul import (
+    CubeTilingOp,
+    MatmulEndOp,
+    MatmulGetTensorCOp,
+    MatmulIterateOp,
+    MatmulObjectOp,
+    MatmulSetTailOp,
+    MatmulSetTensorAOp,
+    MatmulSetTensorBOp,
+    RegistMatmulOp,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    VarConstraint,
-    base,
-    irdl_attr_definition,
-    irdl_op_definition,
-    operand_def,
-    prop_def,
-    result_def,
-    var_operand_def,
+from pyasc_mlir.dialects.ascendc_ops import (
+    CMP,
+    EVENTS,
+    POSITIONS,
+    REDUCE,
+    ROUND,
+    VEC_BINARY,
+    VEC_SCALAR,
+    VEC_UNARY,
+    AllocTensorOp,
+    CastOp,
+    CompareOp,
+    DataCopyOp,
+    DataCopyPadOp,
+    DeQueOp,
+    DuplicateOp,
+    EnQueOp,
+    FreeTensorOp,
+    GetBlockIdxOp,
+    GetValueOp,
+    GlobalBufferOp,
+    InitQueueOp,
+    InitTBufOp,
+    ReduceOp,
+    SelectOp,
+    SubviewOp,
+    SyncOp,
+    TBufGetOp,
+    TilingFieldOp,
+    VecBinaryOp,
+    VecScalarOp,
+    VecUnaryOp,
 )
-from xdsl.parser import AttrParser
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import VerifyException
-
-from pyasc_mlir.dialects import opset
-
-
-def _calls(records: dict[str, opset.OpRecord]) -> dict[str, str]:
-    """Kind -> Ascend C call name of the records that have a call."""
-    return {k: r.call.name for k, r in records.items() if r.call is not None}
-
-
-VEC_BINARY = _calls(opset.BINARY)
-VEC_UNARY = _calls(opset.UNARY)
-VEC_SCALAR = _calls(opset.SCALAR)
-REDUCE = _calls(opset.REDUCE)
-"""Kind -> Ascend C call of the vector binary, unary, scalar and reduce ops (the op table)."""
-ROUND = {"none": "CAST_NONE", "rint": "CAST_RINT", "floor": "CAST_FLOOR", "ceil": "CAST_CEIL",
-         "round": "CAST_ROUND", "trunc": "CAST_TRUNC", "odd": "CAST_ODD"}
-CMP = _calls(opset.COMPARE)
-"""Predicate -> ``CMPMODE`` enumerator."""
-EVENTS = ("MTE2_V", "V_MTE3", "MTE3_V", "V_S", "S_V", "MTE2_S", "S_MTE3", "MTE3_MTE2")
-POSITIONS = ("VECIN", "VECOUT")
-
-
-class _ElemType(ParametrizedAttribute, TypeAttribute):
-    element_type: Attribute
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
-        with parser.in_angle_brackets():
-            return (parser.parse_type(),)
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_attribute(self.element_type)
-
-
-@irdl_attr_definition
-class LocalTensorType(_ElemType):
-    """``LocalTensor<T>``: a view of on-chip (UB) memory."""
-
-    name = "ascendc.local_tensor"
-
-
-@irdl_attr_definition
-class GlobalTensorType(_ElemType):
-    """``GlobalTensor<T>``: a view of Global Memory (GM)."""
-
-    name = "ascendc.global_tensor"
-
-
-@irdl_attr_definition
-class QueueType(ParametrizedAttribute, TypeAttribute):
-    """``TQue<TPosition::VECIN|VECOUT, 1>``."""
-
-    name = "ascendc.queue"
-
-
-@irdl_attr_definition
-class TBufType(ParametrizedAttribute, TypeAttribute):
-    """``TBuf<TPosition::VECCALC>``."""
-
-    name = "ascendc.tbuf"
-
-
-@irdl_attr_definition
-class MatmulObjType(_ElemType):
-    """``Matmul<MatmulType<TPosition::GM, CubeFormat::ND, T, transA>, MatmulType<TPosition::GM,
-    CubeFormat::ND, T, transB>, MatmulType<TPosition::VECIN, CubeFormat::ND, float>,
-    MatmulType<TPosition::GM, CubeFormat::ND, float>>``: a high-level Matmul object whose A
-    and B (GM, ND, element type ``T``) give an f32 C in UB."""
-
-    name = "ascendc.matmul"
-
-
-@irdl_attr_definition
-class CubeTilingType(ParametrizedAttribute, TypeAttribute):
-    """``TCubeTiling``: the tiling struct of one Matmul object."""
-
-    name = "ascendc.cube_tiling"
-
-
-Tensor = LocalTensorType | GlobalTensorType
-
-
-def elem(t: Attribute) -> Attribute:
-    """Element type of a local/global tensor type."""
-    assert isinstance(t, LocalTensorType | GlobalTensorType), t
-    return t.element_type
-
-
-@irdl_op_definition
-class GlobalBufferOp(IRDLOperation):
-    """``GlobalTensor<T> g; g.SetGlobalBuffer((__gm__ T*)addr, size);``"""
-
-    name = "ascendc.global_buffer"
-    addr = operand_def(MemRefType)
-    result = result_def(GlobalTensorType)
-    assembly_format = "$addr attr-dict `:` type($addr) `->` type($result)"
-
-    def __init__(self, addr: SSAValue):
-        t = addr.type
-        assert isinstance(t, MemRefType)
-        super().__init__(operands=[addr], result_types=[GlobalTensorType(t.element_type)])
-
-
-@irdl_op_definition
-class InitQueueOp(IRDLOperation):
-    """``TQue<TPosition::P, 1> q; pipe.InitBuffer(q, num, len);``"""
-
-    name = "ascendc.init_queue"
-    position = prop_def(StringAttr)
-    num = prop_def(IntegerAttr)
-    length = prop_def(IntegerAttr)
-    result = result_def(QueueType)
-    assembly_format = "$position $num $length attr-dict"
-
-    def __init__(self, position: str, num: int, length: int):
-        super().__init__(properties={"position": StringAttr(position),
-                                     "num": IntegerAttr(num, 64),
-                                     "length": IntegerAttr(length, 64)},
-                         result_types=[QueueType()])
-
-    def verify_(self) -> None:
-        if self.position.data not in POSITIONS:
-            raise VerifyException(f"{self.name}: position must be one of {POSITIONS}")
-
-
-@irdl_op_definition
-class InitTBufOp(IRDLOperation):
-    """``TBuf<TPosition::VECCALC> b; pipe.InitBuffer(b, len);``"""
-
-    name = "ascendc.init_tbuf"
-    length = prop_def(IntegerAttr)
-    result = result_def(TBufType)
-    assembly_format = "$length attr-dict"
-
-    def __init__(self, length: int):
-        super().__init__(properties={"length": IntegerAttr(length, 64)},
-                         result_types=[TBufType()])
-
-
-@irdl_op_definition
-class TBufGetOp(IRDLOperation):
-    """``b.Get<T>()[offset]`` (offset in elements of T)."""
-
-    name = "ascendc.tbuf_get"
-    buf = operand_def(TBufType)
-    offset = prop_def(IntegerAttr)
-    result = result_def(LocalTensorType)
-    assembly_format = "$buf `[` $offset `]` attr-dict `:` type($result)"
-
-    def __init__(self, buf: SSAValue, offset: int, dtype: Attribute):
-        super().__init__(operands=[buf], properties={"offset": IntegerAttr(offset, 64)},
-                         result_types=[LocalTensorType(dtype)])
-
-
-@irdl_op_definition
-class AllocTensorOp(IRDLOperation):
-    """``q.AllocTensor<T>()``"""
-
-    name = "ascendc.alloc_tensor"
-    queue = operand_def(QueueType)
-    result = result_def(LocalTensorType)
-    assembly_format = "$queue attr-dict `:` type($result)"
-
-    def __init__(self, queue: SSAValue, dtype: Attribute):
-        super().__init__(operands=[queue], result_types=[LocalTensorType(dtype)])
-
-
-@irdl_op_definition
-class EnQueOp(IRDLOperation):
-    """``q.EnQue(t)``"""
-
-    name = "ascendc.enque"
-    queue = operand_def(QueueType)
-    tensor = operand_def(LocalTensorType)
-    assembly_format = "$queue `,` $tensor attr-dict `:` type($tensor)"
-
-    def __init__(self, queue: SSAValue, tensor: SSAValue):
-        super().__init__(operands=[queue, tensor])
-
-
-@irdl_op_definition
-class DeQueOp(IRDLOperation):
-    """``q.DeQue<T>()``"""
-
-    name = "ascendc.deque"
-    queue = operand_def(QueueType)
-    result = result_def(LocalTensorType)
-    assembly_format = "$queue attr-dict `:` type($result)"
-
-    def __init__(self, queue: SSAValue, dtype: Attribute):
-        super().__init__(operands=[queue], result_types=[LocalTensorType(dtype)])
-
-
-@irdl_op_definition
-class FreeTensorOp(IRDLOperation):
-    """``q.FreeTensor(t)``"""
-
-    name = "ascendc.free_tensor"
-    queue = operand_def(QueueType)
-    tensor = operand_def(LocalTensorType)
-    assembly_format = "$queue `,` $tensor attr-dict `:` type($tensor)"
-
-    def __init__(self, queue: SSAValue, tensor: SSAValue):
-        super().__init__(operands=[queue, tensor])
-
-
-@irdl_op_definition
-class SubviewOp(IRDLOperation):
-    """``t[offset]``: a view ``offset`` elements later (local or global tensor)."""
-
-    name = "ascendc.subview"
-    source = operand_def(Tensor)
-    offset = operand_def(IndexType)
-    result = result_def(Tensor)
-    assembly_format = "$source `[` $offset `]` attr-dict `:` type($source) `->` type($result)"
-
-    def __init__(self, source: SSAValue, offset: SSAValue):
-        super().__init__(operands=[source, offset], result_types=[source.type])
-
-
-@irdl_op_definition
-class DataCopyOp(IRDLOperation):
-    """``DataCopy(dst, src, count)``: GM->UB, UB->GM or UB->UB; ``count*sizeof(T)`` must be a
-    multiple of 32 bytes (the hardware rounds down otherwise)."""
-
-    name = "ascendc.data_copy"
-    dst = operand_def(Tensor)
-    src = operand_def(Tensor)
-    count = operand_def(IndexType)
-    assembly_format = "$dst `,` $src `,` $count attr-dict `:` type($dst) `,` type($src)"
-
-    def __init__(self, dst: SSAValue, src: SSAValue, count: SSAValue):
-        super().__init__(operands=[dst, src, count])
-
-
-@irdl_op_definition
-class DataCopyPadOp(IRDLOperation):
-    """``DataCopyPad(dst, src, DataCopyExtParams{block_count, block_len, src_stride,
-    dst_stride, 0}[, DataCopyPadExtParams<T>{false, 0, 0, 0}])``: block_len in bytes; the GM
-    side's stride in bytes, the UB side's in 32-byte blocks."""
-
-    name = "ascendc.data_copy_pad"
-    dst = operand_def(Tensor)
-    src = operand_def(Tensor)
-    block_count = operand_def(IndexType)
-    block_len = operand_def(IndexType)
-    src_stride = operand_def(IndexType)
-    dst_stride = operand_def(IndexType)
-    assembly_format = ("$dst `,` $src `,` $block_count `,` $block_len `,` $src_stride `,` "
-                       "$dst_stride attr-dict `:` type($dst) `,` type($src)")
-
-    def __init__(self, dst: SSAValue, src: SSAValue, params: Sequence[SSAValue]):
-        super().__init__(operands=[dst, src, *params])
-
-    def verify_(self) -> None:
-        kinds = {type(self.dst.type), type(self.src.type)}
-        if kinds != {LocalTensorType, GlobalTensorType}:
-            raise VerifyException(f"{self.name}: copies between GM and UB only")
-
-
-@irdl_op_definition
-class VecBinaryOp(IRDLOperation):
-    """``Add|Sub|Mul|Div|Max|Min(dst, a, b, count)``."""
-
-    T: ClassVar = VarConstraint("T", base(LocalTensorType))
-    name = "ascendc.vec_binary"
-    api = prop_def(StringAttr)
-    dst = operand_def(T)
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    count = operand_def(IndexType)
-    assembly_format = "$api $dst `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst)"
-
-    def __init__(self, api: str, dst: SSAValue, lhs: SSAValue, rhs: SSAValue, count: SSAValue):
-        super().__init__(operands=[dst, lhs, rhs, count], properties={"api": StringAttr(api)})
-
-    def verify_(self) -> None:
-        if self.api.data not in VEC_BINARY.values():
-            raise VerifyException(f"{self.name}: unknown API {self.api.data}")
-        if not self.dst.type == self.lhs.type == self.rhs.type:
-            raise VerifyException(f"{self.name}: operand types differ")
-
-
-@irdl_op_definition
-class VecUnaryOp(IRDLOperation):
-    """``Api(dst, src, count)`` for an ``Api`` in ``VEC_UNARY`` (``Exp``, ``Ln``, ...)."""
-
-    T: ClassVar = VarConstraint("T", base(LocalTensorType))
-    name = "ascendc.vec_unary"
-    api = prop_def(StringAttr)
-    dst = operand_def(T)
-    src = operand_def(T)
-    count = operand_def(IndexType)
-    assembly_format = "$api $dst `,` $src `,` $count attr-dict `:` type($dst)"
-
-    def __init__(self, api: str, dst: SSAValue, src: SSAValue, count: SSAValue):
-        super().__init__(operands=[dst, src, count], properties={"api": StringAttr(api)})
-
-    def verify_(self) -> None:
-        if self.api.data not in VEC_UNARY.values():
-            raise VerifyException(f"{self.name}: unknown API {self.api.data}")
-
-
-@irdl_op_definition
-class VecScalarOp(IRDLOperation):
-    """``Adds|Muls|Maxs|Mins(dst, src, (T)scalar, count)``."""
-
-    T: ClassVar = VarConstraint("T", base(LocalTensorType))
-    name = "ascendc.vec_scalar"
-    api = prop_def(StringAttr)
-    scalar = prop_def(FloatAttr)
-    dst = operand_def(T)
-    src = operand_def(T)
-    count = operand_def(IndexType)
-    assembly_format = ("$api $dst `,` $src `,` $scalar `,` $count attr-dict `:` type($dst)")
-
-    def __init__(self, api: str, dst: SSAValue, src: SSAValue, scalar: float, count: SSAValue):
-        super().__init__(operands=[dst, src, count], properties={
-            "api": StringAttr(api), "scalar": FloatAttr(scalar, 64)})
-
-    def verify_(self) -> None:
-        if self.api.data not in VEC_SCALAR.values():
-            raise VerifyException(f"{self.name}: unknown API {self.api.data}")
-
-
-@irdl_op_definition
-class DuplicateOp(IRDLOperation):
-    """``Duplicate(dst, (T)scalar, count)``; the scalar is an SSA float."""
-
-    name = "ascendc.duplicate"
-    dst = operand_def(LocalTensorType)
-    scalar = operand_def(AnyFloat)
-    count = operand_def(IndexType)
-    assembly_format = "$dst `,` $scalar `,` $count attr-dict `:` type($dst) `,` type($scalar)"
-
-    def __init__(self, dst: SSAValue, scalar: SSAValue, count: SSAValue):
-        super().__init__(operands=[dst, scalar, count])
-
-
-@irdl_op_definition
-class GetValueOp(IRDLOperation):
-    """``t.GetValue(index)``: a scalar read from UB (needs a V->S sync before it)."""
-
-    name = "ascendc.get_value"
-    tensor = operand_def(LocalTensorType)
-    index = operand_def(IndexType)
-    result = result_def(AnyFloat)
-    assembly_format = "$tensor `[` $index `]` attr-dict `:` type($tensor) `->` type($result)"
-
-    def __init__(self, tensor: SSAValue, index: SSAValue):
-        super().__init__(operands=[tensor, index], result_types=[elem(tensor.type)])
-
-
-@irdl_op_definition
-class CastOp(IRDLOperation):
-    """``Cast(dst, src, RoundMode::MODE, count)``."""
-
-    name = "ascendc.cast"
-    round = prop_def(StringAttr)
-    dst = operand_def(LocalTensorType)
-    src = operand_def(LocalTensorType)
-    count = operand_def(IndexType)
-    assembly_format = ("$round $dst `,` $src `,` $count attr-dict `:` type($dst) `,` "
-                       "type($src)")
-
-    def __init__(self, round_mode: str, dst: SSAValue, src: SSAValue, count: SSAValue):
-        super().__init__(operands=[dst, src, count], properties={"round": StringAttr(round_mode)})
-
-    def verify_(self) -> None:
-        if self.round.data not in ROUND.values():
-            raise VerifyException(f"{self.name}: unknown round mode {self.round.data}")
-
-
-@irdl_op_definition
-class CompareOp(IRDLOperation):
-    """``Compare(mask, a, b, CMPMODE::MODE, count)``: mask is a uint8 bit mask."""
-
-    T: ClassVar = VarConstraint("T", base(LocalTensorType))
-    name = "ascendc.compare"
-    mode = prop_def(StringAttr)
-    mask = operand_def(LocalTensorType)
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    count = operand_def(IndexType)
-    assembly_format = ("$mode $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` type($mask) `,` "
-                       "type($lhs)")
-
-    def __init__(self, mode: str, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
-                 count: SSAValue):
-        super().__init__(operands=[mask, lhs, rhs, count], properties={"mode": StringAttr(mode)})
-
-
-@irdl_op_definition
-class SelectOp(IRDLOperation):
-    """``Select(dst, mask, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, count)``."""
-
-    T: ClassVar = VarConstraint("T", base(LocalTensorType))
-    name = "ascendc.select"
-    dst = operand_def(T)
-    mask = operand_def(LocalTensorType)
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    count = operand_def(IndexType)
-    assembly_format = ("$dst `,` $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) "
-                       "`,` type($mask)")
-
-    def __init__(self, dst: SSAValue, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
-                 count: SSAValue):
-        super().__init__(operands=[dst, mask, lhs, rhs, count])
-
-
-@irdl_op_definition
-class ReduceOp(IRDLOperation):
-    """``ReduceSum|ReduceMax|ReduceMin(dst, src, work, count)``: result in ``dst[0]``."""
-
-    T: ClassVar = VarConstraint("T", base(LocalTensorType))
-    name = "ascendc.reduce"
-    api = prop_def(StringAttr)
-    dst = operand_def(T)
-    src = operand_def(T)
-    work = operand_def(T)
-    count = operand_def(IndexType)
-    assembly_format = "$api $dst `,` $src `,` $work `,` $count attr-dict `:` type($dst)"
-
-    def __init__(self, api: str, dst: SSAValue, src: SSAValue, work: SSAValue, count: SSAValue):
-        super().__init__(operands=[dst, src, work, count], properties={"api": StringAttr(api)})
-
-    def verify_(self) -> None:
-        if self.api.data not in REDUCE.values():
-            raise VerifyException(f"{self.name}: unknown API {self.api.data}")
-
-
-@irdl_op_definition
-class GetBlockIdxOp(IRDLOperation):
-    """``GetBlockIdx()``"""
-
-    name = "ascendc.get_block_idx"
-    result = result_def(IndexType)
-    assembly_format = "attr-dict"
-
-    def __init__(self):
-        super().__init__(result_types=[IndexType()])
-
-
-@irdl_op_definition
-class TilingFieldOp(IRDLOperation):
-    """``tiling.FIELD`` (an int64 of the kernel's tiling struct)."""
-
-    name = "ascendc.tiling_field"
-    field = prop_def(StringAttr)
-    result = result_def(IndexType)
-    assembly_format = "$field attr-dict"
-
-    def __init__(self, field: str):
-        super().__init__(properties={"field": StringAttr(field)}, result_types=[IndexType()])
-
-
-@irdl_op_definition
-class SyncOp(IRDLOperation):
-    """``event = GetTPipePtr()->FetchEventID(HardEvent::E); SetFlag<E>(event);
-    WaitFlag<E>(event);`` — orders one pipe after another."""
-
-    name = "ascendc.sync"
-    event = prop_def(StringAttr)
-    assembly_format = "$event attr-dict"
-
-    def __init__(self, event: str):
-        super().__init__(properties={"event": StringAttr(event)})
-
-    def verify_(self) -> None:
-        if self.event.data not in EVENTS:
-            raise VerifyException(f"{self.name}: unknown event {self.event.data}")
-
-
-# --------------------------------------------------------------------------- Matmul (Cube)
-
-
-@irdl_op_definition
-class CubeTilingOp(IRDLOperation):
-    """``TCubeTiling NAME{}; NAME.F = tiling.PREFIX_F; ...`` for every field F of
-    ``pyasc_mlir.cube_tiling.TCUBE_FIELDS`` (the values travel in the kernel's tiling struct,
-    filled by the host)."""
-
-    name = "ascendc.cube_tiling"
-    prefix = prop_def(StringAttr)
-    result = result_def(CubeTilingType)
-    assembly_format = "$prefix attr-dict"
-
-    def __init__(self, prefix: str):
-        super().__init__(properties={"prefix": StringAttr(prefix)},
-                         result_types=[CubeTilingType()])
-
-
-@irdl_op_definition
-class MatmulObjectOp(IRDLOperation):
-    """Declares a Matmul object (see ``MatmulObjType``); ``transpose_a``/``transpose_b`` are
-    the ``isTrans`` template arguments of A's and B's ``MatmulType``."""
-
-    name = "ascendc.matmul_object"
-    irdl_options = (ParsePropInAttrDict(),)
-    transpose_a = prop_def(BoolAttr)
-    transpose_b = prop_def(BoolAttr)
-    result = result_def(MatmulObjType)
-    assembly_format = "attr-dict `:` type($result)"
-
-    def __init__(self, dtype: Attribute, transpose_a: bool, transpose_b: bool):
-        super().__init__(properties={"transpose_a": BoolAttr.from_bool(transpose_a),
-                                     "transpose_b": BoolAttr.from_bool(transpose_b)},
-                         result_types=[MatmulObjType(dtype)])
-
-    def verify_(self) -> None:
-        if not isinstance(self.result.type.element_type, Float16Type | Float32Type):
-            raise VerifyException(f"{self.name}: A/B element type must be f16 or f32")
-
-
-@irdl_op_definition
-class RegistMatmulOp(IRDLOperation):
-    """``REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm0, &tiling0, mm1, &tiling1, ...)``:
-    operands alternate Matmul object, TCubeTiling; at most 4 objects; must come before the
-    first ``InitBuffer`` (split-core mode)."""
-
-    name = "ascendc.regist_matmul"
-    pairs = var_operand_def()
-    assembly_format = "$pairs attr-dict `:` type($pairs)"
-
-    def __init__(self, pairs: Sequence[SSAValue]):
-        super().__init__(operands=[list(pairs)])
-
-    def verify_(self) -> None:
-        types = [v.type for v in self.pairs]
-        if not types or len(types) % 2 or len(types) > 8:
-            raise VerifyException(f"{self.name}: expected 1 to 4 (Matmul, TCubeTiling) pairs")
-        for i, t in enumerate(types):
-            want = MatmulObjType if i % 2 == 0 else CubeTilingType
-            if not isinstance(t, want):
-                raise VerifyException(f"{self.name}: operand {i} must be a {want.name}")
-
-
-class _MatmulSetTensorBase(IRDLOperation):
-    """``mm.SetTensorA/B(gm, isTranspose)``: the operand's top-left element in GM."""
-
-    irdl_options = (ParsePropInAttrDict(),)
-    mm = operand_def(MatmulObjType)
-    transpose = prop_def(BoolAttr)
-    tensor = operand_def(GlobalTensorType)
-    assembly_format = "$mm `,` $tensor attr-dict `:` type($mm) `,` type($tensor)"
-
-    def __init__(self, mm: SSAValue, tensor: SSAValue, transpose: bool):
-        super().__init__(operands=[mm, tensor],
-                         properties={"transpose": BoolAttr.from_bool(transpose)})
-
-    def verify_(self) -> None:
-        if elem(self.tensor.type) != self.mm.type.element_type:
-            raise VerifyException(f"{self.name}: tensor and Matmul element types differ")
-
-
-@irdl_op_definition
-class MatmulSetTensorAOp(_MatmulSetTensorBase):
-    """``mm.SetTensorA(gm, isTransposeA)``: A's top-left element in GM."""
-
-    name = "ascendc.matmul_set_tensor_a"
-
-
-@irdl_op_definition
-class MatmulSetTensorBOp(_MatmulSetTensorBase):
-    """``mm.SetTensorB(gm, isTransposeB)``: B's top-left element in GM."""
-
-    name = "ascendc.matmul_set_tensor_b"
-
-
-@irdl_op_definition
-class MatmulSetTailOp(IRDLOperation):
-    """``mm.SetTail(m, n, k)``: this computation's singleCoreM/N/K (elements)."""
-
-    name = "ascendc.matmul_set_tail"
-    mm = operand_def(MatmulObjType)
-    m = operand_def(IndexType)
-    n = operand_def(IndexType)
-    k = operand_def(IndexType)
-    assembly_format = "$mm `,` $m `,` $n `,` $k attr-dict `:` type($mm)"
-
-    def __init__(self, mm: SSAValue, m: SSAValue, n: SSAValue, k: SSAValue):
-        super().__init__(operands=[mm, m, n, k])
-
-
-@irdl_op_definition
-class MatmulIterateOp(IRDLOperation):
-    """``mm.Iterate();``: computes the next ``[baseM, baseN]`` block of C (f32 accumulation
-    over K)."""
-
-    name = "ascendc.matmul_iterate"
-    mm = operand_def(MatmulObjType)
-    assembly_format = "$mm attr-dict `:` type($mm)"
-
-    def __init__(self, mm: SSAValue):
-        super().__init__(operands=[mm])
-
-
-@irdl_op_definition
-class MatmulGetTensorCOp(IRDLOperation):
-    """``mm.GetTensorC(ub)``: the block ``Iterate`` computed, ND in UB with row stride
-    ``baseN``; columns past the block's width are 0."""
-
-    name = "ascendc.matmul_get_tensor_c"
-    mm = operand_def(MatmulObjType)
-    tensor = operand_def(LocalTensorType)
-    assembly_format = "$mm `,` $tensor attr-dict `:` type($mm) `,` type($tensor)"
-
-    def __init__(self, mm: SSAValue, tensor: SSAValue):
-        super().__init__(operands=[mm, tensor])
-
-    def verify_(self) -> None:
-        if not isinstance(elem(self.tensor.type), Float32Type):
-            raise VerifyException(f"{self.name}: C is an f32 LocalTensor")
-
-
-@irdl_op_definition
-class MatmulEndOp(IRDLOperation):
-    """``mm.End();``: the object's last call in this core."""
-
-    name = "ascendc.matmul_end"
-    mm = operand_def(MatmulObjType)
-    assembly_format = "$mm attr-dict `:` type($mm)"
-
-    def __init__(self, mm: SSAValue):
-        super().__init__(operands=[mm])
-
+from pyasc_mlir.dialects.ascendc_types import (
+    CubeTilingType,
+    GlobalTensorType,
+    LocalTensorType,
+    MatmulObjType,
+    QueueType,
+    TBufType,
+    Tensor,
+    elem,
+)
+
+__all__ = [
+    "AllocTensorOp",
+    "Ascendc",
+    "CMP",
+    "CastOp",
+    "CompareOp",
+    "CubeTilingOp",
+    "CubeTilingType",
+    "DataCopyOp",
+    "DataCopyPadOp",
+    "DeQueOp",
+    "DuplicateOp",
+    "EVENTS",
+    "EnQueOp",
+    "FreeTensorOp",
+    "GetBlockIdxOp",
+    "GetValueOp",
+    "GlobalBufferOp",
+    "GlobalTensorType",
+    "InitQueueOp",
+    "InitTBufOp",
+    "LocalTensorType",
+    "MatmulEndOp",
+    "MatmulGetTensorCOp",
+    "MatmulIterateOp",
+    "MatmulObjType",
+    "MatmulObjectOp",
+    "MatmulSetTailOp",
+    "MatmulSetTensorAOp",
+    "MatmulSetTensorBOp",
+    "POSITIONS",
+    "QueueType",
+    "REDUCE",
+    "ROUND",
+    "ReduceOp",
+    "RegistMatmulOp",
+    "SelectOp",
+    "SubviewOp",
+    "SyncOp",
+    "TBufGetOp",
+    "TBufType",
+    "Tensor",
+    "TilingFieldOp",
+    "VEC_BINARY",
+    "VEC_SCALAR",
+    "VEC_UNARY",
+    "VecBinaryOp",
+    "VecScalarOp",
+    "VecUnaryOp",
+    "elem",
+]
 
 Ascendc = Dialect(
     "ascendc",

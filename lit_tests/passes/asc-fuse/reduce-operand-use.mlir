@@ -1,6 +1,6 @@
 // RUN: pyasc-opt %s -p asc-fuse | filecheck %s
 
-// KNOWN BUG (dialects/asc.py, ReduceOp.verify_): the verifier builds a throw-away
+// KNOWN BUG (dialects/asc_tensor.py, ReduceOp.verify_): the verifier builds a throw-away
 // asc.reduce on its own input to compute the expected result type, which registers a use of
 // the input that is never removed. pyasc-opt verifies before every pass, so asc-fuse then
 // sees the reduce's producer (%sq) as used outside the group and makes it a second fusion
