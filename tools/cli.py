@@ -1,5 +1,5 @@
 """The ``pyasc`` command: ``pyasc demo`` runs every example on real MiniLM activations;
-``pyasc fuzz`` runs the differential fuzzer (``pyasc_mlir.fuzz``); ``pyasc profile`` and
+``pyasc fuzz`` runs the differential fuzzer (``pyasc_mlir.fuzzing``); ``pyasc profile`` and
 ``pyasc tune`` give the modeled profile and autotune one operator (``FILE::FUNC --shape ...``).
 
 Usage: ``pyasc demo [options]``; ``pyasc fuzz --programs N --seed S [options]``;
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pyasc-mlir {__version__}")
         return 0
     if args.command == "fuzz":
-        from pyasc_mlir.fuzz import main as fuzz_main
+        from pyasc_mlir.fuzzing import main as fuzz_main
         try:
             return fuzz_main(args.rest)
         except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
