@@ -14,6 +14,7 @@ Uses the driver's internal ``_lower`` and ``_describe`` and sets ``CompiledOp._s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import os
 import shutil
@@ -175,7 +176,7 @@ def _cpu_outputs(items: Sequence[tuple[Lowered, Path]]) -> dict[str, Any]:
         return res
     out: dict[str, Any] = {}
     for item in items:
-        one, code = run_forked(lambda item=item: work([item]))
+        one, code = run_forked(functools.partial(work, [item]))
         out[item[0].prog.key] = one[item[0].prog.key] if one is not None else crash_text(code)
     return out
 

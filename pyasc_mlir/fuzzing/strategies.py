@@ -153,12 +153,25 @@ def _draw_outputs(draw: Any, st: Any, ms: Sequence[Meta], n_in: int) -> list[int
     return draw(st.permutations(outs)) if len(outs) > 1 else outs
 
 
+def _is_float(i: int, m: Meta) -> bool:
+    return m.dtype != "bool"
+
+
 def _pick(draw: Any, st: Any, ms: Sequence[Meta], ok: Callable[[int, Meta], bool]
           ) -> int | None:
+    """A value id satisfying ``ok``, the latest first (None if there is none)."""
     cands = [i for i, m in enumerate(ms) if ok(i, m)]
     if not cands:
         return None
     return cands[len(cands) - 1 - draw(st.integers(0, len(cands) - 1))]
+
+
+def _pick_float(draw: Any, st: Any, ms: Sequence[Meta], ok: Callable[[int, Meta], bool]
+                = _is_float) -> int:
+    """:func:`_pick` among values that always exist (the inputs are floats)."""
+    i = _pick(draw, st, ms, ok)
+    assert i is not None
+    return i
 
 
 def _fits(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -173,12 +186,8 @@ def _params(**kw: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(kw.items()))
 
 
-def _is_float(i: int, m: Meta) -> bool:
-    return m.dtype != "bool"
-
-
 def _draw_unary(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> list[Node] | None:
-    a = _pick(draw, st, ms, _is_float)
+    a = _pick_float(draw, st, ms)
     fn = draw(st.sampled_from(UNARY_FNS))
     m = ms[a]
     guard, c = "none", 0.0
@@ -193,7 +202,7 @@ def _draw_unary(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> lis
 
 
 def _draw_binary(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> list[Node] | None:
-    a = _pick(draw, st, ms, _is_float)
+    a = _pick_float(draw, st, ms)
     fn = draw(st.sampled_from(BINARY_FNS))
     if draw(st.integers(0, 3)) == 0:
         b: tuple[str, Any] = ("c", draw(st.sampled_from(CONSTS)))
@@ -223,7 +232,7 @@ def _draw_binary(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> li
 def _draw_compare(draw: Any, st: Any, ms: list[Meta], kind: str, form: int
                   ) -> list[Node] | None:
     """A compare followed by a ``where`` on it (``compare_where``) or mask logic (``mask``)."""
-    a = _pick(draw, st, ms, _is_float)
+    a = _pick_float(draw, st, ms)
     pred = draw(st.sampled_from(tuple(CMP_SYM)))
     b = ("c", draw(st.sampled_from(CONSTS)))
     if draw(st.booleans()):
@@ -252,7 +261,7 @@ def _draw_where(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> lis
 
 
 def _draw_cast(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> list[Node] | None:
-    a = _pick(draw, st, ms, lambda i, m: True)
+    a = _pick_float(draw, st, ms, lambda i, m: True)
     to = draw(st.sampled_from(("float16", "float32")))
     m = ms[a]
     if to == "float16" and m.dtype != "bool" and m.mag > 6e4:
@@ -285,7 +294,7 @@ def _draw_reduce(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> li
 def _draw_reshape(draw: Any, st: Any, ms: list[Meta], kind: str, form: int
                   ) -> list[Node] | None:
     """Insert or delete a size-1 dimension."""
-    a = _pick(draw, st, ms, _is_float)
+    a = _pick_float(draw, st, ms)
     shape = list(ms[a].shape)
     ones = [i for i, d in enumerate(shape) if d == 1]
     if ones and (draw(st.booleans()) or len(shape) >= 5):
