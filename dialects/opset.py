@@ -82,7 +82,7 @@ class AscendCCall:
 
 @dataclass(frozen=True)
 class FuzzModel:
-    """What the fuzzer (``pyasc_mlir.fuzz``) knows about a unary function.
+    """What the fuzzer (``pyasc_mlir.fuzzing``) knows about a unary function.
 
     ``name``: the fuzzer's spelling. ``interval(lo, hi)``: the value range of the result for
     inputs in ``[lo, hi]``. ``error(v, e)``: the float64 reference ``r`` of the values ``v`` and

@@ -1,7 +1,7 @@
 """Numeric building blocks of the op table (:mod:`pyasc_mlir.dialects.opset`).
 
 * Reference functions shared by several records: the exact error function :func:`erf`.
-* The units of the fuzzer's first-order error model (``pyasc_mlir.fuzz``, "Tolerances"):
+* The units of the fuzzer's first-order error model (``pyasc_mlir.fuzzing.evaluator``):
   :data:`U`, :data:`TU`, :data:`TINY` and :func:`rel`. A record's fuzz model states its bound
   in these units.
 

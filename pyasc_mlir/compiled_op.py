@@ -355,6 +355,11 @@ class CompiledOp:
                              memcheck=True)
 
     @user_facing
+    def use_cpu_kernel(self, kernel: cpu.CpuKernel) -> None:
+        """Run the CPU build through ``kernel`` (an entry of a library built elsewhere, e.g. the
+        fuzzer's batched library) instead of loading ``info["library"]``."""
+        self._cpu = kernel
+
     def run_cpu(self, *arrays: Any) -> list[np.ndarray]:
         """Run the CPU build of the emitted Ascend C, block by block (several kernels: one
         after another, as the host function launches them)."""

@@ -1,4 +1,4 @@
-"""The differential fuzzer (``pyasc_mlir.fuzz``, ``pyasc fuzz``).
+"""The differential fuzzer (``pyasc_mlir.fuzzing``, ``pyasc fuzz``).
 
 * ``test_ci_batch``: the fixed-seed CI batch -- 200 random operators, each checked against the
   NumPy reference at every interpreter stage and on the CPU build (marked ``fuzz``; it runs in
@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pyasc_mlir import fuzz
-from pyasc_mlir.fuzz import EV, Input, Node, Program
+from pyasc_mlir import fuzzing as fuzz
+from pyasc_mlir.fuzzing import EV, Input, Node, Program
 
 CI_SEED = 20240
 CI_PROGRAMS = 200
@@ -46,9 +46,9 @@ def test_ci_batch(tmp_path: Path) -> None:
 
 
 def test_generation_is_reproducible_in_the_seed() -> None:
-    a = fuzz.generate(fuzz._Chunk(5, 0, 4))
-    b = fuzz.generate(fuzz._Chunk(5, 0, 4))
-    c = fuzz.generate(fuzz._Chunk(6, 0, 4))
+    a = fuzz.generate(fuzz.Chunk(5, 0, 4))
+    b = fuzz.generate(fuzz.Chunk(5, 0, 4))
+    c = fuzz.generate(fuzz.Chunk(6, 0, 4))
     assert [p.to_json() for p in a] == [p.to_json() for p in b]
     assert [p.source() for p in a] == [p.source() for p in b]
     assert [p.key for p in a] != [p.key for p in c]
@@ -56,12 +56,12 @@ def test_generation_is_reproducible_in_the_seed() -> None:
     for p in a:
         assert Program.from_json(p.to_json()) == p
         assert 1 <= len(p.nodes) <= 15 + 1  # (+1: a returned mask is cast)
-    sizes = {len(fuzz.generate_one(fuzz._Spec(5, i, "910B2")).nodes) for i in range(40)}
+    sizes = {len(fuzz.generate_one(fuzz.Spec(5, i, "910B2")).nodes) for i in range(40)}
     assert min(sizes) == 1 and max(sizes) >= 15
 
 
 def test_programs_cover_the_frontend() -> None:
-    progs = [fuzz.generate_one(fuzz._Spec(11, i, "910B2")) for i in range(60)]
+    progs = [fuzz.generate_one(fuzz.Spec(11, i, "910B2")) for i in range(60)]
     kinds = {n.kind for p in progs for n in p.nodes}
     assert kinds >= {"unary", "binary", "compare", "where", "cast", "reduce", "reshape",
                      "softmax", "layernorm", "logsumexp", "logic"}

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
 from xdsl.ir import Block, Region
 
 import pyasc_mlir as pa
-from pyasc_mlir import fuzz
+from pyasc_mlir import fuzzing as fuzz
 from pyasc_mlir.dialects import asc, opset
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.frontend import dispatch, names

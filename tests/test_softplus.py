@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, ModuleOp, TensorType
 from xdsl.ir import Block, Region
 
 import pyasc_mlir as pa
-from pyasc_mlir import fuzz
+from pyasc_mlir import fuzzing as fuzz
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.frontend.ast_frontend import build_module
 from pyasc_mlir.interpreter.core import run_function
@@ -126,6 +126,6 @@ def test_end_to_end_on_every_backend(dtype, shape):
 
 def test_fuzzer_draws_softplus():
     assert "softplus" in fuzz.UNARY_FNS
-    progs = [fuzz.generate_one(fuzz._Spec(3, i, "910B2")) for i in range(150)]
+    progs = [fuzz.generate_one(fuzz.Spec(3, i, "910B2")) for i in range(150)]
     fns = {n.p("fn") for p in progs for n in p.nodes if n.kind == "unary"}
     assert "softplus" in fns

@@ -1,5 +1,5 @@
 """The ``pyasc`` command: ``pyasc demo`` runs every example on real MiniLM activations;
-``pyasc fuzz`` runs the differential fuzzer (``pyasc_mlir.fuzz``); ``pyasc profile`` and
+``pyasc fuzz`` runs the differential fuzzer (``pyasc_mlir.fuzzing``); ``pyasc profile`` and
 ``pyasc tune`` give the modeled profile and autotune one operator (``FILE::FUNC --shape ...``).
 
 Usage: ``pyasc demo [options]``; ``pyasc fuzz --programs N --seed S [options]``;
@@ -15,7 +15,7 @@ import sys
 
 from pyasc_mlir import __version__
 from pyasc_mlir.errors import PyAscError
-from pyasc_mlir.fuzz import main as fuzz_main
+from pyasc_mlir.fuzzing import main as fuzz_main
 from pyasc_mlir.tools.demo import run_demo
 from pyasc_mlir.tools.profile import run_profile
 from pyasc_mlir.tools.tune import run_tune
