@@ -82,7 +82,9 @@ from pyasc_mlir.checks import MemoryCheckError
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dialects import opset
 from pyasc_mlir.dialects.asc import LOC_ATTR
-from pyasc_mlir.interpreter.tile_impls import _UINT, BlockState, block_state, convert
+from pyasc_mlir.interpreter.tile_cast import convert
+from pyasc_mlir.interpreter.tile_memcheck import SHADOW_UINT
+from pyasc_mlir.interpreter.tile_state import BlockState, block_state
 from pyasc_mlir.platform import (
     DATA_BLOCK_BYTES,
     VECTOR_REPEAT_BYTES,
@@ -359,7 +361,7 @@ def _sh(state: BlockState, t: LocalTensor, count: int) -> np.ndarray:
     ones where defined (call only when ``state.shadow`` is set)."""
     isz = t.dtype.itemsize
     assert state.shadow is not None
-    return state.shadow[t.offset:t.offset + count * isz].view(_UINT[isz])
+    return state.shadow[t.offset:t.offset + count * isz].view(SHADOW_UINT[isz])
 
 
 def _ok(state: BlockState, t: LocalTensor, count: int) -> np.ndarray:
