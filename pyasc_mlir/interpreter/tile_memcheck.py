@@ -20,8 +20,8 @@ from pyasc_mlir.interpreter.tile_state import BlockState, TileMemoryError, tile_
 __all__ = ["SHADOW_UINT", "address", "define", "defined", "elems_defined", "full_value",
            "propagate", "set_defined", "shadow_of", "uninit_error"]
 
-SHADOW_UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
-               8: np.dtype(np.uint64)}
+SHADOW_UINT: dict[int, np.dtype] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16),
+                                    4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 """Element size in bytes -> the unsigned dtype a shadow is viewed with (one per element)."""
 
 
