@@ -20,7 +20,7 @@ from pyasc_mlir import fuzzing as fuzz
 from pyasc_mlir.dialects import asc, opset
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.frontend import dispatch, names
-from pyasc_mlir.interpreter import ascendc_impls, tensor_impls, tile_impls
+from pyasc_mlir.interpreter import ascendc_math, tensor_impls, tile_vector
 from pyasc_mlir.interpreter.core import run_function
 from pyasc_mlir.ops import OutsideOperatorError
 from pyasc_mlir.passes.decompose import AscDecomposePass
@@ -78,7 +78,7 @@ def test_unary_record_is_complete(record):
         assert record.kind in asc.COMPOSITE_UNARY_KINDS
     else:
         assert record.decompose is None and record.kind in asc.VECTOR_UNARY_KINDS
-        assert record.tile_impl() is not None and record.kind in tile_impls._UNARY
+        assert record.tile_impl() is not None and record.kind in tile_vector.UNARY
         # every vector kind has a call, except neg: asc-tile lowers it to Muls by -1
         assert (record.call is None) == (record.kind == "neg")
     if record.function is not None:
@@ -99,14 +99,14 @@ def test_verifier_and_call_tables_cover_the_table():
 
 
 def test_interpreters_know_every_record():
-    assert set(tensor_impls._UNARY) == set(opset.UNARY)
-    assert set(tensor_impls._BINARY) == set(opset.BINARY)
-    assert set(tensor_impls._COMPARE) == set(opset.COMPARE)
-    assert set(tile_impls._BINARY) == set(opset.BINARY)
-    assert set(tile_impls._SCALAR) == set(opset.SCALAR)
-    assert set(tile_impls._COMPARE) == set(opset.COMPARE)
-    by_form = {"unary": ascendc_impls._UNARY, "binary": ascendc_impls._BINARY,
-               "scalar": ascendc_impls._SCALAR, "compare": ascendc_impls._COMPARE}
+    assert set(tensor_impls.UNARY) == set(opset.UNARY)
+    assert set(tensor_impls.BINARY) == set(opset.BINARY)
+    assert set(tensor_impls.COMPARE) == set(opset.COMPARE)
+    assert set(tile_vector.BINARY) == set(opset.BINARY)
+    assert set(tile_vector.SCALAR) == set(opset.SCALAR)
+    assert set(tile_vector.COMPARE) == set(opset.COMPARE)
+    by_form = {"unary": ascendc_math.UNARY, "binary": ascendc_math.BINARY,
+               "scalar": ascendc_math.SCALAR, "compare": ascendc_math.COMPARE}
     for r in CALLS:
         if r.category in by_form:
             assert r.call.name in by_form[r.category], r.kind

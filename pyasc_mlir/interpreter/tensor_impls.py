@@ -36,12 +36,14 @@ from pyasc_mlir.dialects import asc, opset
 from pyasc_mlir.dialects.opset_numerics import erf
 from pyasc_mlir.types import np_dtype_of
 
-__all__ = ["AscTensorFunctions", "erf"]
+__all__ = ["BINARY", "COMPARE", "UNARY", "AscTensorFunctions", "erf"]
 
-_UNARY = {k: r.tensor_impl() for k, r in opset.UNARY.items()}
+UNARY = {k: r.tensor_impl() for k, r in opset.UNARY.items()}
 """Kind -> semantics on float32 values (float32 NumPy, or float64 for the records that say so)."""
-_BINARY = {k: r.tensor_impl() for k, r in opset.BINARY.items()}
-_COMPARE = {k: r.tensor_impl() for k, r in opset.COMPARE.items()}
+BINARY = {k: r.tensor_impl() for k, r in opset.BINARY.items()}
+"""Kind -> semantics of ``asc.binary`` on float32 values."""
+COMPARE = {k: r.tensor_impl() for k, r in opset.COMPARE.items()}
+"""Predicate -> ``asc.compare`` semantics (``bool`` result)."""
 
 
 def _result(t: Attribute, value: Any) -> np.ndarray:
@@ -75,20 +77,20 @@ class AscTensorFunctions(InterpreterFunctions):
         kind = op.kind.data
         x32 = np.asarray(x, dtype=np.float32)
         with np.errstate(all="ignore"):
-            return (_result(op.result.type, _UNARY[kind](x32)),)
+            return (_result(op.result.type, UNARY[kind](x32)),)
 
     @impl(asc.BinaryOp)
     def run_binary(self, interpreter: Interpreter, op: asc.BinaryOp,
                    args: PythonValues) -> PythonValues:
         a, b = (np.asarray(v, dtype=np.float32) for v in args)
         with np.errstate(all="ignore"):
-            return (_result(op.result.type, _BINARY[op.kind.data](a, b)),)
+            return (_result(op.result.type, BINARY[op.kind.data](a, b)),)
 
     @impl(asc.CompareOp)
     def run_compare(self, interpreter: Interpreter, op: asc.CompareOp,
                     args: PythonValues) -> PythonValues:
         a, b = (np.asarray(v, dtype=np.float32) for v in args)
-        return (_result(op.result.type, _COMPARE[op.predicate.data](a, b)),)
+        return (_result(op.result.type, COMPARE[op.predicate.data](a, b)),)
 
     @impl(asc.SelectOp)
     def run_select(self, interpreter: Interpreter, op: asc.SelectOp,
