@@ -9,12 +9,75 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 KIB = 1024
+"""Bytes in a KiB."""
+
+# --- SoC-independent facts (shared/ASCEND_FACTS.md, "Platforms" and "API semantics") ---------
+
 DATA_BLOCK_BYTES = 32
 """A DataBlock: the unit of UB addressing and of ``DataCopy`` lengths (bytes)."""
+DATA_BLOCK_BITS = DATA_BLOCK_BYTES * 8
+"""Bits in one DataBlock: a ``Compare`` bit mask fills whole DataBlocks, so mask buffers hold a
+multiple of this many elements (one bit each)."""
 VECTOR_REPEAT_BYTES = 256
 """Bytes one vector instruction repeat processes (128 fp16 or 64 fp32 lanes)."""
+MAX_REPEAT_TIMES = 255
+"""Largest ``repeatTime`` of one mask/repeat-form vector instruction (Ascend C API reference)."""
+MAX_BLOCK_COUNT = 4095
+"""Largest ``blockCount`` of one ``DataCopy``/``DataCopyPad`` (``DataCopyParams``,
+``DataCopyExtParams``; Ascend C API reference)."""
+UB_ALIGN_BYTES = DATA_BLOCK_BYTES
+"""Alignment of Unified Buffer tensors (bytes): one DataBlock."""
+L1_ALIGN_BYTES = DATA_BLOCK_BYTES
+"""Alignment of L1 buffers (bytes)."""
+L0A_ALIGN_BYTES = 512
+"""Alignment of L0A buffers (bytes): one 16x16 fp16 fractal."""
+L0B_ALIGN_BYTES = 512
+"""Alignment of L0B buffers (bytes): one 16x16 fp16 fractal."""
+L0C_ALIGN_BYTES = 64
+"""Alignment of L0C buffers (bytes)."""
+CUBE_FRACTAL = 16
+"""Cube fractal edge (elements): the Cube multiplies 16x16x16 fp16 per cycle, so Matmul base
+blocks (``baseM``, ``baseN``, ``baseK``) are multiples of 16."""
+ND_STRIDE_MAX = 65535
+"""Documented range ``[1, 65535]`` of the ``TCubeTiling`` ND row-stride fields (``Ka``, ``N``;
+``M``, ``Kb`` transposed; Ascend C API reference, "TCubeTiling structure")."""
+MAX_MATMUL_OBJECTS = 4
+"""``REGIST_MATMUL_OBJ``: at most four Matmul objects per kernel (Ascend C API reference)."""
 UB_SYSTEM_RESERVED_BYTES = 256
+"""UB bytes the system keeps for itself (the kernel never sees them)."""
 UB_DEFAULT_RESERVED_BYTES = 8 * KIB
+"""UB bytes that stay reserved by default on top of the system area."""
+
+# --- Layout units the compiler derives from those facts ---------------------------------------
+
+LANE_ALIGN = DATA_BLOCK_BYTES // 2
+"""Elements per UB row slot (16): one DataBlock of fp16, so every row starts on a DataBlock for
+fp16 (32 B) and fp32 (64 B) alike."""
+COUNT_ALIGN = VECTOR_REPEAT_BYTES // 2
+"""Vector op counts and UB buffer sizes are multiples of this many elements (128): one whole
+fp16 repeat, two fp32 repeats."""
+
+
+def cube_k0(itemsize: int) -> int:
+    """Elements along ``K`` in one Cube fractal row for an element of ``itemsize`` bytes: one
+    DataBlock (16 for fp16, 8 for fp32; Ascend C docs, NZ format ``C0``)."""
+    return DATA_BLOCK_BYTES // itemsize
+
+
+def ub_usable(ub_bytes: int) -> int:
+    """UB a kernel may allocate out of ``ub_bytes`` (bytes): UB minus the 256 B system area
+    minus the 8 KiB default reserve (shared/ASCEND_FACTS.md, "Platforms")."""
+    return ub_bytes - UB_SYSTEM_RESERVED_BYTES - UB_DEFAULT_RESERVED_BYTES
+
+
+def ceil_div(x: int, m: int) -> int:
+    """``ceil(x / m)`` for integers, ``m > 0``."""
+    return -(-x // m)
+
+
+def round_up(x: int, m: int) -> int:
+    """``x`` rounded up to a multiple of ``m`` (``m > 0``)."""
+    return ceil_div(x, m) * m
 
 
 @dataclass(frozen=True)
@@ -48,8 +111,8 @@ class Platform:
 
     @property
     def ub_usable_bytes(self) -> int:
-        """UB a kernel may allocate: UB minus 256 B system area minus the 8 KiB default reserve."""
-        return self.ub_bytes - UB_SYSTEM_RESERVED_BYTES - UB_DEFAULT_RESERVED_BYTES
+        """UB a kernel may allocate (bytes): :func:`ub_usable` of :attr:`ub_bytes`."""
+        return ub_usable(self.ub_bytes)
 
 
 def _b910(name: str, cube: int, vec: int, clock: int, l2_mb: int, hbm: float) -> Platform:
@@ -66,10 +129,11 @@ PLATFORMS: dict[str, Platform] = {
                       64 * KIB, 256 * KIB, 16 * 1024 * KIB, 200.0),
 }
 DEFAULT_PLATFORM = "910B2"
+"""The platform used when none is named (``@jit``, ``compile``, pass options, interpreters)."""
 
 
 def get_platform(name: str | None = None) -> Platform:
-    """Look up a platform by name (default ``910B2``).
+    """Look up a platform by name (default :data:`DEFAULT_PLATFORM`, ``910B2``).
 
     Raises:
         ValueError: unknown name; the message lists the known ones.
@@ -78,3 +142,23 @@ def get_platform(name: str | None = None) -> Platform:
     if key not in PLATFORMS:
         raise ValueError(f"unknown Ascend platform {key!r}; known: {', '.join(PLATFORMS)}")
     return PLATFORMS[key]
+
+
+def header_defines(platform: Platform) -> list[str]:
+    """The g++ ``-D`` flags that give the CPU ``kernel_operator.h`` its hardware numbers.
+
+    The header holds no hardware number of its own (docs/CPU_RUNTIME.md): sizes in bytes of the
+    platform's UB (whole and usable) and cube-side buffers, then the DataBlock, the vector
+    repeat and the Cube fractal edge.
+    """
+    return [
+        f"-DPYASC_UB_BYTES={platform.ub_bytes}",
+        f"-DPYASC_UB_USABLE={platform.ub_usable_bytes}",
+        f"-DPYASC_L1_BYTES={platform.l1_bytes}",
+        f"-DPYASC_L0A_BYTES={platform.l0a_bytes}",
+        f"-DPYASC_L0B_BYTES={platform.l0b_bytes}",
+        f"-DPYASC_L0C_BYTES={platform.l0c_bytes}",
+        f"-DPYASC_DATA_BLOCK_BYTES={DATA_BLOCK_BYTES}",
+        f"-DPYASC_REPEAT_BYTES={VECTOR_REPEAT_BYTES}",
+        f"-DPYASC_CUBE_FRACTAL={CUBE_FRACTAL}",
+    ]
