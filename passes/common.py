@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.errors import SourceLoc
 
 
@@ -69,11 +69,10 @@ def install_kernel(module: ModuleOp, fusion: asc.FusionOp, kernel: func.FuncOp,
     """Add the lowered ``kernel`` (its ``asc.tiling`` struct, platform and, when double
     buffering was dropped, ``asc.max_buffers``) to ``module`` and replace ``fusion`` by an
     ``asc.launch`` of it on ``tiling["block_dim"]`` cores."""
-    kernel.attributes["asc.tiling"] = DictionaryAttr(
-        {k: IntegerAttr(v, i64) for k, v in tiling.items()})
-    kernel.attributes["asc.platform"] = StringAttr(platform)
+    attrs.set_kernel_tiling(kernel, tiling)
+    attrs.set_kernel_platform(kernel, platform)
     if max_buffers is not None:
-        kernel.attributes["asc.max_buffers"] = IntegerAttr(max_buffers, i64)
+        attrs.set_kernel_max_buffers(kernel, max_buffers)
     module.body.block.add_op(kernel)
     launch = asc.LaunchOp(kernel.sym_name.data, tiling["block_dim"], list(fusion.inputs),
                           [r.type for r in fusion.outputs])

@@ -80,6 +80,7 @@ from pyasc_mlir import cube_tiling as ct
 from pyasc_mlir.checks import MemoryCheckError
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dialects.asc import LOC_ATTR
+from pyasc_mlir.dialects.attrs import kernel_platform
 from pyasc_mlir.interpreter.tile_impls import _UINT, BlockState, block_state, convert
 from pyasc_mlir.platform import (
     DATA_BLOCK_BYTES,
@@ -278,8 +279,7 @@ def _kernel_platform(op: Operation) -> Platform:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
         parent = parent.parent_op()
-    attr = parent.attributes.get("asc.platform") if parent is not None else None
-    return get_platform(attr.data if isinstance(attr, StringAttr) else None)
+    return get_platform(kernel_platform(parent) if parent is not None else None)
 
 
 def _live_matmul(op: Operation, api: str, mm: MatmulObject) -> dict[str, int]:

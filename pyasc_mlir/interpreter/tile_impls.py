@@ -84,16 +84,13 @@ from pyasc_mlir.dialects.asc import (
     VSelectOp,
     VUnaryOp,
 )
+from pyasc_mlir.dialects.attrs import PLATFORM_ATTR, TILING_ATTR
 from pyasc_mlir.platform import get_platform
 
 UB_BYTES_DEFAULT = 196608
 """UB size per block when nobody says otherwise (192 KiB, the 910B value)."""
 POISON_BYTE = 0xFF
 """Fill byte of fresh memory: reads back as NaN in f16 and f32, -1 in integers."""
-TILING_ATTR = "asc.tiling"
-"""Kernel attribute holding the tiling struct: a dictionary of field name -> integer."""
-PLATFORM_ATTR = "asc.platform"
-"""Kernel attribute naming the platform (its UB size is used when none is given)."""
 REDUCE_LAST_STRIDE = 16
 """``asc.vreduce`` axis ``last`` writes its per-row results this many elements apart."""
 
