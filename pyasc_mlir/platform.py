@@ -149,7 +149,7 @@ def header_defines(platform: Platform) -> list[str]:
 
     The header holds no hardware number of its own (docs/CPU_RUNTIME.md): sizes in bytes of the
     platform's UB (whole and usable) and cube-side buffers, then the DataBlock, the vector
-    repeat and the Cube fractal edge.
+    repeat, the Cube fractal edge and the ``TCubeTiling`` ND stride limit.
     """
     return [
         f"-DPYASC_UB_BYTES={platform.ub_bytes}",
@@ -161,4 +161,5 @@ def header_defines(platform: Platform) -> list[str]:
         f"-DPYASC_DATA_BLOCK_BYTES={DATA_BLOCK_BYTES}",
         f"-DPYASC_REPEAT_BYTES={VECTOR_REPEAT_BYTES}",
         f"-DPYASC_CUBE_FRACTAL={CUBE_FRACTAL}",
+        f"-DPYASC_ND_STRIDE_MAX={ND_STRIDE_MAX}",
     ]
