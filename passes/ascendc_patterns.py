@@ -70,18 +70,24 @@ def _replace(op: Operation, rewriter: PatternRewriter, new: Operation) -> None:
 
 
 class BlockIdxPattern(RewritePattern):
+    """``asc.block_idx`` -> ``GetBlockIdx()``."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.BlockIdxOp, rewriter: PatternRewriter) -> None:
         _replace(op, rewriter, ac.GetBlockIdxOp())
 
 
 class TilingFieldPattern(RewritePattern):
+    """``asc.tiling_field`` -> ``tiling.FIELD``."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.TilingFieldOp, rewriter: PatternRewriter) -> None:
         _replace(op, rewriter, ac.TilingFieldOp(op.field.data))
 
 
 class VBinaryPattern(RewritePattern):
+    """``asc.vbinary`` -> ``Add``/``Sub``/``Mul``/... on LocalTensors."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VBinaryOp, rewriter: PatternRewriter) -> None:
         _replace(op, rewriter, ac.VecBinaryOp(ac.VEC_BINARY[op.kind.data], op.dst, op.lhs,
@@ -89,6 +95,8 @@ class VBinaryPattern(RewritePattern):
 
 
 class VUnaryPattern(RewritePattern):
+    """``asc.vunary`` -> ``Exp``/``Abs``/... on LocalTensors."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VUnaryOp, rewriter: PatternRewriter) -> None:
         _replace(op, rewriter, ac.VecUnaryOp(ac.VEC_UNARY[op.kind.data], op.dst, op.src,
@@ -96,6 +104,8 @@ class VUnaryPattern(RewritePattern):
 
 
 class VScalarPattern(RewritePattern):
+    """``asc.vscalar`` -> ``Adds``/``Muls``/``Maxs``/``Mins``."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VScalarOp, rewriter: PatternRewriter) -> None:
         _replace(op, rewriter, ac.VecScalarOp(ac.VEC_SCALAR[op.kind.data], op.dst, op.src,
@@ -103,6 +113,8 @@ class VScalarPattern(RewritePattern):
 
 
 class VDupPattern(RewritePattern):
+    """``asc.vdup`` -> a scalar constant and ``Duplicate``."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VDupOp, rewriter: PatternRewriter) -> None:
         dtype = ac.elem(op.dst.type)
@@ -114,18 +126,24 @@ class VDupPattern(RewritePattern):
 
 
 class VCopyPattern(RewritePattern):
+    """``asc.vcopy`` -> UB->UB ``DataCopy``."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VCopyOp, rewriter: PatternRewriter) -> None:
         _replace(op, rewriter, ac.DataCopyOp(op.dst, op.src, op.count))
 
 
 class VCastPattern(RewritePattern):
+    """``asc.vcast`` -> ``Cast`` with its rounding mode."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VCastOp, rewriter: PatternRewriter) -> None:
         _replace(op, rewriter, ac.CastOp(ac.ROUND[op.round.data], op.dst, op.src, op.count))
 
 
 class VComparePattern(RewritePattern):
+    """``asc.vcompare`` -> ``Compare`` into a bit mask."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VCompareOp, rewriter: PatternRewriter) -> None:
         _replace(op, rewriter, ac.CompareOp(ac.CMP[op.predicate.data], op.mask, op.lhs,
@@ -133,12 +151,16 @@ class VComparePattern(RewritePattern):
 
 
 class VSelectPattern(RewritePattern):
+    """``asc.vselect`` -> ``Select`` by a bit mask."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VSelectOp, rewriter: PatternRewriter) -> None:
         _replace(op, rewriter, ac.SelectOp(op.dst, op.mask, op.lhs, op.rhs, op.count))
 
 
 class VReducePattern(RewritePattern):
+    """``asc.vreduce`` -> per-row ``Reduce*`` calls or a loop of ``Add/Max/Min``."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VReduceOp, rewriter: PatternRewriter) -> None:
         out = _at(op, rewriter)
@@ -171,6 +193,8 @@ class VReducePattern(RewritePattern):
 
 
 class VBroadcastPattern(RewritePattern):
+    """``asc.vbroadcast`` -> a loop of row copies or ``GetValue`` + ``Duplicate``."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VBroadcastOp, rewriter: PatternRewriter) -> None:
         out = _at(op, rewriter)

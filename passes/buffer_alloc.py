@@ -28,11 +28,11 @@ from pyasc_mlir.cube_tiling import dst_reserve_bytes, ub_reserve_bytes
 from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
-from pyasc_mlir.platform import Platform, get_platform
+from pyasc_mlir.platform import UB_ALIGN_BYTES, Platform, get_platform, round_up
 
 
 def _aligned(n: int) -> int:
-    return (n + 31) // 32 * 32
+    return round_up(n, UB_ALIGN_BYTES)
 
 
 def _ancestor_in(op: Operation, block: Block) -> Operation | None:

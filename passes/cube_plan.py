@@ -16,7 +16,7 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.passes.iteration_space import shape_of
 from pyasc_mlir.passes.kernel_builder import Layout
 from pyasc_mlir.passes.work_split import work_split_fields
-from pyasc_mlir.platform import COUNT_ALIGN, LANE_ALIGN, round_up
+from pyasc_mlir.platform import COUNT_ALIGN, CUBE_FRACTAL, LANE_ALIGN, round_up
 
 TILE_M_MAX = 128
 """Largest output-block height (rows); a multiple of 16 (the cube's 16x16 fractal)."""
@@ -24,8 +24,16 @@ TILE_N_MAX = 256
 """Largest output-block width (columns); a multiple of 16."""
 TILE_N_MIN = 32
 """Narrowest block the parallelism heuristic shrinks to."""
-TILE_M_MIN = 16
+TILE_M_MIN = CUBE_FRACTAL
 """Block heights are multiples of 16 (baseM): GetTensorC fills baseM rows of UB."""
+ACC_BYTES = 4
+"""Bytes per element of an output block in L0C: the Cube accumulates in f32."""
+
+
+def block_align(key: str) -> int:
+    """What pinned ``key`` (``"tile_m"`` or ``"tile_n"``) must be a multiple of: the Cube
+    fractal (the Matmul API's baseM) for heights, the UB row slot for widths (both 16)."""
+    return CUBE_FRACTAL if key == "tile_m" else LANE_ALIGN
 
 
 @dataclass

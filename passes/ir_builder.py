@@ -101,25 +101,32 @@ class IRBuilder:
         return self.add(cls(self.value(a), self.value(b)))  # type: ignore[call-arg,return-value]
 
     def addi(self, a: Index, b: Index) -> SSAValue:
+        """``a + b``."""
         return self.bin(arith.AddiOp, a, b)
 
     def muli(self, a: Index, b: Index) -> SSAValue:
+        """``a * b``."""
         return self.bin(arith.MuliOp, a, b)
 
     def subi(self, a: Index, b: Index) -> SSAValue:
+        """``a - b``."""
         return self.bin(arith.SubiOp, a, b)
 
     def divi(self, a: Index, b: Index) -> SSAValue:
+        """``a // b`` (signed)."""
         return self.bin(arith.DivSIOp, a, b)
 
     def remi(self, a: Index, b: Index) -> SSAValue:
+        """``a % b`` (signed)."""
         return self.bin(arith.RemSIOp, a, b)
 
     def mini(self, a: Index, b: Index) -> SSAValue:
+        """``min(a, b)`` (``cmpi slt`` + ``select``)."""
         lt = self.add(arith.CmpiOp(self.value(a), self.value(b), "slt"))
         return self.add(arith.SelectOp(lt, self.value(a), self.value(b)))  # type: ignore
 
     def maxi(self, a: Index, b: Index) -> SSAValue:
+        """``max(a, b)`` (``cmpi slt`` + ``select``)."""
         lt = self.add(arith.CmpiOp(self.value(a), self.value(b), "slt"))
         return self.add(arith.SelectOp(lt, self.value(b), self.value(a)))  # type: ignore
 

@@ -32,9 +32,13 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
 from pyasc_mlir.passes.cube_plan import (
+    ACC_BYTES,
+    TILE_M_MAX,
     TILE_M_MIN,
+    TILE_N_MAX,
     TILE_N_MIN,
     CubePlan,
+    block_align,
     tiling_values,
     whole_rows,
 )
@@ -45,6 +49,7 @@ from pyasc_mlir.passes.ub_budget import UbBudget
 from pyasc_mlir.passes.views import VIEW_OPS, View, operand_view, result_view, row_major_strides
 from pyasc_mlir.passes.work_split import core_range
 from pyasc_mlir.platform import (
+    CUBE_FRACTAL,
     DEFAULT_PLATFORM,
     LANE_ALIGN,
     Platform,
@@ -226,6 +231,8 @@ class CubeKernelBuilder(KernelBuilder):
         return not batch and not m and not n
 
     def build(self) -> func.FuncOp:
+        """The kernel: core range, once-loaded epilogue inputs, then the loop over this core's
+        output blocks (batch entry, block row, block column)."""
         plan = self.plan
         args = list(self.block.args)
         term = self.block.last_op
@@ -278,14 +285,23 @@ def _check_operands(fusion: asc.FusionOp) -> None:
                 "operands from GM", loc_of(op), "run asc-fuse first (it splits kernels there)")
 
 
+def _halvings(top: int, bottom: int) -> list[int]:
+    """``top, top / 2, ...`` down to ``bottom``."""
+    out = [top]
+    while out[-1] > bottom:
+        out.append(out[-1] // 2)
+    return out
+
+
 def _candidates(plan: CubePlan, pin_m: int = 0, pin_n: int = 0) -> list[tuple[int, int]]:
     """``(tile_m, tile_n)`` candidates, largest first; a pinned size (non-zero) is the only
     value of its dimension."""
-    # Multiples of 16 (the Matmul object's baseM, which GetTensorC's UB block spans), at most
-    # the rows rounded up to 16.
-    ms = sorted({min(round_up(plan.rows, 16), m) for m in (128, 64, 32, 16)}, reverse=True)
+    # Multiples of the Cube fractal (the Matmul object's baseM, which GetTensorC's UB block
+    # spans), at most the rows rounded up to it; widths multiples of the UB row slot.
+    m_cap = round_up(plan.rows, CUBE_FRACTAL)
+    ms = sorted({min(m_cap, m) for m in _halvings(TILE_M_MAX, CUBE_FRACTAL)}, reverse=True)
     n_cap = round_up(plan.cols, LANE_ALIGN)
-    ns = sorted({min(n_cap, n) for n in (256, 128, 64, 32, 16)}, reverse=True)
+    ns = sorted({min(n_cap, n) for n in _halvings(TILE_N_MAX, LANE_ALIGN)}, reverse=True)
     pairs = [(m, n) for m in ([pin_m] if pin_m else ms) for n in ([pin_n] if pin_n else ns)]
     return sorted(pairs, key=lambda p: (-p[0] * p[1], -p[1]))
 
@@ -303,12 +319,13 @@ def _ub_need(fusion: asc.FusionOp, plan: CubePlan, name: str, buffers: int, m: i
 
 def _largest_fit(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
                  buffers: int, m: int, n: int, axis: str) -> int:
-    """The largest multiple of 16 below the pinned ``axis`` ("tile_m" or "tile_n") whose
-    ``m x n`` block fits UB and L0C with the other size kept; 0 if none."""
-    vals = range((m if axis == "tile_m" else n) - 16, 15, -16)
+    """The largest multiple of 16 (:func:`block_align`) below the pinned ``axis`` ("tile_m"
+    or "tile_n") whose ``m x n`` block fits UB and L0C with the other size kept; 0 if none."""
+    align = block_align(axis)
+    vals = range((m if axis == "tile_m" else n) - align, align - 1, -align)
     for v in vals:
         mm, nn = (v, n) if axis == "tile_m" else (m, v)
-        if (mm * nn * 4 <= plat.l0c_bytes
+        if (mm * nn * ACC_BYTES <= plat.l0c_bytes
                 and _ub_need(fusion, plan, name, buffers, mm, nn)[0] <= plat.ub_usable_bytes):
             return v
     return 0
@@ -326,20 +343,22 @@ def check_pins(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
         PyAscCompileError: located at the fusion; names the limit and the largest valid value.
     """
     for key, v in (("tile_m", pin_m), ("tile_n", pin_n)):
-        if v and v % 16:
+        a = block_align(key)
+        if v and v % a:
             raise PyAscCompileError(
-                f"{key}={v} is not a multiple of 16 ("
+                f"{key}={v} is not a multiple of {a} ("
                 + ("the Matmul API's baseM" if key == "tile_m" else "the UB row slot") + ")",
-                loc_of(fusion), f"pin {key}={max(16, v // 16 * 16)}, or 0 for the automatic "
+                loc_of(fusion), f"pin {key}={max(a, v // a * a)}, or 0 for the automatic "
                 "choice")
     if not pin_m and not pin_n:
         return
-    m, n = pin_m or 16, pin_n or 16
-    if m * n * 4 > plat.l0c_bytes:
+    m, n = pin_m or block_align("tile_m"), pin_n or block_align("tile_n")
+    if m * n * ACC_BYTES > plat.l0c_bytes:
         key, other = ("tile_m", n) if pin_m else ("tile_n", m)
-        best = plat.l0c_bytes // (other * 4) // 16 * 16
+        a = block_align(key)
+        best = plat.l0c_bytes // (other * ACC_BYTES) // a * a
         raise PyAscCompileError(
-            f"tile_m={m} x tile_n={n} f32 block needs {m * n * 4} bytes of L0C, but "
+            f"tile_m={m} x tile_n={n} f32 block needs {m * n * ACC_BYTES} bytes of L0C, but "
             f"{plat.name} has {plat.l0c_bytes}", loc_of(fusion),
             f"the largest {key} that fits L0C with the other size is {best}")
     need, desc = _ub_need(fusion, plan, name, buffers, m, n)
@@ -372,7 +391,7 @@ def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platfor
     cores = plat.cube_cores if cores is None else cores
     budget_desc = ""
     for m, n in _candidates(plan, pin_m, pin_n):
-        if round_up(m, 16) * round_up(n, 16) * 4 > plat.l0c_bytes:
+        if round_up(m, CUBE_FRACTAL) * round_up(n, LANE_ALIGN) * ACC_BYTES > plat.l0c_bytes:
             continue
         need, desc = _ub_need(fusion, plan, name, buffers, m, n)
         if need <= plat.ub_usable_bytes:
@@ -381,7 +400,8 @@ def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platfor
     else:
         raise PyAscCompileError(
             f"the matmul kernel's epilogue does not fit the usable UB ({plat.ub_usable_bytes} "
-            f"bytes) even with 16 x 16 blocks (buffers: {budget_desc})", loc_of(fusion),
+            f"bytes) even with {CUBE_FRACTAL} x {LANE_ALIGN} blocks (buffers: {budget_desc})",
+            loc_of(fusion),
             "split the epilogue into a separate operator")
     while plan.units < cores:
         narrower = round_up(plan.tile_n // 2, LANE_ALIGN)
@@ -389,7 +409,7 @@ def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platfor
                 and (plan.tile_n >= plan.tile or pin_m)):
             plan.tile_n = narrower
         elif not pin_m and plan.tile > TILE_M_MIN:
-            plan.tile = round_up(plan.tile // 2, TILE_M_MIN)  # stays a multiple of 16
+            plan.tile = round_up(plan.tile // 2, TILE_M_MIN)  # stays a multiple of baseM
         else:
             break
 

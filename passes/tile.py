@@ -204,6 +204,7 @@ class VectorKernelBuilder(KernelBuilder):
         return math.prod(shape_of(v)) or 1
 
     def build(self) -> func.FuncOp:
+        """The kernel: core range, once-loaded inputs, then the loop over this core's tiles."""
         plan = self.plan
         args = list(self.block.args)
         term = self.block.last_op
