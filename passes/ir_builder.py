@@ -16,7 +16,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.platform import COUNT_ALIGN
@@ -34,8 +34,8 @@ _FOLD: dict[type[Operation], Callable[[int, int], int]] = {
 
 
 class IRBuilder:
-    """Appends ops to the end of ``block``, each carrying source location ``loc``; or, from a
-    rewrite pattern (:meth:`before`), inserts them before an op through the rewriter."""
+    """Appends ops to the end of ``block``, each carrying source location ``loc``; or, with an
+    ``anchor`` op (:meth:`before`), inserts them before it (through ``rewriter`` if given)."""
 
     def __init__(self, block: Block, loc: Attribute | None, *, fold: bool = True,
                  anchor: Operation | None = None, rewriter: PatternRewriter | None = None):
@@ -61,9 +61,10 @@ class IRBuilder:
             op.attributes[asc.LOC_ATTR] = self.loc
         if self.anchor is None:
             self.block.add_op(op)
-        else:
-            assert self.rewriter is not None
+        elif self.rewriter is not None:
             self.rewriter.insert_op(op, InsertPoint.before(self.anchor))
+        else:
+            Rewriter.insert_op(op, InsertPoint.before(self.anchor))
         return op.results[0] if op.results else None
 
     def at(self, loc: Attribute | None) -> IRBuilder:
