@@ -40,13 +40,13 @@ from xdsl.utils.target import Target
 
 from pyasc_mlir.cube_tiling import TCUBE_FIELDS
 from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.dialects.attrs import DYNAMIC_SPEC_ATTR, TILING_ATTR, module_kernels
 from pyasc_mlir.dynamic import DynamicTiling, cpp_fill_tiling
 
 _BIN = {arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.DivSIOp: "/",
         arith.RemSIOp: "%"}
 _CMP = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
-_LOC_ATTR = "asc.loc"
 _UNSET = object()
 LOC_GUARD = ("#ifndef PYASC_LOC", "#define PYASC_LOC(loc)  // source locations: CPU build only",
              "#endif")
@@ -114,7 +114,7 @@ class _KernelPrinter:
     def mark(self, op: Operation) -> None:
         """``PYASC_LOC(...)`` before ``op``'s statements when its ``asc.loc`` differs from the
         location recorded last (an op without one records the empty string: unknown)."""
-        attr = op.attributes.get(_LOC_ATTR)
+        attr = op.attributes.get(LOC_ATTR)
         loc = attr.data if isinstance(attr, StringAttr) else ""
         if loc != self.loc:
             self.emit(f"PYASC_LOC({c_string(loc)});")
