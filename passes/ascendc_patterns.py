@@ -64,7 +64,7 @@ def _replace(op: Operation, rewriter: PatternRewriter, new: Operation) -> None:
     """Replace ``op`` by ``new`` (which takes over ``op``'s location and uses; its results stay
     unnamed, as every value the conversion creates)."""
     _at(op, rewriter).add(new)
-    rewriter.replace_op(op, [], new.results)
+    rewriter.replace(op, [], new.results)
     for r in new.results:
         r.name_hint = None
 
@@ -122,7 +122,7 @@ class VDupPattern(RewritePattern):
         out = _at(op, rewriter)
         v = out.add(arith.ConstantOp(FloatAttr(op.value.value.data, dtype)))
         out.add(ac.DuplicateOp(op.dst, v, op.count))  # type: ignore[arg-type]
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 class VCopyPattern(RewritePattern):
@@ -174,7 +174,7 @@ class VReducePattern(RewritePattern):
                 s = o.view(src, o.muli(i, op.ls))
                 o.add(ac.ReduceOp(ac.REDUCE[kind], d, s, work, op.length))
             out.loop(total, row)  # type: ignore[arg-type]
-            rewriter.erase_op(op)
+            rewriter.erase(op)
             return
         api = {"sum": "Add", "max": "Max", "min": "Min"}[kind]
 
@@ -189,7 +189,7 @@ class VReducePattern(RewritePattern):
                 o2.add(ac.VecBinaryOp(api, d, d, s, op.ls))
             o.loop(op.m, inner, lower=1)  # type: ignore[arg-type]
         out.loop(op.rows, outer)  # type: ignore[arg-type]
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 class VBroadcastPattern(RewritePattern):
@@ -222,7 +222,7 @@ class VBroadcastPattern(RewritePattern):
                 v = o.add(ac.GetValueOp(src, idx))
                 o.add(ac.DuplicateOp(d, v, op.ls))  # type: ignore[arg-type]
         out.loop(total, row)  # type: ignore[arg-type]
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 PATTERNS: tuple[type[RewritePattern], ...] = (

@@ -62,7 +62,7 @@ class IRBuilder:
         if self.anchor is None:
             self.block.add_op(op)
         elif self.rewriter is not None:
-            self.rewriter.insert_op(op, InsertPoint.before(self.anchor))
+            self.rewriter.insert(op, InsertPoint.before(self.anchor))
         else:
             Rewriter.insert_op(op, InsertPoint.before(self.anchor))
         return op.results[0] if op.results else None
