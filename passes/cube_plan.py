@@ -16,7 +16,7 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.passes.iteration_space import shape_of
 from pyasc_mlir.passes.kernel_builder import Layout
 from pyasc_mlir.passes.work_split import work_split_fields
-from pyasc_mlir.platform import COUNT_ALIGN, CUBE_FRACTAL, LANE_ALIGN, round_up
+from pyasc_mlir.platform import COUNT_ALIGN, CUBE_FRACTAL, LANE_ALIGN, ceil_div, round_up
 
 TILE_M_MAX = 128
 """Largest output-block height (rows); a multiple of 16 (the cube's 16x16 fractal)."""
@@ -73,11 +73,11 @@ class CubePlan:
 
     @property
     def m_tiles(self) -> int:
-        return -(-self.rows // self.tile)
+        return ceil_div(self.rows, self.tile)
 
     @property
     def n_tiles(self) -> int:
-        return -(-self.cols // self.tile_n)
+        return ceil_div(self.cols, self.tile_n)
 
     @property
     def units(self) -> int:

@@ -55,6 +55,7 @@ from pyasc_mlir.platform import (
     DEFAULT_PLATFORM,
     LANE_ALIGN,
     MAX_BLOCK_COUNT,
+    ceil_div,
     get_platform,
     round_up,
 )
@@ -92,7 +93,7 @@ class Part:
 
     @property
     def chunks(self) -> int:
-        return -(-self.length // self.chunk)
+        return ceil_div(self.length, self.chunk)
 
     @property
     def units(self) -> int:

@@ -52,6 +52,7 @@ from pyasc_mlir.platform import (
     DEFAULT_PLATFORM,
     LANE_ALIGN,
     MAX_BLOCK_COUNT,
+    ceil_div,
     get_platform,
     round_up,
 )
@@ -270,10 +271,10 @@ def choose_tile(fusion: asc.FusionOp, plan: Plan, name: str, usable: int, buffer
     if plan.chunked and plan.l_dynamic:  # the host picks the chunk length up to this size
         hi = round_up(MAX_DYNAMIC_CHUNK, COUNT_ALIGN)
     elif plan.chunked:
-        per_row = -(-cores // rows)
-        hi = min(round_up(plan.L, COUNT_ALIGN), round_up(-(-plan.L // per_row), COUNT_ALIGN))
+        per_row = ceil_div(cores, rows)
+        hi = min(round_up(plan.L, COUNT_ALIGN), round_up(ceil_div(plan.L, per_row), COUNT_ALIGN))
     else:
-        hi = max(1, min(-(-rows // min(cores, rows)), MAX_BLOCK_COUNT // plan.M))
+        hi = max(1, min(ceil_div(rows, min(cores, rows)), MAX_BLOCK_COUNT // plan.M))
     best = step
     a, b = 1, hi // step
     while a <= b:

@@ -23,7 +23,7 @@ from pyasc_mlir.passes.ir_builder import IRBuilder
 from pyasc_mlir.passes.iteration_space import IterationSpace
 from pyasc_mlir.passes.kernel_builder import Layout
 from pyasc_mlir.passes.work_split import work_split_fields
-from pyasc_mlir.platform import COUNT_ALIGN, LANE_ALIGN, round_up
+from pyasc_mlir.platform import COUNT_ALIGN, LANE_ALIGN, ceil_div, round_up
 
 CHUNK_MIN_L = 2048
 """Without reductions, rows at least this long are split into chunks."""
@@ -93,7 +93,7 @@ class Plan:
 
     @property
     def chunks(self) -> int:
-        return -(-self.L // self.tile) if self.chunked else 1
+        return ceil_div(self.L, self.tile) if self.chunked else 1
 
     @property
     def units(self) -> int:
