@@ -20,19 +20,19 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.cube_tiling import dst_reserve_bytes, ub_reserve_bytes
-from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
-from pyasc_mlir.platform import Platform, get_platform
+from pyasc_mlir.platform import UB_ALIGN_BYTES, Platform, get_platform, round_up
 
 
 def _aligned(n: int) -> int:
-    return (n + 31) // 32 * 32
+    return round_up(n, UB_ALIGN_BYTES)
 
 
 def _ancestor_in(op: Operation, block: Block) -> Operation | None:
@@ -107,9 +107,7 @@ def allocate_kernel(kernel: func.FuncOp, usable: int, plat: Platform | None = No
             f"kernel {kernel.sym_name.data} needs {total} bytes of UB but {usable} are usable "
             f"({'; '.join(lines)}; compute arena {arena} B for {len(tmps)} scratch buffers)",
             loc_of(kernel), "use a smaller tile (asc-tile) or disable double buffering")
-    kernel.attributes["asc.calc_base"] = IntegerAttr(offset, i64)
-    kernel.attributes["asc.calc_bytes"] = IntegerAttr(arena, i64)
-    kernel.attributes["asc.ub_bytes"] = IntegerAttr(total, i64)
+    attrs.set_ub_layout(kernel, offset, arena, total)
     return total
 
 
@@ -124,10 +122,7 @@ class AscBufferAllocPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in op.walk():
-            if isinstance(kernel, func.FuncOp) and "asc.kernel" in kernel.attributes:
-                name = self.platform
-                attr = kernel.attributes.get("asc.platform")
-                if not name and isinstance(attr, StringAttr):
-                    name = attr.data
-                plat = get_platform(name or None)
+            if attrs.is_kernel(kernel):
+                assert isinstance(kernel, func.FuncOp)
+                plat = get_platform(self.platform or attrs.kernel_platform(kernel) or None)
                 allocate_kernel(kernel, plat.ub_usable_bytes, plat)

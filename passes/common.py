@@ -1,15 +1,16 @@
-"""Helpers shared by the ``asc`` passes: source locations and tensor-op builders."""
+"""Helpers shared by the ``asc`` passes: source locations, the tensor-op inserter, kernel
+installation."""
 
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.rewriter import InsertPoint, Rewriter
 
-from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.errors import SourceLoc
+from pyasc_mlir.passes.ir_builder import IRBuilder
 
 
 def loc_of(op: Operation) -> SourceLoc | None:
@@ -18,35 +19,38 @@ def loc_of(op: Operation) -> SourceLoc | None:
     return SourceLoc.parse(attr.data) if isinstance(attr, StringAttr) else None
 
 
-class OpInserter:
-    """Inserts new ops before ``anchor`` and copies its ``asc.loc`` onto each of them."""
+class OpInserter(IRBuilder):
+    """Inserts new tensor-level ops before ``anchor`` (through ``rewriter`` if given) and
+    copies its ``asc.loc`` onto each of them."""
 
     def __init__(self, anchor: Operation, rewriter: PatternRewriter | None = None):
-        self.anchor = anchor
-        self.rewriter = rewriter
-        self.loc = anchor.attributes.get(asc.LOC_ATTR)
+        block = anchor.parent_block()
+        assert block is not None
+        super().__init__(block, anchor.attributes.get(asc.LOC_ATTR), anchor=anchor,
+                         rewriter=rewriter)
 
     def add(self, op: Operation) -> SSAValue:
-        if self.loc is not None:
-            op.attributes[asc.LOC_ATTR] = self.loc
-        if self.rewriter is not None:
-            self.rewriter.insert(op, InsertPoint.before(self.anchor))
-        else:
-            Rewriter.insert_op(op, InsertPoint.before(self.anchor))
-        return op.results[0]
+        """Insert ``op`` (which has a result) before the anchor; its first result."""
+        result = super().add(op)
+        assert result is not None
+        return result
 
     def const(self, value: float, like: SSAValue) -> SSAValue:
+        """A tensor constant of ``like``'s type filled with ``value``."""
         t = like.type
         assert isinstance(t, TensorType)
         return self.add(asc.ConstantOp(value, t))
 
     def unary(self, kind: str, x: SSAValue) -> SSAValue:
+        """``asc.unary`` of ``kind``."""
         return self.add(asc.UnaryOp(kind, x))
 
     def binary(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """``asc.binary`` of ``kind``."""
         return self.add(asc.BinaryOp(kind, a, b))
 
     def binary_const(self, kind: str, a: SSAValue, value: float) -> SSAValue:
+        """``asc.binary`` of ``kind`` with a constant right operand."""
         return self.binary(kind, a, self.const(value, a))
 
 
@@ -69,11 +73,10 @@ def install_kernel(module: ModuleOp, fusion: asc.FusionOp, kernel: func.FuncOp,
     """Add the lowered ``kernel`` (its ``asc.tiling`` struct, platform and, when double
     buffering was dropped, ``asc.max_buffers``) to ``module`` and replace ``fusion`` by an
     ``asc.launch`` of it on ``tiling["block_dim"]`` cores."""
-    kernel.attributes["asc.tiling"] = DictionaryAttr(
-        {k: IntegerAttr(v, i64) for k, v in tiling.items()})
-    kernel.attributes["asc.platform"] = StringAttr(platform)
+    attrs.set_kernel_tiling(kernel, tiling)
+    attrs.set_kernel_platform(kernel, platform)
     if max_buffers is not None:
-        kernel.attributes["asc.max_buffers"] = IntegerAttr(max_buffers, i64)
+        attrs.set_kernel_max_buffers(kernel, max_buffers)
     module.body.block.add_op(kernel)
     launch = asc.LaunchOp(kernel.sym_name.data, tiling["block_dim"], list(fusion.inputs),
                           [r.type for r in fusion.outputs])

@@ -19,6 +19,10 @@
   before the kernel returns. A destination in a VECIN queue is enqueued like a copy-in; one in
   the compute ``TBuf`` is followed by an MTE2->V sync.
 Requires ``asc-buffer-alloc`` to have run (every ``asc.alloc`` has an offset).
+
+This module rebuilds each kernel (buffers, queues, copies, loops, matmuls: the ops whose
+lowering depends on the kernel's state) and copies the compute ops; ``ascendc_patterns`` then
+rewrites each copied compute op in place, one ``RewritePattern`` per op.
 """
 
 from __future__ import annotations
@@ -26,29 +30,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import (
-    DictionaryAttr,
     Float16Type,
-    Float32Type,
-    FloatAttr,
     IndexType,
-    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
-    StringAttr,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir import cube_tiling as ct
-from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.passes.ascendc_patterns import AscendcBuilder, const_value, rewrite_compute_ops
 from pyasc_mlir.passes.common import loc_of
-from pyasc_mlir.platform import get_platform
+from pyasc_mlir.platform import DATA_BLOCK_BYTES, UB_ALIGN_BYTES, get_platform, round_up
+
+
+def _ub_bytes(n: int) -> int:
+    """``n`` bytes rounded up to whole UB-aligned blocks."""
+    return round_up(n, UB_ALIGN_BYTES)
 
 
 def _ub_elem(t: Attribute) -> Attribute:
@@ -56,17 +60,6 @@ def _ub_elem(t: Attribute) -> Attribute:
     assert isinstance(t, MemRefType)
     e = t.element_type
     return IntegerType(8) if isinstance(e, IntegerType) and e.width.data == 1 else e
-
-
-def _aligned(n: int) -> int:
-    return (n + 31) // 32 * 32
-
-
-def _const_value(v: SSAValue) -> int | None:
-    owner = v.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 @dataclass
@@ -80,44 +73,6 @@ class _State:
     matmuls: dict[asc.MmadOp, SSAValue] = field(default_factory=dict)
 
 
-class _Out:
-    """Appends new ops to a block."""
-
-    def __init__(self, block: Block, loc: Attribute | None):
-        self.block = block
-        self.loc = loc
-
-    def add(self, op: Operation) -> SSAValue | None:
-        if self.loc is not None:
-            op.attributes[asc.LOC_ATTR] = self.loc
-        self.block.add_op(op)
-        return op.results[0] if op.results else None
-
-    def c(self, value: int) -> SSAValue:
-        return self.add(arith.ConstantOp(IntegerAttr(value, IndexType())))
-
-    def arith(self, cls: type[Operation], a: SSAValue | int, b: SSAValue | int) -> SSAValue:
-        a = self.c(a) if isinstance(a, int) else a
-        b = self.c(b) if isinstance(b, int) else b
-        return self.add(cls(a, b))  # type: ignore[call-arg]
-
-    def view(self, t: SSAValue, offset: SSAValue | int) -> SSAValue:
-        if isinstance(offset, int):
-            if offset == 0:
-                return t
-            offset = self.c(offset)
-        elif _const_value(offset) == 0:
-            return t
-        return self.add(ac.SubviewOp(t, offset))
-
-    def loop(self, upper: SSAValue, body_fn, lower: int = 0) -> None:  # noqa: ANN001
-        body = Block(arg_types=[IndexType()])
-        inner = _Out(body, self.loc)
-        body_fn(inner, body.args[0])
-        inner.add(scf.YieldOp())
-        self.add(scf.ForOp(self.c(lower), upper, self.c(1), [], body))
-
-
 class _Converter:
     def __init__(self, kernel: func.FuncOp):
         self.k = kernel
@@ -126,7 +81,7 @@ class _Converter:
         self.dequeued: list[list[tuple[SSAValue, SSAValue]]] = []
 
     # -- setup -----------------------------------------------------------------------------
-    def _prologue(self, out: _Out, entry: Block) -> None:
+    def _prologue(self, out: AscendcBuilder, entry: Block) -> None:
         st = self.st
         for old, new in zip(self.k.body.block.args, entry.args, strict=True):
             st.gm[old] = out.add(ac.GlobalBufferOp(new))
@@ -139,15 +94,15 @@ class _Converter:
             if a.role.data in ("in", "out"):
                 pos = "VECIN" if a.role.data == "in" else "VECOUT"
                 st.queues[a] = out.add(ac.InitQueueOp(pos, a.buffers.value.data,
-                                                      _aligned(ct.dst_reserve_bytes(a))))
+                                                      _ub_bytes(ct.dst_reserve_bytes(a))))
         calc = [a for a in allocs if a.role.data in ("tmp", "const")]
         if calc:
             st.calc_base = min(a.offset.value.data for a in calc)  # type: ignore[union-attr]
-            top = max(a.offset.value.data + _aligned(ct.dst_reserve_bytes(a))  # type: ignore
+            top = max(a.offset.value.data + _ub_bytes(ct.dst_reserve_bytes(a))  # type: ignore
                       for a in calc)
             st.tbuf = out.add(ac.InitTBufOp(top - st.calc_base))
 
-    def _matmuls(self, out: _Out) -> None:
+    def _matmuls(self, out: AscendcBuilder) -> None:
         """One Matmul object + TCubeTiling per ``asc.mmad``, registered together; their
         tiling values join the kernel's tiling struct."""
         ops = ct.mmad_ops(self.k)
@@ -158,15 +113,13 @@ class _Converter:
                 f"kernel {self.k.sym_name.data} has {len(ops)} asc.mmad ops; Ascend C allows "
                 f"at most {ct.MAX_MATMUL_OBJECTS} Matmul objects per kernel", loc_of(ops[0]),
                 "split the operator into several kernels")
-        plat_attr = self.k.attributes.get("asc.platform")
-        plat = get_platform(plat_attr.data if isinstance(plat_attr, StringAttr) else None)
-        tiling_attr = self.k.attributes.get("asc.tiling")
-        fields = dict(tiling_attr.data) if isinstance(tiling_attr, DictionaryAttr) else {}
+        plat = get_platform(attrs.kernel_platform(self.k))
+        fields: dict[str, int] = {}
         pairs: list[SSAValue] = []
         for i, op in enumerate(ops):
             blk = ct.static_block(op)
             for name, value in ct.cube_tiling(blk, plat, op).items():
-                fields[ct.field_name(i, name)] = IntegerAttr(value, i64)
+                fields[ct.field_name(i, name)] = value
             a_t = op.a.type
             assert isinstance(a_t, MemRefType)
             mm = out.add(ac.MatmulObjectOp(a_t.element_type, op.trans_a, op.trans_b))
@@ -174,9 +127,9 @@ class _Converter:
             self.st.matmuls[op] = mm
             pairs += [mm, tiling]
         out.add(ac.RegistMatmulOp(pairs))
-        self.k.attributes["asc.tiling"] = DictionaryAttr(fields)
+        attrs.add_tiling_fields(self.k, fields)
 
-    def _mmad(self, out: _Out, op: asc.MmadOp) -> None:
+    def _mmad(self, out: AscendcBuilder, op: asc.MmadOp) -> None:
         m = self._m
         mm = self.st.matmuls[op]
         out.add(ac.MatmulSetTensorAOp(mm, out.view(self.st.gm[op.a], m(op.a_offset)),
@@ -198,7 +151,7 @@ class _Converter:
     def _m(self, v: SSAValue) -> SSAValue:
         return self.st.vmap.get(v, v)
 
-    def _alloc(self, out: _Out, op: asc.AllocOp) -> None:
+    def _alloc(self, out: AscendcBuilder, op: asc.AllocOp) -> None:
         dtype = _ub_elem(op.result.type)
         if op in self.st.queues:
             self.st.vmap[op.result] = out.add(ac.AllocTensorOp(self.st.queues[op], dtype))
@@ -213,7 +166,7 @@ class _Converter:
     def _elem_bytes(v: SSAValue) -> int:
         return asc.element_bits(v.type.element_type) // 8  # type: ignore[attr-defined]
 
-    def _copy(self, out: _Out, op: asc.CopyInOp | asc.CopyOutOp) -> None:
+    def _copy(self, out: AscendcBuilder, op: asc.CopyInOp | asc.CopyOutOp) -> None:
         inbound = isinstance(op, asc.CopyInOp)
         gm_val = op.source if inbound else op.dest
         ub_val = op.dest if inbound else op.source
@@ -229,19 +182,18 @@ class _Converter:
         whole_ub = ub
         ub = out.view(ub, m(op.ub_offset))
         gm = out.view(self.st.gm[gm_val], m(op.gm_offset))
-        length, gap, stride = (_const_value(v) for v in (op.length, op.gm_gap, op.ub_stride))
+        length, gap, stride = (const_value(v) for v in (op.length, op.gm_gap, op.ub_stride))
         contiguous = (length is not None and gap == 0 and stride == length
-                      and (length * sz) % 32 == 0)
+                      and (length * sz) % DATA_BLOCK_BYTES == 0)
         if contiguous:
-            n = out.arith(arith.MuliOp, m(op.count), m(op.length))
+            n = out.muli(m(op.count), m(op.length))
             out.add(ac.DataCopyOp(*((ub, gm) if inbound else (gm, ub)), n))
         else:
-            blen = out.arith(arith.MuliOp, m(op.length), sz)
-            gm_stride = out.arith(arith.MuliOp, m(op.gm_gap), sz)
-            slot_blocks = out.arith(arith.DivSIOp, out.arith(arith.MuliOp, m(op.ub_stride), sz),
-                                    32)
-            used_blocks = out.arith(arith.DivSIOp, out.arith(arith.AddiOp, blen, 31), 32)
-            ub_gap = out.arith(arith.SubiOp, slot_blocks, used_blocks)
+            blen = out.muli(m(op.length), sz)
+            gm_stride = out.muli(m(op.gm_gap), sz)
+            slot_blocks = out.divi(out.muli(m(op.ub_stride), sz), DATA_BLOCK_BYTES)
+            used_blocks = out.divi(out.addi(blen, DATA_BLOCK_BYTES - 1), DATA_BLOCK_BYTES)
+            ub_gap = out.subi(slot_blocks, used_blocks)
             params = [m(op.count), blen, gm_stride, ub_gap] if inbound else [
                 m(op.count), blen, ub_gap, gm_stride]
             out.add(ac.DataCopyPadOp(*((ub, gm) if inbound else (gm, ub)), params))
@@ -253,7 +205,7 @@ class _Converter:
         elif alloc in self.st.queues:
             out.add(ac.FreeTensorOp(self.st.queues[alloc], whole_ub))
 
-    def _flush_enque(self, out: _Out) -> None:
+    def _flush_enque(self, out: AscendcBuilder) -> None:
         for alloc in self.pending_enque:
             q = self.st.queues[alloc]
             out.add(ac.EnQueOp(q, self._m(alloc.result)))
@@ -263,108 +215,15 @@ class _Converter:
                 self.dequeued[-1].append((q, t))
         self.pending_enque.clear()
 
-    def _vreduce(self, out: _Out, op: asc.VReduceOp) -> None:
-        m = self._m
-        dst, src, work = m(op.dst), m(op.src), m(op.work)
-        kind = op.kind.data
-        if op.axis.data == "last":
-            total = out.arith(arith.MuliOp, m(op.rows), m(op.m))
-
-            def row(o: _Out, i: SSAValue) -> None:
-                d = o.view(dst, o.arith(arith.MuliOp, i, 16))
-                s = o.view(src, o.arith(arith.MuliOp, i, m(op.ls)))
-                o.add(ac.ReduceOp(ac.REDUCE[kind], d, s, work, m(op.length)))
-            out.loop(total, row)
-            return
-        api = {"sum": "Add", "max": "Max", "min": "Min"}[kind]
-
-        def outer(o: _Out, r: SSAValue) -> None:
-            d = o.view(dst, o.arith(arith.MuliOp, r, m(op.ls)))
-            base = o.arith(arith.MuliOp, r, m(op.m))
-            o.add(ac.DataCopyOp(d, o.view(src, o.arith(arith.MuliOp, base, m(op.ls))),
-                                m(op.ls)))
-
-            def inner(o2: _Out, j: SSAValue) -> None:
-                idx = o2.arith(arith.AddiOp, base, j)
-                s = o2.view(src, o2.arith(arith.MuliOp, idx, m(op.ls)))
-                o2.add(ac.VecBinaryOp(api, d, d, s, m(op.ls)))
-            o.loop(m(op.m), inner, lower=1)
-        out.loop(m(op.rows), outer)
-
-    def _vbroadcast(self, out: _Out, op: asc.VBroadcastOp) -> None:
-        m = self._m
-        dst, src = m(op.dst), m(op.src)
-        has_rows, has_m, has_l = op.src_has
-        total = out.arith(arith.MuliOp, m(op.rows), m(op.m))
-        if not has_l:
-            out.add(ac.SyncOp("V_S"))
-
-        def row(o: _Out, i: SSAValue) -> None:
-            r = o.arith(arith.DivSIOp, i, m(op.m))
-            j = o.arith(arith.RemSIOp, i, m(op.m))
-            si: SSAValue | int = 0
-            if has_rows:
-                si = o.arith(arith.MuliOp, r, m(op.m)) if has_m else r
-            if has_m:
-                si = o.arith(arith.AddiOp, si, j)
-            d = o.view(dst, o.arith(arith.MuliOp, i, m(op.ls)))
-            if has_l:
-                s = o.view(src, o.arith(arith.MuliOp, si, m(op.ls)))
-                o.add(ac.DataCopyOp(d, s, m(op.ls)))
-            else:
-                idx = o.arith(arith.MuliOp, si, 16) if not isinstance(si, int) else o.c(si * 16)
-                v = o.add(ac.GetValueOp(src, idx))
-                o.add(ac.DuplicateOp(d, v, m(op.ls)))
-        out.loop(total, row)
-
-    def _vector(self, out: _Out, op: Operation) -> bool:
-        m = self._m
-        if isinstance(op, asc.VBinaryOp):
-            out.add(ac.VecBinaryOp(ac.VEC_BINARY[op.kind.data], m(op.dst), m(op.lhs),
-                                   m(op.rhs), m(op.count)))
-        elif isinstance(op, asc.VUnaryOp):
-            out.add(ac.VecUnaryOp(ac.VEC_UNARY[op.kind.data], m(op.dst), m(op.src),
-                                  m(op.count)))
-        elif isinstance(op, asc.VScalarOp):
-            out.add(ac.VecScalarOp(ac.VEC_SCALAR[op.kind.data], m(op.dst), m(op.src),
-                                   op.scalar.value.data, m(op.count)))
-        elif isinstance(op, asc.VDupOp):
-            dtype = _ub_elem(op.dst.type)
-            assert isinstance(dtype, Float16Type | Float32Type)
-            v = out.add(arith.ConstantOp(FloatAttr(op.value.value.data, dtype)))
-            out.add(ac.DuplicateOp(m(op.dst), v, m(op.count)))
-        elif isinstance(op, asc.VCopyOp):
-            out.add(ac.DataCopyOp(m(op.dst), m(op.src), m(op.count)))
-        elif isinstance(op, asc.VCastOp):
-            out.add(ac.CastOp(ac.ROUND[op.round.data], m(op.dst), m(op.src), m(op.count)))
-        elif isinstance(op, asc.VCompareOp):
-            out.add(ac.CompareOp(ac.CMP[op.predicate.data], m(op.mask), m(op.lhs), m(op.rhs),
-                                 m(op.count)))
-        elif isinstance(op, asc.VSelectOp):
-            out.add(ac.SelectOp(m(op.dst), m(op.mask), m(op.lhs), m(op.rhs), m(op.count)))
-        elif isinstance(op, asc.VReduceOp):
-            self._vreduce(out, op)
-        elif isinstance(op, asc.VBroadcastOp):
-            self._vbroadcast(out, op)
-        else:
-            return False
-        return True
-
-    def _op(self, out: _Out, op: Operation, top_of_tile: bool) -> None:
+    def _op(self, out: AscendcBuilder, op: Operation, top_of_tile: bool) -> None:
         """Translate one op; the ascendc ops it becomes carry its own source location."""
-        loc = op.attributes.get(asc.LOC_ATTR)
-        here = _Out(out.block, loc) if loc is not None and loc != out.loc else out
-        self._op_at(here, op, top_of_tile)
+        self._op_at(out.at(op.attributes.get(asc.LOC_ATTR)), op, top_of_tile)
 
-    def _op_at(self, out: _Out, op: Operation, top_of_tile: bool) -> None:
+    def _op_at(self, out: AscendcBuilder, op: Operation, top_of_tile: bool) -> None:
         if isinstance(op, asc.AllocOp):
             self._alloc(out, op)
         elif isinstance(op, asc.CopyInOp | asc.CopyOutOp):
             self._copy(out, op)
-        elif isinstance(op, asc.BlockIdxOp):
-            self.st.vmap[op.result] = out.add(ac.GetBlockIdxOp())
-        elif isinstance(op, asc.TilingFieldOp):
-            self.st.vmap[op.result] = out.add(ac.TilingFieldOp(op.field.data))
         elif isinstance(op, scf.ForOp):
             self._for(out, op, top_of_tile)
         elif isinstance(op, scf.YieldOp):
@@ -375,7 +234,7 @@ class _Converter:
             for mm in self.st.matmuls.values():
                 out.add(ac.MatmulEndOp(mm))
             out.add(func.ReturnOp())
-        elif not self._vector(out, op):
+        else:  # index arithmetic, and compute ops for ascendc_patterns
             new = op.clone(value_mapper=dict(self.st.vmap))
             out.add(new)
             for old_r, new_r in zip(op.results, new.results, strict=True):
@@ -383,10 +242,10 @@ class _Converter:
         if top_of_tile and self.pending_enque and not isinstance(op, asc.AllocOp):
             self._flush_enque(out)
 
-    def _for(self, out: _Out, op: scf.ForOp, top_of_tile: bool) -> None:
+    def _for(self, out: AscendcBuilder, op: scf.ForOp, top_of_tile: bool) -> None:
         body = Block(arg_types=[IndexType()])
         self.st.vmap[op.body.block.args[0]] = body.args[0]
-        inner = _Out(body, out.loc)
+        inner = AscendcBuilder(body, out.loc, fold=False)
         is_tile_loop = not top_of_tile and op.parent is self.k.body.block
         if is_tile_loop:
             self.dequeued.append([])
@@ -403,12 +262,13 @@ class _Converter:
     def convert(self) -> func.FuncOp:
         old_entry = self.k.body.block
         entry = Block(arg_types=[a.type for a in old_entry.args])
-        out = _Out(entry, self.k.attributes.get(asc.LOC_ATTR))
+        out = AscendcBuilder(entry, self.k.attributes.get(asc.LOC_ATTR), fold=False)
         self._prologue(out, entry)
         for op in old_entry.ops:
             self._op(out, op, False)
         new = func.FuncOp(self.k.sym_name.data, self.k.function_type, Region(entry))
         new.attributes.update(self.k.attributes)
+        rewrite_compute_ops(new)
         return new
 
 
@@ -424,8 +284,7 @@ class ConvertAscToAscendcPass(ModulePass):
     name = "convert-asc-to-ascendc"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for kernel in [k for k in op.body.block.ops
-                       if isinstance(k, func.FuncOp) and "asc.kernel" in k.attributes]:
+        for kernel in attrs.module_kernels(op):
             new = convert_kernel(kernel)
             op.body.block.insert_op_before(new, kernel)
             kernel.detach()

@@ -12,29 +12,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.passes import ModulePass
 
-from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import asc, attrs
 
 
 @dataclass(frozen=True)
 class AscDoubleBufferPass(ModulePass):
-    """Set ``buffers`` of copy-in/copy-out allocs to ``stages`` (default 2), or 1 if disabled."""
+    """Set ``buffers`` of copy-in/copy-out allocs to the buffer count: option ``stages``
+    (default 2), or 1 if ``enable`` is false; at most a kernel's ``asc.max_buffers``."""
 
     name = "asc-double-buffer"
     enable: bool = True
     stages: int = 2
+    """The buffer count (copies of each copy-in/copy-out buffer); the option keeps its name."""
+
+    @property
+    def buffers(self) -> int:
+        """Copies of each copy-in/copy-out buffer asked for (before a kernel's limit)."""
+        return self.stages if self.enable else 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in op.walk():
-            if not (isinstance(kernel, func.FuncOp) and "asc.kernel" in kernel.attributes):
+            if not attrs.is_kernel(kernel):
                 continue
-            count = self.stages if self.enable else 1
-            limit = kernel.attributes.get("asc.max_buffers")
-            if isinstance(limit, IntegerAttr) and limit.value.data < count:
-                count = limit.value.data  # asc-tile found that only this many fit UB
+            buffers = self.buffers
+            limit = attrs.kernel_max_buffers(kernel)
+            if limit is not None and limit < buffers:
+                buffers = limit  # asc-tile found that only this many fit UB
             for alloc in kernel.walk():
                 if isinstance(alloc, asc.AllocOp) and alloc.role.data in ("in", "out"):
-                    alloc.buffers = IntegerAttr(count, 64)
+                    alloc.buffers = IntegerAttr(buffers, 64)

@@ -27,14 +27,14 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
-from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
 from pyasc_mlir.passes.iteration_space import IterationSpace
 
-REQUEST_ATTR = "asc.dynamic"
+REQUEST_ATTR = attrs.DYNAMIC_REQUEST_ATTR
 """Top-level function attribute: the dynamic dims the driver asks for (JSON string)."""
-SPEC_ATTR = "asc.dynamic_tiling"
+SPEC_ATTR = attrs.DYNAMIC_SPEC_ATTR
 """Kernel attribute: how the host computes the tiling struct from the call's shapes (JSON)."""
 
 

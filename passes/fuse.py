@@ -18,9 +18,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import asc, attrs
+from pyasc_mlir.passes.cube_plan import TILE_N_MAX
 from pyasc_mlir.passes.iteration_space import shape_of
-from pyasc_mlir.passes.lower_cube import TILE_N_MAX, readable_in_place
+from pyasc_mlir.passes.views import VIEW_OPS, readable_in_place
 
 TENSOR_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.SelectOp,
               asc.CastOp, asc.BroadcastOp, asc.ReduceOp, asc.ReshapeOp, asc.MatmulOp,
@@ -39,11 +40,6 @@ def _runs(block: Block) -> list[list[Operation]]:
         elif runs[-1]:
             runs.append([])
     return [r for r in runs if r]
-
-
-LAYOUT_OPS = (asc.TransposeOp, asc.ConcatOp, asc.SliceOp)
-"""Data-movement ops: each becomes its own ``asc.fusion`` (lowered by ``asc-lower-layout``),
-never part of a vector or Cube kernel."""
 
 
 def _wrap_layout_ops(block: Block) -> None:
@@ -154,9 +150,6 @@ def _epilogue_ok(op: Operation, shape: tuple[int, ...], members: set[Operation])
                 and shape[-1] <= TILE_N_MAX
                 and op.kind.data in ("sum", "max", "min") and _fits_output(op, shape))
     return isinstance(op, EPILOGUE_OPS) and _fits_output(op, shape)
-
-
-VIEW_OPS = (asc.ReshapeOp, asc.TransposeOp)
 
 
 def _operand_views(ops: list[Operation]) -> set[Operation]:
@@ -359,5 +352,5 @@ class AscFusePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in list(op.walk()):
-            if isinstance(f, func.FuncOp) and "asc.kernel" not in f.attributes and f.body.blocks:
+            if isinstance(f, func.FuncOp) and not attrs.is_kernel(f) and f.body.blocks:
                 _fuse_block(f.body.block, self.per_op)

@@ -16,6 +16,7 @@ platform's usable UB (the allocator's lifetime sharing counted, copy buffers x `
 and whose f32 block fits L0C, then halved while that leaves cube cores idle.
 """
 
+
 from __future__ import annotations
 
 import math
@@ -23,239 +24,41 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    IndexType,
-    IntegerAttr,
-    ModuleOp,
-    TensorType,
-    i64,
-)
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, TensorType, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
+from pyasc_mlir.passes.cube_plan import (
+    ACC_BYTES,
+    TILE_M_MAX,
+    TILE_M_MIN,
+    TILE_N_MAX,
+    TILE_N_MIN,
+    CubePlan,
+    block_align,
+    tiling_values,
+    whole_rows,
+)
+from pyasc_mlir.passes.ir_builder import IRBuilder
 from pyasc_mlir.passes.iteration_space import shape_of
-from pyasc_mlir.passes.tile import (
-    COUNT_ALIGN,
+from pyasc_mlir.passes.kernel_builder import KernelBuilder, Layout, TileBuffer, TileState
+from pyasc_mlir.passes.ub_budget import UbBudget
+from pyasc_mlir.passes.views import VIEW_OPS, View, operand_view, result_view, row_major_strides
+from pyasc_mlir.passes.work_split import core_range
+from pyasc_mlir.platform import (
+    CUBE_FRACTAL,
+    DEFAULT_PLATFORM,
     LANE_ALIGN,
-    Layout,
-    _Budget,
-    _Buf,
-    _Ix,
-    _KernelBuilder,
-    _Tile,
-    core_range,
+    Platform,
+    get_platform,
     round_up,
 )
-from pyasc_mlir.platform import Platform, get_platform
-
-TILE_M_MAX = 128
-"""Largest output-block height (rows); a multiple of 16 (the cube's 16x16 fractal)."""
-TILE_N_MAX = 256
-"""Largest output-block width (columns); a multiple of 16."""
-TILE_N_MIN = 32
-"""Narrowest block the parallelism heuristic shrinks to."""
-TILE_M_MIN = 16
-"""Block heights are multiples of 16 (baseM): GetTensorC fills baseM rows of UB."""
 
 
-@dataclass
-class CubePlan:
-    """Static decisions for one Cube kernel (duck-types ``tile.Plan`` for the vector helpers:
-    tile layout ``[rows, M=1, Ls]``, rows = block rows)."""
-
-    out_shape: tuple[int, ...]
-    tile: int = TILE_M_MAX
-    """Rows per block (``tile_m``)."""
-    tile_n: int = TILE_N_MAX
-    hoist: bool = False
-    chunked: bool = False
-    M: int = 1  # noqa: N815 - the middle UB axis of asc-tile's layout; none here
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.out_shape[:-2]
-
-    @property
-    def batch(self) -> int:
-        return math.prod(self.batch_shape)
-
-    @property
-    def rows(self) -> int:
-        """``M`` of the matmul (rows of the output)."""
-        return self.out_shape[-2]
-
-    @property
-    def cols(self) -> int:
-        """``N`` of the matmul."""
-        return self.out_shape[-1]
-
-    @property
-    def l_slot(self) -> int:
-        return round_up(self.tile_n, LANE_ALIGN)
-
-    @property
-    def m_tiles(self) -> int:
-        return -(-self.rows // self.tile)
-
-    @property
-    def n_tiles(self) -> int:
-        return -(-self.cols // self.tile_n)
-
-    @property
-    def units(self) -> int:
-        return self.batch * self.m_tiles * self.n_tiles
-
-    def spans(self, v: SSAValue) -> tuple[frozenset[int], bool, bool]:
-        """Batch axes, ``M`` and ``N`` that ``v`` varies along (right-aligned shapes)."""
-        out = self.out_shape
-        s = (1,) * (len(out) - len(shape_of(v))) + shape_of(v)
-        batch = frozenset(i for i in range(len(out) - 2) if s[i] == out[i] != 1)
-        return batch, s[-2] == out[-2] != 1, s[-1] == out[-1] != 1
-
-    def layout(self, v: SSAValue) -> Layout:
-        _, m, n = self.spans(v)
-        return Layout(m, False, n)
-
-    def tile_rows(self, lay: Layout) -> int:
-        return self.tile if lay.rows else 1
-
-    def elems(self, lay: Layout, rows: int | None = None) -> int:
-        r = self.tile_rows(lay) if rows is None else rows
-        return round_up(r * (self.l_slot if lay.l else LANE_ALIGN), COUNT_ALIGN)
-
-
-def _strides(shape: tuple[int, ...]) -> list[int]:
-    out, step = [], 1
-    for d in reversed(shape):
-        out.append(step)
-        step *= d
-    return out[::-1]
-
-
-VIEW_OPS = (asc.ReshapeOp, asc.TransposeOp)
-"""Ops a Cube kernel folds into the GM addressing of matmul operands and results."""
-
-
-def reshape_strides(shape: tuple[int, ...], strides: tuple[int, ...],
-                    new_shape: tuple[int, ...]) -> tuple[int, ...] | None:
-    """Strides that view a strided tensor of ``shape`` as ``new_shape`` (row-major element
-    order kept), or ``None`` when dims to merge are not evenly strided. Size-1 dims get
-    stride 1 (never used)."""
-    old = [(d, st) for d, st in zip(shape, strides, strict=True) if d != 1]
-    res = [1] * len(new_shape)
-    cur_size, cur_stride = 1, 1
-    for ni in reversed(range(len(new_shape))):
-        d = new_shape[ni]
-        if d == 1:
-            continue
-        if cur_size == 1:
-            if not old:
-                return None
-            cur_size, cur_stride = old.pop()
-        res[ni] = cur_stride
-        if cur_size % d == 0:
-            cur_size, cur_stride = cur_size // d, cur_stride * d
-            continue
-        if d % cur_size:
-            return None
-        need, expect = d // cur_size, cur_stride * cur_size
-        cur_size = 1
-        while need > 1:
-            if not old or old[-1][1] != expect:
-                return None
-            od, ost = old.pop()
-            if need % od == 0:
-                need, expect = need // od, ost * od
-            elif od % need == 0:
-                cur_size, cur_stride, need = od // need, ost * need, 1
-            else:
-                return None
-    return tuple(res) if cur_size == 1 and not old else None
-
-
-@dataclass(frozen=True)
-class View:
-    """A tensor in GM seen through reshapes/transposes: element ``idx`` lives at
-    ``sum(idx[i] * strides[i])`` of ``root``'s buffer."""
-
-    root: SSAValue
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-
-
-def operand_view(v: SSAValue) -> View:
-    """Follow reshapes/transposes from a matmul operand back to a kernel argument.
-
-    Raises:
-        PyAscCompileError: a reshape merges dims that are not evenly strided.
-    """
-    chain: list[Operation] = []
-    while isinstance(v.owner, VIEW_OPS):
-        chain.append(v.owner)
-        v = v.owner.operands[0]
-    shape = shape_of(v)
-    strides = tuple(_strides(shape))
-    for op in reversed(chain):
-        if isinstance(op, asc.TransposeOp):
-            perm = op.permutation
-            shape = tuple(shape[p] for p in perm)
-            strides = tuple(strides[p] for p in perm)
-        else:
-            new = shape_of(op.results[0])
-            got = reshape_strides(shape, strides, new)
-            if got is None:
-                raise PyAscCompileError(
-                    f"cannot read {list(shape)} as {list(new)} in place for the matmul",
-                    loc_of(op), "make the tensor contiguous first (a separate operator)")
-            shape, strides = new, got
-    return View(v, shape, strides)
-
-
-def readable_in_place(v: SSAValue) -> bool:
-    """The Cube can read matmul operand ``v`` (reshapes/transposes of a kernel argument) in
-    place: the views compose to strides and one of the two matrix dims is contiguous."""
-    try:
-        view = operand_view(v)
-    except PyAscCompileError:
-        return False
-    *_, d_row, d_col = view.shape
-    *_, s_row, s_col = view.strides
-    return 1 in (d_row, d_col, s_row, s_col)
-
-
-def result_view(w: SSAValue) -> tuple[SSAValue, tuple[int, ...]]:
-    """For a kernel result ``w`` computed by reshapes/transposes of an output-space value
-    ``v``: ``v`` and the stride of each of ``v``'s axes in ``w``'s (row-major) buffer.
-
-    Raises:
-        PyAscCompileError: a reshape cannot be undone as a strided view.
-    """
-    shape = shape_of(w)
-    strides = tuple(_strides(shape))
-    while isinstance(w.owner, VIEW_OPS):
-        op = w.owner
-        src = op.operands[0]
-        if isinstance(op, asc.TransposeOp):
-            perm = op.permutation
-            inv_shape, inv_strides = [0] * len(perm), [0] * len(perm)
-            for i, p in enumerate(perm):
-                inv_shape[p], inv_strides[p] = shape[i], strides[i]
-            shape, strides = tuple(inv_shape), tuple(inv_strides)
-        else:
-            got = reshape_strides(shape, strides, shape_of(src))
-            if got is None:
-                raise PyAscCompileError(
-                    f"cannot write {list(shape_of(src))} as {list(shape)} in place",
-                    loc_of(op), "reshape in a separate operator")
-            shape, strides = shape_of(src), got
-        w = src
-    return w, strides
-
-
-class _CubeKernelBuilder(_KernelBuilder):
+class CubeKernelBuilder(KernelBuilder):
     """Builds the Cube kernel of one fusion; the epilogue reuses ``asc-tile``'s vector
     lowering on ``[rows, Ls]`` tiles."""
 
@@ -267,22 +70,22 @@ class _CubeKernelBuilder(_KernelBuilder):
         self.coords: list[SSAValue | int] = []
 
     # -- tile sizes of the vector helpers (no middle axis; rows = block rows) ---------------
-    def _count(self, t: _Tile, lay: Layout) -> SSAValue:
+    def count(self, t: TileState, lay: Layout) -> SSAValue:
         if lay not in t.counts:
             per_row = self.plan.l_slot if lay.l else LANE_ALIGN
             t.counts[lay] = t.ix.count(t.n if lay.rows else 1, per_row)
         return t.counts[lay]
 
-    def _sizes(self, t: _Tile, lay: Layout) -> list[SSAValue]:
-        return [t.ix._v(t.n if lay.rows else 1), t.ix.c(1),
+    def sizes(self, t: TileState, lay: Layout) -> list[SSAValue]:
+        return [t.ix.value(t.n if lay.rows else 1), t.ix.c(1),
                 t.ix.c(self.plan.l_slot if lay.l else LANE_ALIGN)]
 
     # -- GM addressing -----------------------------------------------------------------------
-    def _batch_offset(self, ix: _Ix, shape: tuple[int, ...]) -> SSAValue | int:
+    def _batch_offset(self, ix: IRBuilder, shape: tuple[int, ...]) -> SSAValue | int:
         """Element offset of the current batch entry in a row-major tensor of ``shape``
         (``[*batch, rows, cols]``; its batch dims broadcast to the output's batch dims)."""
         out_batch = self.plan.batch_shape
-        strides = _strides(shape)
+        strides = row_major_strides(shape)
         off: SSAValue | int = 0
         lead = len(out_batch) - (len(shape) - 2)
         for i in range(len(shape) - 2):
@@ -290,13 +93,13 @@ class _CubeKernelBuilder(_KernelBuilder):
                 off = ix.addi(off, ix.muli(self.coords[lead + i], strides[i]))
         return off
 
-    def _value_offset(self, t: _Tile, v: SSAValue) -> tuple[SSAValue | int, int]:
+    def _value_offset(self, t: TileState, v: SSAValue) -> tuple[SSAValue | int, int]:
         """GM offset of ``v``'s part of the current block and its row stride (elements)."""
         ix, plan = t.ix, self.plan
         shape = shape_of(v)
         full = (1,) * (len(plan.out_shape) - len(shape)) + shape
         _, m, n = plan.spans(v)
-        strides = _strides(full)
+        strides = row_major_strides(full)
         off = self._batch_offset(ix, full)
         if m:
             off = ix.addi(off, ix.muli(t.first, strides[-2]))
@@ -304,20 +107,20 @@ class _CubeKernelBuilder(_KernelBuilder):
             off = ix.addi(off, t.c0)
         return off, strides[-2]
 
-    def _load(self, t: _Tile, arg: SSAValue, gm: SSAValue, role: str) -> _Buf:
+    def load(self, t: TileState, arg: SSAValue, gm: SSAValue, role: str) -> TileBuffer:
         t_ = arg.type
         assert isinstance(t_, TensorType)
         lay = self.plan.layout(arg)
-        buf = self._alloc(t, role, lay, t_.element_type)
+        buf = self.alloc(t, role, lay, t_.element_type)
         off, row_stride = self._value_offset(t, arg)
         blocks = t.n if lay.rows else 1
         length = t.clen if lay.l else 1
         gap = t.ix.subi(row_stride, length) if lay.rows else 0
         slot = self.plan.l_slot if lay.l else LANE_ALIGN
-        self._copy(t.ix, asc.CopyInOp, gm, buf.ref, [off, 0, blocks, length, gap, slot])
+        self.copy(t.ix, asc.CopyInOp, gm, buf.ref, [off, 0, blocks, length, gap, slot])
         return buf
 
-    def _store(self, t: _Tile, w: SSAValue, gm: SSAValue, used: set[SSAValue]) -> None:
+    def store(self, t: TileState, w: SSAValue, gm: SSAValue, used: set[SSAValue]) -> None:
         plan = self.plan
         v, strides = result_view(w)
         batch, m, n = plan.spans(v)
@@ -336,7 +139,7 @@ class _CubeKernelBuilder(_KernelBuilder):
                                            else self.fusion),
                 "keep the last axis last, or transpose in a separate operator")
         lay = plan.layout(v)
-        buf = self._out_buffer(t, v, lay, used)
+        buf = self.out_buffer(t, v, lay, used)
         ix = t.ix
         off = self._view_batch_offset(ix, View(v, shape_of(v), strides))
         off = ix.addi(ix.addi(off, ix.muli(t.first, strides[-2])), t.c0)
@@ -344,33 +147,31 @@ class _CubeKernelBuilder(_KernelBuilder):
         length = t.clen if lay.l else 1
         gap = ix.subi(strides[-2], length) if lay.rows else 0
         slot = plan.l_slot if lay.l else LANE_ALIGN
-        self._copy(ix, asc.CopyOutOp, gm, buf.ref, [off, 0, blocks, length, gap, slot])
+        self.copy(ix, asc.CopyOutOp, gm, buf.ref, [off, 0, blocks, length, gap, slot])
 
     # -- the matmul ------------------------------------------------------------------------
-    def _lower(self, t: _Tile, op: Operation) -> None:
+    def lower(self, t: TileState, op: Operation) -> None:
         if isinstance(op, asc.MatmulOp):
             self._mmad(t, op)
-        elif isinstance(op, asc.ReduceOp):
-            self._row_reduce(t, op)
         else:
-            super()._lower(t, op)
+            super().lower(t, op)
 
-    def _row_reduce(self, t: _Tile, op: asc.ReduceOp) -> None:
+    def reduce(self, t: TileState, op: asc.ReduceOp) -> None:
         """A reduction over ``N`` (e.g. a softmax over attention scores): the block holds
         whole rows (``tile_n >= N``, see ``whole_rows``), so it is a ``last`` vector reduce."""
         plan, ix = self.plan, t.ix
         if plan.n_tiles != 1:  # asc-fuse and whole_rows guarantee one column block
             raise PyAscCompileError("a row reduction in a matmul epilogue needs whole rows in "
                                     "one block", loc_of(op), "reduce in a separate operator")
-        src = self._buf(t, op.input)
-        dst = self._result(t, op.result)
-        work = self._alloc(t, "tmp", Layout(False, False, True),
+        src = self.operand(t, op.input)
+        dst = self.result(t, op.result)
+        work = self.alloc(t, "tmp", Layout(False, False, True),
                            op.input.type.element_type)  # type: ignore[attr-defined]
-        rows, m, _ = self._sizes(t, src.layout)
+        rows, m, _ = self.sizes(t, src.layout)
         ix.add(asc.VReduceOp(op.kind.data, "last", dst.ref, src.ref, work.ref,
                              [rows, m, ix.c(plan.cols), ix.c(plan.l_slot)]))
 
-    def _operand(self, ix: _Ix, v: SSAValue, trans: bool, row0: SSAValue | int,
+    def _matmul_operand(self, ix: IRBuilder, v: SSAValue, trans: bool, row0: SSAValue | int,
                  loc_op: Operation) -> tuple[SSAValue | int, int, bool]:
         """GM offset (batch entry, first row ``row0`` of the un-transposed matrix), leading
         dimension and transpose flag to read matmul operand ``v`` in place."""
@@ -390,7 +191,7 @@ class _CubeKernelBuilder(_KernelBuilder):
         stride_of_row0 = s_col if trans else s_row
         return ix.addi(off, ix.muli(row0, stride_of_row0)), ld, trans != flip
 
-    def _view_batch_offset(self, ix: _Ix, view: View) -> SSAValue | int:
+    def _view_batch_offset(self, ix: IRBuilder, view: View) -> SSAValue | int:
         out_batch = self.plan.batch_shape
         lead = len(out_batch) - (len(view.shape) - 2)
         off: SSAValue | int = 0
@@ -399,19 +200,19 @@ class _CubeKernelBuilder(_KernelBuilder):
                 off = ix.addi(off, ix.muli(self.coords[lead + i], view.strides[i]))
         return off
 
-    def _mmad(self, t: _Tile, op: asc.MatmulOp) -> None:
+    def _mmad(self, t: TileState, op: asc.MatmulOp) -> None:
         ix, plan = t.ix, self.plan
         sa = shape_of(op.lhs)
         k = sa[-2] if op.trans_a else sa[-1]
         # A's rows are output rows (first = m0); B's columns are output columns (first = n0):
         # for B, "row0" is along its column dim, i.e. the second matrix dim when not transposed.
-        a_off, lda, ta = self._operand(ix, op.lhs, op.trans_a, t.first, op)
-        b_off, ldb, b_rows_out = self._operand(ix, op.rhs, not op.trans_b, t.c0, op)
+        a_off, lda, ta = self._matmul_operand(ix, op.lhs, op.trans_a, t.first, op)
+        b_off, ldb, b_rows_out = self._matmul_operand(ix, op.rhs, not op.trans_b, t.c0, op)
         tb = not b_rows_out  # B(p, j) with j the output column
         lay = plan.layout(op.result)
-        dst = self._alloc(t, "tmp", lay, op.result.type.element_type)  # type: ignore
+        dst = self.alloc(t, "tmp", lay, op.result.type.element_type)  # type: ignore
         t.bufs[op.result] = dst
-        sizes = [ix._v(x) for x in (a_off, b_off, t.n, t.clen, k, lda, ldb,
+        sizes = [ix.value(x) for x in (a_off, b_off, t.n, t.clen, k, lda, ldb,
                                     plan.l_slot if lay.l else LANE_ALIGN)]
         a_root, b_root = operand_view(op.lhs).root, operand_view(op.rhs).root
         mm = asc.MmadOp(dst.ref, self.gm_of[a_root], self.gm_of[b_root], sizes, ta, tb)
@@ -420,16 +221,18 @@ class _CubeKernelBuilder(_KernelBuilder):
         mm.attributes["max_k"] = IntegerAttr(k, i64)
         ix.add(mm)
 
-    def _op_at(self, t: _Tile, op: Operation) -> None:
+    def lower_op(self, t: TileState, op: Operation) -> None:
         if not isinstance(op, VIEW_OPS):  # folded into GM addressing
-            super()._op_at(t, op)
+            super().lower_op(t, op)
 
     # -- kernel ----------------------------------------------------------------------------
-    def _is_const_input(self, v: SSAValue) -> bool:
+    def is_const_input(self, v: SSAValue) -> bool:
         batch, m, n = self.plan.spans(v)
         return not batch and not m and not n
 
     def build(self) -> func.FuncOp:
+        """The kernel: core range, once-loaded epilogue inputs, then the loop over this core's
+        output blocks (batch entry, block row, block column)."""
         plan = self.plan
         args = list(self.block.args)
         term = self.block.last_op
@@ -440,17 +243,17 @@ class _CubeKernelBuilder(_KernelBuilder):
                     for v in [*args, *outs]]
         entry = Block(arg_types=gm_types)
         self.gm_of = dict(zip(args, entry.args[:len(args)], strict=True))
-        ix = _Ix(entry, self.loc)
+        ix = IRBuilder(entry, self.loc)
         bounds = core_range(ix)
         # Only epilogue operands are tiles in UB; matmul operands stay in GM.
         tile_args = [a for a in args if any(
             not isinstance(u.operation, (asc.MatmulOp, *VIEW_OPS)) for u in a.uses)]
-        pre = _Tile(ix, 1, ix.c(0))
+        pre = TileState(ix, 1, ix.c(0))
         self.pre = pre
-        const_bufs = {a: self._load(pre, a, self.gm_of[a], "const")
-                      for a in tile_args if self._is_const_input(a)}
+        const_bufs = {a: self.load(pre, a, self.gm_of[a], "const")
+                      for a in tile_args if self.is_const_input(a)}
         body = Block(arg_types=[IndexType()])
-        bx = _Ix(body, self.loc)
+        bx = IRBuilder(body, self.loc)
         u = body.args[0]
         per_batch = plan.m_tiles * plan.n_tiles
         flat_b = bx.divi(u, per_batch) if plan.batch > 1 else 0
@@ -463,13 +266,13 @@ class _CubeKernelBuilder(_KernelBuilder):
         for d in reversed(plan.batch_shape):
             self.coords.insert(0, bx.remi(bx.divi(flat_b, inner), d))
             inner *= d
-        t = _Tile(bx, bx.mini(plan.tile, bx.subi(plan.rows, m0)), m0, n0,
+        t = TileState(bx, bx.mini(plan.tile, bx.subi(plan.rows, m0)), m0, n0,
                   bx.mini(plan.tile_n, bx.subi(plan.cols, n0)))
         t.bufs.update(const_bufs)
         for a in tile_args:
             if a not in const_bufs:
-                t.bufs[a] = self._load(t, a, self.gm_of[a], "in")
-        return self._finish(t, outs, entry, len(args), bounds, body)
+                t.bufs[a] = self.load(t, a, self.gm_of[a], "in")
+        return self.finish(t, outs, entry, len(args), bounds, body)
 
 
 def _check_operands(fusion: asc.FusionOp) -> None:
@@ -482,14 +285,23 @@ def _check_operands(fusion: asc.FusionOp) -> None:
                 "operands from GM", loc_of(op), "run asc-fuse first (it splits kernels there)")
 
 
+def _halvings(top: int, bottom: int) -> list[int]:
+    """``top, top / 2, ...`` down to ``bottom``."""
+    out = [top]
+    while out[-1] > bottom:
+        out.append(out[-1] // 2)
+    return out
+
+
 def _candidates(plan: CubePlan, pin_m: int = 0, pin_n: int = 0) -> list[tuple[int, int]]:
     """``(tile_m, tile_n)`` candidates, largest first; a pinned size (non-zero) is the only
     value of its dimension."""
-    # Multiples of 16 (the Matmul object's baseM, which GetTensorC's UB block spans), at most
-    # the rows rounded up to 16.
-    ms = sorted({min(round_up(plan.rows, 16), m) for m in (128, 64, 32, 16)}, reverse=True)
+    # Multiples of the Cube fractal (the Matmul object's baseM, which GetTensorC's UB block
+    # spans), at most the rows rounded up to it; widths multiples of the UB row slot.
+    m_cap = round_up(plan.rows, CUBE_FRACTAL)
+    ms = sorted({min(m_cap, m) for m in _halvings(TILE_M_MAX, CUBE_FRACTAL)}, reverse=True)
     n_cap = round_up(plan.cols, LANE_ALIGN)
-    ns = sorted({min(n_cap, n) for n in (256, 128, 64, 32, 16)}, reverse=True)
+    ns = sorted({min(n_cap, n) for n in _halvings(TILE_N_MAX, LANE_ALIGN)}, reverse=True)
     pairs = [(m, n) for m in ([pin_m] if pin_m else ms) for n in ([pin_n] if pin_n else ns)]
     return sorted(pairs, key=lambda p: (-p[0] * p[1], -p[1]))
 
@@ -499,20 +311,21 @@ def _ub_need(fusion: asc.FusionOp, plan: CubePlan, name: str, buffers: int, m: i
     """UB bytes (lifetimes shared as ``asc-buffer-alloc`` will) of ``m x n`` blocks, and the
     buffers' description."""
     plan.tile, plan.tile_n = m, n
-    probe = _CubeKernelBuilder(fusion, plan, name)
+    probe = CubeKernelBuilder(fusion, plan, name)
     probe.build()
-    budget = _Budget(probe.allocs, plan, buffers)  # type: ignore[arg-type]
+    budget = UbBudget(probe.allocs, plan, buffers)  # type: ignore[arg-type]
     return budget.total(m), budget.describe(m)
 
 
 def _largest_fit(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
                  buffers: int, m: int, n: int, axis: str) -> int:
-    """The largest multiple of 16 below the pinned ``axis`` ("tile_m" or "tile_n") whose
-    ``m x n`` block fits UB and L0C with the other size kept; 0 if none."""
-    vals = range((m if axis == "tile_m" else n) - 16, 15, -16)
+    """The largest multiple of 16 (:func:`block_align`) below the pinned ``axis`` ("tile_m"
+    or "tile_n") whose ``m x n`` block fits UB and L0C with the other size kept; 0 if none."""
+    align = block_align(axis)
+    vals = range((m if axis == "tile_m" else n) - align, align - 1, -align)
     for v in vals:
         mm, nn = (v, n) if axis == "tile_m" else (m, v)
-        if (mm * nn * 4 <= plat.l0c_bytes
+        if (mm * nn * ACC_BYTES <= plat.l0c_bytes
                 and _ub_need(fusion, plan, name, buffers, mm, nn)[0] <= plat.ub_usable_bytes):
             return v
     return 0
@@ -530,20 +343,22 @@ def check_pins(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
         PyAscCompileError: located at the fusion; names the limit and the largest valid value.
     """
     for key, v in (("tile_m", pin_m), ("tile_n", pin_n)):
-        if v and v % 16:
+        a = block_align(key)
+        if v and v % a:
             raise PyAscCompileError(
-                f"{key}={v} is not a multiple of 16 ("
+                f"{key}={v} is not a multiple of {a} ("
                 + ("the Matmul API's baseM" if key == "tile_m" else "the UB row slot") + ")",
-                loc_of(fusion), f"pin {key}={max(16, v // 16 * 16)}, or 0 for the automatic "
+                loc_of(fusion), f"pin {key}={max(a, v // a * a)}, or 0 for the automatic "
                 "choice")
     if not pin_m and not pin_n:
         return
-    m, n = pin_m or 16, pin_n or 16
-    if m * n * 4 > plat.l0c_bytes:
+    m, n = pin_m or block_align("tile_m"), pin_n or block_align("tile_n")
+    if m * n * ACC_BYTES > plat.l0c_bytes:
         key, other = ("tile_m", n) if pin_m else ("tile_n", m)
-        best = plat.l0c_bytes // (other * 4) // 16 * 16
+        a = block_align(key)
+        best = plat.l0c_bytes // (other * ACC_BYTES) // a * a
         raise PyAscCompileError(
-            f"tile_m={m} x tile_n={n} f32 block needs {m * n * 4} bytes of L0C, but "
+            f"tile_m={m} x tile_n={n} f32 block needs {m * n * ACC_BYTES} bytes of L0C, but "
             f"{plat.name} has {plat.l0c_bytes}", loc_of(fusion),
             f"the largest {key} that fits L0C with the other size is {best}")
     need, desc = _ub_need(fusion, plan, name, buffers, m, n)
@@ -576,7 +391,7 @@ def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platfor
     cores = plat.cube_cores if cores is None else cores
     budget_desc = ""
     for m, n in _candidates(plan, pin_m, pin_n):
-        if round_up(m, 16) * round_up(n, 16) * 4 > plat.l0c_bytes:
+        if round_up(m, CUBE_FRACTAL) * round_up(n, LANE_ALIGN) * ACC_BYTES > plat.l0c_bytes:
             continue
         need, desc = _ub_need(fusion, plan, name, buffers, m, n)
         if need <= plat.ub_usable_bytes:
@@ -585,7 +400,8 @@ def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platfor
     else:
         raise PyAscCompileError(
             f"the matmul kernel's epilogue does not fit the usable UB ({plat.ub_usable_bytes} "
-            f"bytes) even with 16 x 16 blocks (buffers: {budget_desc})", loc_of(fusion),
+            f"bytes) even with {CUBE_FRACTAL} x {LANE_ALIGN} blocks (buffers: {budget_desc})",
+            loc_of(fusion),
             "split the epilogue into a separate operator")
     while plan.units < cores:
         narrower = round_up(plan.tile_n // 2, LANE_ALIGN)
@@ -593,19 +409,9 @@ def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platfor
                 and (plan.tile_n >= plan.tile or pin_m)):
             plan.tile_n = narrower
         elif not pin_m and plan.tile > TILE_M_MIN:
-            plan.tile = round_up(plan.tile // 2, TILE_M_MIN)  # stays a multiple of 16
+            plan.tile = round_up(plan.tile // 2, TILE_M_MIN)  # stays a multiple of baseM
         else:
             break
-
-
-def tiling_values(plan: CubePlan, cores: int, k: int) -> dict[str, int]:
-    """The tiling struct of a Cube kernel (all int64): work split and block sizes."""
-    units = plan.units
-    block_dim = max(1, min(cores, units))
-    return {"units": units, "block_dim": block_dim, "units_per_core": units // block_dim,
-            "units_rem": units % block_dim, "tile_units": 1, "batch": plan.batch,
-            "m": plan.rows, "n": plan.cols, "k": k, "tile_m": plan.tile,
-            "tile_n": plan.tile_n}
 
 
 @dataclass(frozen=True)
@@ -624,7 +430,7 @@ class AscLowerCubePass(ModulePass):
             operator; the message names the limit and the largest valid value)."""
 
     name = "asc-lower-cube"
-    platform: str = "910B2"
+    platform: str = DEFAULT_PLATFORM
     buffers: int = 2
     tile_m: int = 0
     tile_n: int = 0
@@ -666,18 +472,9 @@ class AscLowerCubePass(ModulePass):
                     raise
                 buffers = 1
                 choose_blocks(fusion, plan, name, plat, buffers, cores)
-            kernel = _CubeKernelBuilder(fusion, plan, name).build()
+            kernel = CubeKernelBuilder(fusion, plan, name).build()
             sa = shape_of(mms[0].lhs)
             k = sa[-2] if mms[0].trans_a else sa[-1]
             values = tiling_values(plan, cores, k)
             install_kernel(op, fusion, kernel, values, plat.name,
                            buffers if buffers < self.buffers else None)
-
-
-def whole_rows(fusion: asc.FusionOp, plan: CubePlan) -> int:
-    """The block width an epilogue's row reduction (over ``N``) needs: ``N`` rounded up to 16
-    (one column block); 0 when the epilogue has none. ``asc-fuse`` only admits such
-    reductions for ``N <= TILE_N_MAX``."""
-    if not any(isinstance(o, asc.ReduceOp) for o in fusion.body.block.ops):
-        return 0
-    return round_up(plan.cols, LANE_ALIGN)

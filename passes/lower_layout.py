@@ -34,37 +34,31 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import (
     IndexType,
     ModuleOp,
     TensorType,
-    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
-from pyasc_mlir.passes.tile import COUNT_ALIGN, LANE_ALIGN, MAX_BLOCK_COUNT, _Ix, round_up
-from pyasc_mlir.platform import get_platform
-
-LAYOUT_OPS = (asc.TransposeOp, asc.ConcatOp, asc.SliceOp)
-
-
-def _strides(shape: tuple[int, ...]) -> list[int]:
-    """Row-major element strides."""
-    out = [1] * len(shape)
-    for d in range(len(shape) - 2, -1, -1):
-        out[d] = out[d + 1] * shape[d + 1]
-    return out
-
-
-def _shape(v: SSAValue) -> tuple[int, ...]:
-    t = v.type
-    assert isinstance(t, TensorType)
-    return tuple(t.get_shape())
+from pyasc_mlir.passes.ir_builder import IRBuilder
+from pyasc_mlir.passes.iteration_space import shape_of
+from pyasc_mlir.passes.views import LAYOUT_OPS, row_major_strides
+from pyasc_mlir.passes.work_split import core_range, work_split_fields
+from pyasc_mlir.platform import (
+    COUNT_ALIGN,
+    DEFAULT_PLATFORM,
+    LANE_ALIGN,
+    MAX_BLOCK_COUNT,
+    ceil_div,
+    get_platform,
+    round_up,
+)
 
 
 @dataclass
@@ -99,7 +93,7 @@ class Part:
 
     @property
     def chunks(self) -> int:
-        return -(-self.length // self.chunk)
+        return ceil_div(self.length, self.chunk)
 
     @property
     def units(self) -> int:
@@ -112,22 +106,22 @@ class Part:
 def parts_of(op: asc.TransposeOp | asc.ConcatOp | asc.SliceOp) -> list[Part]:
     """The parts of a data-movement op (operands are the fusion's block arguments)."""
     if isinstance(op, asc.SliceOp):
-        shape = _shape(op.input)
-        st = _strides(shape)
+        shape = shape_of(op.input)
+        st = row_major_strides(shape)
         base = sum(o * s for o, s in zip(op.starts, st, strict=True))
         return [Part(op.input, op.extents, (0,) * len(shape), base, tuple(st))]
     if isinstance(op, asc.TransposeOp):
-        st = _strides(_shape(op.input))
-        return [Part(op.input, _shape(op.result), (0,) * len(st), 0,
+        st = row_major_strides(shape_of(op.input))
+        return [Part(op.input, shape_of(op.result), (0,) * len(st), 0,
                      tuple(st[p] for p in op.permutation))]
     parts: list[Part] = []
     at = 0
     for v in op.inputs:
-        shape = _shape(v)
+        shape = shape_of(v)
         off = [0] * len(shape)
         off[op.dim] = at
         at += shape[op.dim]
-        parts.append(Part(v, shape, tuple(off), 0, tuple(_strides(shape))))
+        parts.append(Part(v, shape, tuple(off), 0, tuple(row_major_strides(shape))))
     return parts
 
 
@@ -144,11 +138,6 @@ def _choose_chunks(parts: list[Part], bits: int, usable: int, buffers: int) -> N
         p.chunk = min(p.length, cap)
 
 
-def _maxi(ix: _Ix, a: SSAValue | int, b: SSAValue | int) -> SSAValue:
-    lt = ix.add(arith.CmpiOp(ix._v(a), ix._v(b), "slt"))
-    return ix.add(arith.SelectOp(lt, ix._v(b), ix._v(a)))
-
-
 class _LayoutKernel:
     """Builds the tile-level kernel of one data-movement fusion."""
 
@@ -160,10 +149,10 @@ class _LayoutKernel:
         self.name = name
         self.loc = fusion.attributes.get(asc.LOC_ATTR)
 
-    def _unit(self, ix: _Ix, p: Part, v: SSAValue, src: SSAValue, dst: SSAValue,
+    def _unit(self, ix: IRBuilder, p: Part, v: SSAValue, src: SSAValue, dst: SSAValue,
               dtype: Attribute) -> None:
         """Copy unit ``v`` (row-major over (row, chunk)) of part ``p``."""
-        out_strides = _strides(_shape(self.op.result))
+        out_strides = row_major_strides(shape_of(self.op.result))
         row = ix.divi(v, p.chunks)
         c0 = ix.muli(ix.remi(v, p.chunks), p.chunk)
         clen = ix.mini(p.chunk, ix.subi(p.length, c0))
@@ -188,41 +177,36 @@ class _LayoutKernel:
         else:
             cin = [src_off, 0, 1, clen, 0, elems]
             cout = [dst_off, 0, 1, clen, 0, elems]
-        ix.add(asc.CopyInOp(src, inb.result, [ix._v(a) for a in cin]))
+        ix.add(asc.CopyInOp(src, inb.result, [ix.value(a) for a in cin]))
         ix.add(asc.VCopyOp(outb.result, inb.result, ix.count(clen, p.slot)))
-        ix.add(asc.CopyOutOp(outb.result, dst, [ix._v(a) for a in cout]))
+        ix.add(asc.CopyOutOp(outb.result, dst, [ix.value(a) for a in cout]))
 
     def build(self) -> func.FuncOp:
         args = list(self.fusion.body.block.args)
         result = self.op.results[0]
-        gm_types = [asc.buffer_type(math.prod(_shape(v)) or 1,
+        gm_types = [asc.buffer_type(math.prod(shape_of(v)) or 1,
                                     v.type.element_type, "gm")  # type: ignore[attr-defined]
                     for v in [*args, result]]
         entry = Block(arg_types=gm_types)
         gm_of = dict(zip(args, entry.args, strict=False))
         out_gm = entry.args[-1]
-        ix = _Ix(entry, self.loc)
-        bid = ix.add(asc.BlockIdxOp())
-        per = ix.add(asc.TilingFieldOp("units_per_core"))
-        rem = ix.add(asc.TilingFieldOp("units_rem"))
-        start = ix.addi(ix.muli(bid, per), ix.mini(bid, rem))
-        lt = ix.add(arith.CmpiOp(bid, rem, "slt"))
-        end = ix.addi(start, ix.addi(per, ix.add(arith.SelectOp(lt, ix.c(1), ix.c(0)))))
+        ix = IRBuilder(entry, self.loc)
+        start, end, _ = core_range(ix, tile_units=False)
         dtype = result.type.element_type  # type: ignore[attr-defined]
         base = 0
         for p in self.parts:
-            lo = ix.subi(_maxi(ix, start, base), base)
+            lo = ix.subi(ix.maxi(start, base), base)
             hi = ix.subi(ix.mini(end, base + p.units), base)
-            hi = _maxi(ix, hi, lo)
+            hi = ix.maxi(hi, lo)
             body = Block(arg_types=[IndexType()])
-            bx = _Ix(body, self.loc)
+            bx = IRBuilder(body, self.loc)
             self._unit(bx, p, body.args[0], gm_of[p.src], out_gm, dtype)
             bx.add(scf.YieldOp())
             ix.add(scf.ForOp(lo, hi, ix.c(1), [], body))
             base += p.units
         ix.add(func.ReturnOp())
         kernel = func.FuncOp(self.name, (gm_types, []), Region(entry))
-        kernel.attributes["asc.kernel"] = UnitAttr()
+        attrs.mark_kernel(kernel)
         if self.loc is not None:
             kernel.attributes[asc.LOC_ATTR] = self.loc
         return kernel
@@ -245,11 +229,8 @@ def layout_op_of(fusion: asc.FusionOp) -> asc.TransposeOp | asc.ConcatOp | asc.S
 def tiling_values(parts: list[Part], cores: int) -> dict[str, int]:
     """The tiling struct (int64 fields): the unit split over cores (same fields as
     ``asc-tile``'s, so the host code and tools read it alike)."""
-    units = sum(p.units for p in parts)
-    block_dim = max(1, min(cores, units))
     first = parts[0]
-    return {"units": units, "block_dim": block_dim, "units_per_core": units // block_dim,
-            "units_rem": units % block_dim, "tile_units": 1,
+    return {**work_split_fields(sum(p.units for p in parts), cores), "tile_units": 1,
             "rows": sum(p.rows for p in parts), "m": 1, "l": first.length,
             "chunk_len": first.chunk}
 
@@ -262,7 +243,7 @@ class AscLowerLayoutPass(ModulePass):
     chunks; 2 = double buffering)."""
 
     name = "asc-lower-layout"
-    platform: str = "910B2"
+    platform: str = DEFAULT_PLATFORM
     buffers: int = 2
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

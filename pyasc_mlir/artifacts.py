@@ -25,10 +25,10 @@ from xdsl.ir import Operation, SSAValue
 from pyasc_mlir.cache import atomic_write, file_sha256, text_sha256, warn_cache
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.dialects.attrs import DYNAMIC_SPEC_ATTR, kernel_ub_bytes_used
 from pyasc_mlir.dynamic import DynamicTiling
 from pyasc_mlir.emitter import kernels, tiling_fields
 from pyasc_mlir.errors import PyAscUsageError, caller_loc
-from pyasc_mlir.passes.dynamic_shapes import SPEC_ATTR
 from pyasc_mlir.pipeline import top_function
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 from pyasc_mlir.version import __version__
@@ -119,7 +119,7 @@ def describe(stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc],
         "kernels": len(ks), "kernel_names": [x.sym_name.data for x in ks],
         "kernel_args": [v.index for v in launches[0].inputs],  # type: ignore[attr-defined]
         "block_dim": tiling["block_dim"], "tiling": tiling,
-        "ub_bytes": k.attributes["asc.ub_bytes"].value.data,  # type: ignore[attr-defined]
+        "ub_bytes": kernel_ub_bytes_used(k),
         "gm_bytes": gm, "gm_bytes_per_core_consts": const_reread_bytes(stages["tile"], by_name),
         "unfused_gm_bytes": unfused_bytes(stages["tensor"]),
         "fused_ops": sum(1 for _ in asc_ops(stages["tensor"])),
@@ -138,7 +138,7 @@ def describe_dynamic(info: dict[str, Any], stages: dict[str, ModuleOp],
         PyAscUsageError: ``None`` dims, but the operator's kernel has no dynamic tiling recipe
             (matmul)."""
     ks = kernels(stages["ascendc"])
-    recipe = ks[0].attributes.get(SPEC_ATTR) if len(ks) == 1 else None
+    recipe = ks[0].attributes.get(DYNAMIC_SPEC_ATTR) if len(ks) == 1 else None
     if not isinstance(recipe, StringAttr):
         if not strict:
             return

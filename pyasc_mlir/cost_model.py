@@ -52,6 +52,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dialects import opset
+from pyasc_mlir.dialects.attrs import kernel_platform
 from pyasc_mlir.emitter import kernels, tiling_fields
 from pyasc_mlir.platform import (
     CUBE_FRACTAL,
@@ -352,8 +353,7 @@ def estimate(module: ModuleOp, platform: str | Platform | None = None,
     out = []
     for k in kernels(module):
         if plat is None:
-            attr = k.attributes.get("asc.platform")
-            plat = get_platform(getattr(attr, "data", None) or (platform if isinstance(
+            plat = get_platform(kernel_platform(k) or (platform if isinstance(
                 platform, str) else None))
         out.append(estimate_kernel(k, plat, buffers))
     return out

@@ -40,13 +40,13 @@ from xdsl.utils.target import Target
 
 from pyasc_mlir.cube_tiling import TCUBE_FIELDS
 from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.dialects.asc import LOC_ATTR
+from pyasc_mlir.dialects.attrs import DYNAMIC_SPEC_ATTR, TILING_ATTR, module_kernels
 from pyasc_mlir.dynamic import DynamicTiling, cpp_fill_tiling
-from pyasc_mlir.passes.dynamic_shapes import SPEC_ATTR
 
 _BIN = {arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.DivSIOp: "/",
         arith.RemSIOp: "%"}
 _CMP = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
-_LOC_ATTR = "asc.loc"
 _UNSET = object()
 LOC_GUARD = ("#ifndef PYASC_LOC", "#define PYASC_LOC(loc)  // source locations: CPU build only",
              "#endif")
@@ -86,13 +86,12 @@ def c_type(t: Attribute) -> str:
 
 def kernels(module: ModuleOp) -> list[func.FuncOp]:
     """The kernel functions (``asc.kernel``) of a module, in order."""
-    return [op for op in module.body.block.ops
-            if isinstance(op, func.FuncOp) and "asc.kernel" in op.attributes]
+    return module_kernels(module)
 
 
 def tiling_fields(kernel: func.FuncOp) -> dict[str, int]:
     """Tiling struct fields (name -> static value) of a kernel."""
-    attr = kernel.attributes["asc.tiling"]
+    attr = kernel.attributes[TILING_ATTR]
     assert isinstance(attr, DictionaryAttr)
     return {k: v.value.data for k, v in attr.data.items()  # type: ignore[attr-defined]
             if isinstance(v, IntegerAttr)}
@@ -115,7 +114,7 @@ class _KernelPrinter:
     def mark(self, op: Operation) -> None:
         """``PYASC_LOC(...)`` before ``op``'s statements when its ``asc.loc`` differs from the
         location recorded last (an op without one records the empty string: unknown)."""
-        attr = op.attributes.get(_LOC_ATTR)
+        attr = op.attributes.get(LOC_ATTR)
         loc = attr.data if isinstance(attr, StringAttr) else ""
         if loc != self.loc:
             self.emit(f"PYASC_LOC({c_string(loc)});")
@@ -352,7 +351,7 @@ def emit_host_source(module: ModuleOp, input_shapes: list[list[int]]) -> str:
         name, sname = k.sym_name.data, struct_name(k)
         fields = tiling_fields(k)
         lines += [f"struct {sname} {{"] + [f"    int64_t {f};" for f in fields] + ["};", ""]
-        recipe = k.attributes.get(SPEC_ATTR)
+        recipe = k.attributes.get(DYNAMIC_SPEC_ATTR)
         if isinstance(recipe, StringAttr):  # dynamic dims: tiling computed from the shapes
             dyn = DynamicTiling(json.loads(recipe.data), list(fields), input_shapes, [])
             lines += [*cpp_fill_tiling(name, sname, dyn), ""]

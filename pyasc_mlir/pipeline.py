@@ -23,10 +23,10 @@ from xdsl.dialects.builtin import ModuleOp
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.dialects.asc import Asc
 from pyasc_mlir.dialects.ascendc import Ascendc
+from pyasc_mlir.dialects.attrs import DYNAMIC_REQUEST_ATTR
 from pyasc_mlir.errors import PyAscCompileError, PyAscUsageError, SourceLoc, caller_loc
 from pyasc_mlir.frontend.ast_frontend import SHAPE_READ_ATTR, build_module
 from pyasc_mlir.passes.common import loc_of
-from pyasc_mlir.passes.dynamic_shapes import REQUEST_ATTR
 from pyasc_mlir.passes.registry import PASSES, PIPELINES
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 
@@ -95,7 +95,7 @@ def lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform:
     module, result_dtypes = build_module(fn, list(inputs), name)
     dynamic = _no_shape_reads(module, name, dynamic)
     if dynamic is not None:
-        top_function(module, name).attributes[REQUEST_ATTR] = builtin.StringAttr(
+        top_function(module, name).attributes[DYNAMIC_REQUEST_ATTR] = builtin.StringAttr(
             json.dumps(dynamic))
     times["frontend"] = time.perf_counter() - t0
     ctx = make_context()

@@ -140,9 +140,9 @@ def test_injected_pass_bug_is_found_shrunk_and_written(tmp_path: Path,
     """asc-tile computing ``b - a`` for ``a - b`` is reported as a mismatch, shrunk to a tiny
     program and written as a regression test that fails with the bug and passes without."""
     from pyasc_mlir.dialects import asc
-    from pyasc_mlir.passes import tile
+    from pyasc_mlir.passes import kernel_builder
 
-    real = tile._KernelBuilder._binary
+    real = kernel_builder.KernelBuilder._binary
 
     def swapped_sub(self, t, op):  # noqa: ANN001, ANN202
         real(self, t, op)
@@ -151,7 +151,7 @@ def test_injected_pass_bug_is_found_shrunk_and_written(tmp_path: Path,
             lhs, rhs = last.operands[1], last.operands[2]
             last.operands[1], last.operands[2] = rhs, lhs
 
-    monkeypatch.setattr(tile._KernelBuilder, "_binary", swapped_sub)
+    monkeypatch.setattr(kernel_builder.KernelBuilder, "_binary", swapped_sub)
     report = fuzz.run_fuzz(8, seed=1, workers=1, out_dir=tmp_path, shrink_budget=60,
                            max_shrink=1, log=None)
     assert report.mismatches >= 1, report.summary()
@@ -164,7 +164,7 @@ def test_injected_pass_bug_is_found_shrunk_and_written(tmp_path: Path,
     test = getattr(_load(path), f"test_{prog.name}")
     with pytest.raises(AssertionError, match="tile"):
         test()
-    monkeypatch.setattr(tile._KernelBuilder, "_binary", real)
+    monkeypatch.setattr(kernel_builder.KernelBuilder, "_binary", real)
     test()  # the bug is gone: the regression test passes
 
 

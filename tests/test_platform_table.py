@@ -63,22 +63,6 @@ PLATFORM_NAMES = frozenset(
     == platform.__name__ and n not in {"annotations", "dataclass", "Platform"})
 """Public names ``platform.py`` defines (constants and helpers), not its imports."""
 
-PENDING = {
-    ("passes/tile.py", "redefinition"), ("passes/tile.py", "default-platform"),
-    ("passes/tile.py", "ceil-idiom"), ("passes/tile.py", "unit-arithmetic"),
-    ("passes/tile.py", "hw-size"),
-    ("passes/lower_cube.py", "default-platform"), ("passes/lower_cube.py", "ceil-idiom"),
-    ("passes/lower_cube.py", "unit-arithmetic"),
-    ("passes/lower_layout.py", "default-platform"), ("passes/lower_layout.py", "ceil-idiom"),
-    ("passes/buffer_alloc.py", "ceil-idiom"), ("passes/buffer_alloc.py", "unit-arithmetic"),
-    ("passes/convert_to_ascendc.py", "ceil-idiom"),
-    ("passes/convert_to_ascendc.py", "unit-arithmetic"),
-}
-"""(file, rule) pairs in ``passes/``, which is being moved onto ``platform.py`` on another
-branch (issue 15). Delete each entry once that branch is merged: the test fails on an entry
-that no longer matches anything."""
-
-
 def _sources(*suffixes: str) -> Iterator[Path]:
     for folder in SOURCE_DIRS:
         for path in sorted((ROOT / folder).rglob("*")):
@@ -181,16 +165,9 @@ def _all_hits() -> list[tuple[str, int, str, str]]:
 
 
 def test_hardware_numbers_live_only_in_platform_py() -> None:
-    bad = [f"{f}:{line}: [{rule}] {text}" for f, line, rule, text in _all_hits()
-           if (f, rule) not in PENDING]
+    bad = [f"{f}:{line}: [{rule}] {text}" for f, line, rule, text in _all_hits()]
     assert not bad, ("hardware numbers outside pyasc_mlir/platform.py (import them from "
                      "there):\n" + "\n".join(bad))
-
-
-def test_pending_entries_still_match() -> None:
-    seen = {(f, rule) for f, _, rule, _ in _all_hits()}
-    stale = sorted(PENDING - seen)
-    assert not stale, f"remove these PENDING entries from {Path(__file__).name}: {stale}"
 
 
 def test_the_scanner_catches_each_rule(tmp_path: Path) -> None:

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from xdsl.dialects import func
-from xdsl.dialects.builtin import StringAttr
 from xdsl.interpreter import Interpreter, PythonValues, impl
 from xdsl.ir import Operation
 
 from pyasc_mlir import cube_tiling as ct
 from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.dialects.attrs import kernel_platform
 from pyasc_mlir.interpreter.ascendc_access import define_lanes, local_view
 from pyasc_mlir.interpreter.ascendc_state import (
     AscendcFunctionsBase,
@@ -57,8 +57,7 @@ def _kernel_platform(op: Operation) -> Platform:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
         parent = parent.parent_op()
-    attr = parent.attributes.get("asc.platform") if parent is not None else None
-    return get_platform(attr.data if isinstance(attr, StringAttr) else None)
+    return get_platform(kernel_platform(parent) if parent is not None else None)
 
 
 def _live_matmul(op: Operation, api: str, mm: MatmulObject) -> dict[str, int]:

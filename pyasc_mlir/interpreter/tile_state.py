@@ -25,6 +25,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from pyasc_mlir.checks import MemoryCheckError, memory_check_enabled
 from pyasc_mlir.dialects.asc import LOC_ATTR
+from pyasc_mlir.dialects.attrs import PLATFORM_ATTR, TILING_ATTR
 from pyasc_mlir.platform import DEFAULT_PLATFORM, LANE_ALIGN, get_platform
 
 __all__ = ["PLATFORM_ATTR", "POISON_BYTE", "REDUCE_LAST_STRIDE", "TILING_ATTR",
@@ -36,10 +37,6 @@ UB_BYTES_DEFAULT = get_platform(DEFAULT_PLATFORM).ub_bytes
 """UB size per block when nobody says otherwise: the default platform's (192 KiB on 910B)."""
 POISON_BYTE = 0xFF
 """Fill byte of fresh memory: reads back as NaN in f16 and f32, -1 in integers."""
-TILING_ATTR = "asc.tiling"
-"""Kernel attribute holding the tiling struct: a dictionary of field name -> integer."""
-PLATFORM_ATTR = "asc.platform"
-"""Kernel attribute naming the platform (its UB size is used when none is given)."""
 REDUCE_LAST_STRIDE = LANE_ALIGN
 """``asc.vreduce`` axis ``last`` writes its per-row results this many elements apart (one
 16-element row slot)."""

@@ -1,0 +1,239 @@
+"""``convert-asc-to-ascendc``, part 2: one rewrite pattern per tile-level compute op.
+
+Part 1 (``convert_to_ascendc``) rebuilds each kernel with its buffers, queues, copies, loops
+and matmuls in ``ascendc`` form and copies every other op with its operands remapped to the
+new ``LocalTensor`` values. These patterns then replace the copied ``asc`` compute ops in
+place, each by the Ascend C call(s) it stands for, so the op order is the kernel's:
+
+* ``asc.block_idx`` -> ``GetBlockIdx()``, ``asc.tiling_field`` -> ``tiling.FIELD``;
+* ``asc.vbinary``/``vunary``/``vscalar``/``vcast``/``vcompare``/``vselect``/``vcopy`` -> the
+  one vector call of the same kind (``Add``, ``Exp``, ``Adds``, ``Cast``, ``Compare``,
+  ``Select``, ``DataCopy``); ``asc.vdup`` -> a scalar constant and ``Duplicate``;
+* ``asc.vreduce`` over the last axis -> one ``ReduceSum/Max/Min`` per row (results
+  ``LANE_ALIGN`` elements apart); over the middle axis -> a loop of UB->UB ``DataCopy`` and
+  ``Add/Max/Min``; ``asc.vbroadcast`` -> a loop of ``DataCopy`` rows, or of ``GetValue`` +
+  ``Duplicate`` (after a V->S sync) when the source has no ``L`` extent.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import Float16Type, Float32Type, FloatAttr, IntegerAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.passes.ir_builder import Index, IRBuilder
+from pyasc_mlir.platform import LANE_ALIGN
+
+
+def const_value(v: SSAValue) -> int | None:
+    """The value of an ``index`` constant, else ``None``."""
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+class AscendcBuilder(IRBuilder):
+    """The IR builder of the conversion: nothing folded, plus ``LocalTensor`` subviews."""
+
+    def view(self, t: SSAValue, offset: Index) -> SSAValue:
+        """``t[offset]`` (``t`` itself at offset 0)."""
+        if isinstance(offset, int):
+            if offset == 0:
+                return t
+            offset = self.c(offset)
+        elif const_value(offset) == 0:
+            return t
+        return self.add(ac.SubviewOp(t, offset))  # type: ignore[return-value]
+
+
+def _at(op: Operation, rewriter: PatternRewriter) -> AscendcBuilder:
+    return AscendcBuilder.before(op, rewriter, fold=False)  # type: ignore[return-value]
+
+
+def _replace(op: Operation, rewriter: PatternRewriter, new: Operation) -> None:
+    """Replace ``op`` by ``new`` (which takes over ``op``'s location and uses; its results stay
+    unnamed, as every value the conversion creates)."""
+    _at(op, rewriter).add(new)
+    rewriter.replace(op, [], new.results)
+    for r in new.results:
+        r.name_hint = None
+
+
+class BlockIdxPattern(RewritePattern):
+    """``asc.block_idx`` -> ``GetBlockIdx()``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.BlockIdxOp, rewriter: PatternRewriter) -> None:
+        _replace(op, rewriter, ac.GetBlockIdxOp())
+
+
+class TilingFieldPattern(RewritePattern):
+    """``asc.tiling_field`` -> ``tiling.FIELD``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.TilingFieldOp, rewriter: PatternRewriter) -> None:
+        _replace(op, rewriter, ac.TilingFieldOp(op.field.data))
+
+
+class VBinaryPattern(RewritePattern):
+    """``asc.vbinary`` -> ``Add``/``Sub``/``Mul``/... on LocalTensors."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.VBinaryOp, rewriter: PatternRewriter) -> None:
+        _replace(op, rewriter, ac.VecBinaryOp(ac.VEC_BINARY[op.kind.data], op.dst, op.lhs,
+                                              op.rhs, op.count))
+
+
+class VUnaryPattern(RewritePattern):
+    """``asc.vunary`` -> ``Exp``/``Abs``/... on LocalTensors."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.VUnaryOp, rewriter: PatternRewriter) -> None:
+        _replace(op, rewriter, ac.VecUnaryOp(ac.VEC_UNARY[op.kind.data], op.dst, op.src,
+                                             op.count))
+
+
+class VScalarPattern(RewritePattern):
+    """``asc.vscalar`` -> ``Adds``/``Muls``/``Maxs``/``Mins``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.VScalarOp, rewriter: PatternRewriter) -> None:
+        _replace(op, rewriter, ac.VecScalarOp(ac.VEC_SCALAR[op.kind.data], op.dst, op.src,
+                                              op.scalar.value.data, op.count))
+
+
+class VDupPattern(RewritePattern):
+    """``asc.vdup`` -> a scalar constant and ``Duplicate``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.VDupOp, rewriter: PatternRewriter) -> None:
+        dtype = ac.elem(op.dst.type)
+        assert isinstance(dtype, Float16Type | Float32Type)
+        out = _at(op, rewriter)
+        v = out.add(arith.ConstantOp(FloatAttr(op.value.value.data, dtype)))
+        out.add(ac.DuplicateOp(op.dst, v, op.count))  # type: ignore[arg-type]
+        rewriter.erase(op)
+
+
+class VCopyPattern(RewritePattern):
+    """``asc.vcopy`` -> UB->UB ``DataCopy``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.VCopyOp, rewriter: PatternRewriter) -> None:
+        _replace(op, rewriter, ac.DataCopyOp(op.dst, op.src, op.count))
+
+
+class VCastPattern(RewritePattern):
+    """``asc.vcast`` -> ``Cast`` with its rounding mode."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.VCastOp, rewriter: PatternRewriter) -> None:
+        _replace(op, rewriter, ac.CastOp(ac.ROUND[op.round.data], op.dst, op.src, op.count))
+
+
+class VComparePattern(RewritePattern):
+    """``asc.vcompare`` -> ``Compare`` into a bit mask."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.VCompareOp, rewriter: PatternRewriter) -> None:
+        _replace(op, rewriter, ac.CompareOp(ac.CMP[op.predicate.data], op.mask, op.lhs,
+                                            op.rhs, op.count))
+
+
+class VSelectPattern(RewritePattern):
+    """``asc.vselect`` -> ``Select`` by a bit mask."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.VSelectOp, rewriter: PatternRewriter) -> None:
+        _replace(op, rewriter, ac.SelectOp(op.dst, op.mask, op.lhs, op.rhs, op.count))
+
+
+class VReducePattern(RewritePattern):
+    """``asc.vreduce`` -> per-row ``Reduce*`` calls or a loop of ``Add/Max/Min``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.VReduceOp, rewriter: PatternRewriter) -> None:
+        out = _at(op, rewriter)
+        dst, src, work = op.dst, op.src, op.work
+        kind = op.kind.data
+        if op.axis.data == "last":
+            total = out.muli(op.rows, op.m)
+
+            def row(o: AscendcBuilder, i: SSAValue) -> None:
+                d = o.view(dst, o.muli(i, LANE_ALIGN))
+                s = o.view(src, o.muli(i, op.ls))
+                o.add(ac.ReduceOp(ac.REDUCE[kind], d, s, work, op.length))
+            out.loop(total, row)  # type: ignore[arg-type]
+            rewriter.erase(op)
+            return
+        api = {"sum": "Add", "max": "Max", "min": "Min"}[kind]
+
+        def outer(o: AscendcBuilder, r: SSAValue) -> None:
+            d = o.view(dst, o.muli(r, op.ls))
+            base = o.muli(r, op.m)
+            o.add(ac.DataCopyOp(d, o.view(src, o.muli(base, op.ls)), op.ls))
+
+            def inner(o2: AscendcBuilder, j: SSAValue) -> None:
+                idx = o2.addi(base, j)
+                s = o2.view(src, o2.muli(idx, op.ls))
+                o2.add(ac.VecBinaryOp(api, d, d, s, op.ls))
+            o.loop(op.m, inner, lower=1)  # type: ignore[arg-type]
+        out.loop(op.rows, outer)  # type: ignore[arg-type]
+        rewriter.erase(op)
+
+
+class VBroadcastPattern(RewritePattern):
+    """``asc.vbroadcast`` -> a loop of row copies or ``GetValue`` + ``Duplicate``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.VBroadcastOp, rewriter: PatternRewriter) -> None:
+        out = _at(op, rewriter)
+        dst, src = op.dst, op.src
+        has_rows, has_m, has_l = op.src_has
+        total = out.muli(op.rows, op.m)
+        if not has_l:
+            out.add(ac.SyncOp("V_S"))
+
+        def row(o: AscendcBuilder, i: SSAValue) -> None:
+            r = o.divi(i, op.m)
+            j = o.remi(i, op.m)
+            si: SSAValue | int = 0
+            if has_rows:
+                si = o.muli(r, op.m) if has_m else r
+            if has_m:
+                si = o.addi(si, j)
+            d = o.view(dst, o.muli(i, op.ls))
+            if has_l:
+                s = o.view(src, o.muli(si, op.ls))
+                o.add(ac.DataCopyOp(d, s, op.ls))
+            else:
+                idx = o.muli(si, LANE_ALIGN) if not isinstance(si, int) else o.c(
+                    si * LANE_ALIGN)
+                v = o.add(ac.GetValueOp(src, idx))
+                o.add(ac.DuplicateOp(d, v, op.ls))  # type: ignore[arg-type]
+        out.loop(total, row)  # type: ignore[arg-type]
+        rewriter.erase(op)
+
+
+PATTERNS: tuple[type[RewritePattern], ...] = (
+    BlockIdxPattern, TilingFieldPattern, VBinaryPattern, VUnaryPattern, VScalarPattern,
+    VDupPattern, VCopyPattern, VCastPattern, VComparePattern, VSelectPattern, VReducePattern,
+    VBroadcastPattern)
+"""Every compute-op pattern of the conversion."""
+
+
+def rewrite_compute_ops(kernel: func.FuncOp) -> None:
+    """Replace the ``asc`` compute ops inside ``kernel`` by their Ascend C calls (no dead-code
+    elimination: every op the kernel builder made is kept)."""
+    applier = GreedyRewritePatternApplier([p() for p in PATTERNS], dce_enabled=False)
+    PatternRewriteWalker(applier).rewrite_region(kernel.body)
