@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from pyasc_mlir.dialects import opset_special as special
 from pyasc_mlir.dialects.opset_numerics import TINY, TU, U, erf, rel
 
 __all__ = [
@@ -183,7 +184,7 @@ class OpRecord:
 
 
 def _relu(x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, x.dtype.type(0))
+    return special.relu(x)
 
 
 def _rsqrt64(x: np.ndarray) -> np.ndarray:
@@ -349,11 +350,11 @@ def _unary(kind: str, doc: str = "", **kw: Any) -> OpRecord:
     return OpRecord(kind, "unary", 1, doc, **kw)
 
 
-def _binary(kind: str, call: str, numpy: np.ufunc, **kw: Any) -> OpRecord:
+def _binary(kind: str, call: str, numpy: Callable[..., Any], **kw: Any) -> OpRecord:
     return OpRecord(kind, "binary", 2, numpy=numpy, call=AscendCCall(call), **kw)
 
 
-def _scalar(kind: str, call: str, numpy: np.ufunc) -> OpRecord:
+def _scalar(kind: str, call: str, numpy: Callable[..., Any]) -> OpRecord:
     return OpRecord(kind, "scalar", 1, numpy=numpy, call=AscendCCall(call, "scalar"))
 
 
@@ -369,7 +370,7 @@ def _compare(kind: str, symbol: str, numpy: np.ufunc) -> OpRecord:
     )
 
 
-def _reduce(kind: str, call: str | None) -> OpRecord:
+def _reduce(kind: str, call: str | None, **kw: Any) -> OpRecord:
     return OpRecord(
         kind,
         "reduce",
@@ -378,6 +379,7 @@ def _reduce(kind: str, call: str | None) -> OpRecord:
         methods=(kind,),
         composite=call is None,
         call=None if call is None else AscendCCall(call, "reduce"),
+        **kw,
     )
 
 
@@ -436,7 +438,8 @@ RECORDS: tuple[OpRecord, ...] = (
     ),
     _unary(
         "abs",
-        "Elementwise absolute value (the builtin ``abs(x)`` works too).",
+        "Elementwise absolute value (the builtin ``abs(x)`` works too): the sign "
+        "bit cleared, so ``abs(-0.0) = +0.0`` and a NaN stays NaN.",
         py_fold=builtins.abs,
         numpy=np.abs,
         call=AscendCCall("Abs"),
@@ -444,10 +447,11 @@ RECORDS: tuple[OpRecord, ...] = (
     ),
     _unary(
         "relu",
-        "Elementwise ``max(x, 0)``.",
-        py_fold=lambda v: builtins.max(v, 0.0),
+        "Elementwise ``max(x, 0)``: ``+0`` where ``x < 0``, else ``x``, so NaN "
+        "stays NaN and ``relu(-0.0) = -0.0`` (as ``torch.relu``).",
+        py_fold=lambda v: 0.0 if v < 0 else v,
         numpy=_relu,
-        tile_numpy=lambda x, out: np.maximum(x, x.dtype.type(0), out=out),
+        tile_numpy=special.relu,
         call=AscendCCall("Relu"),
         fuzz=FuzzModel(
             "relu",
@@ -524,22 +528,26 @@ RECORDS: tuple[OpRecord, ...] = (
     _binary(
         "max",
         "Max",
-        np.maximum,
+        special.maximum,
         function="maximum",
-        doc="Elementwise maximum of two tensors (or a tensor and a number), broadcast together.",
+        doc="Elementwise maximum "
+        "of two tensors (or a tensor and a number), broadcast together. NaN if either "
+        "operand is NaN; ``maximum(-0.0, +0.0) = +0.0`` in either order (IEEE 754-2019).",
     ),
     _binary(
         "min",
         "Min",
-        np.minimum,
+        special.minimum,
         function="minimum",
-        doc="Elementwise minimum of two tensors (or a tensor and a number), broadcast together.",
+        doc="Elementwise minimum "
+        "of two tensors (or a tensor and a number), broadcast together. NaN if either "
+        "operand is NaN; ``minimum(-0.0, +0.0) = -0.0`` in either order (IEEE 754-2019).",
     ),
     # tile level: a buffer and an immediate
     _scalar("adds", "Adds", np.add),
     _scalar("muls", "Muls", np.multiply),
-    _scalar("maxs", "Maxs", np.maximum),
-    _scalar("mins", "Mins", np.minimum),
+    _scalar("maxs", "Maxs", special.maximum),
+    _scalar("mins", "Mins", special.minimum),
     # comparisons (the kind is the predicate)
     _compare("lt", "<", np.less),
     _compare("gt", ">", np.greater),
@@ -549,8 +557,10 @@ RECORDS: tuple[OpRecord, ...] = (
     _compare("ne", "!=", np.not_equal),
     # reductions; mean and var are composites (sum-based, in asc-decompose)
     _reduce("sum", "ReduceSum"),
-    _reduce("max", "ReduceMax"),
-    _reduce("min", "ReduceMin"),
+    # max/min: ``numpy(x, axis, keepdims)``, NaN if any element is NaN, a zero result +0
+    # (max) / -0 (min) if any element is that zero (opset_special)
+    _reduce("max", "ReduceMax", numpy=special.reduce_max),
+    _reduce("min", "ReduceMin", numpy=special.reduce_min),
     _reduce("mean", None),
     _reduce("var", None),
 )

@@ -2,9 +2,10 @@
 
 Each op follows the Ascend C API call it prints, with the semantics of ``docs/CPU_RUNTIME.md``
 (the clean-room CPU runtime ``kernel_operator.h`` implements the same table; results agree bit
-for bit except: ``Exp``/``Ln`` (numpy's float32 functions vs the C library's, within 1 ulp),
-NaN operands of ``Max``/``Min``/``Relu``/``ReduceMax``/``ReduceMin`` (numpy propagates NaN) and
-never-written UB (poisoned here; zeroed there except in its memory-check build)).
+for bit except: ``Exp``/``Ln`` (numpy's float32 functions vs the C library's, within 1 ulp)
+and never-written UB (poisoned here; zeroed there except in its memory-check build)). NaN and
+signed zeros of ``Max``/``Min``/``Maxs``/``Mins``/``Relu``/``Abs``/``ReduceMax``/``ReduceMin``
+agree too (``docs/CPU_RUNTIME.md``, "Special values"; ``dialects/opset_special.py``).
 
 Model:
 

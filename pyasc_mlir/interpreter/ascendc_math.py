@@ -64,8 +64,13 @@ SCALAR = _by_call(opset.SCALAR)
 """``Adds`` ... -> ``f(src, scalar[, out=])`` on compute lanes."""
 COMPARE = _by_call(opset.COMPARE)
 """``CMPMODE`` name -> ``f(a, b)`` giving ``bool`` lanes."""
-REDUCE_EXTREME = {"ReduceMax": np.max, "ReduceMin": np.min}
-"""The non-sum reductions."""
+REDUCE_EXTREME = {
+    r.call.name: r.numpy
+    for r in opset.REDUCE.values()
+    if r.call is not None and r.numpy is not None
+}
+"""The non-sum reductions (``ReduceMax``/``ReduceMin``: NaN if any element is NaN; a zero
+result's sign by :mod:`pyasc_mlir.dialects.opset_special`)."""
 ROUND_MODES = {v: k for k, v in ac.ROUND.items()}
 """``RoundMode`` name -> ``asc.vcast`` round mode (``"CAST_RINT"`` -> ``"rint"``)."""
 

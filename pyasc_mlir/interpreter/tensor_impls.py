@@ -133,8 +133,9 @@ class AscTensorFunctions(InterpreterFunctions):
         kind = op.kind.data
         with np.errstate(all="ignore"):
             if kind in ("max", "min"):
-                f = np.max if kind == "max" else np.min
-                r = f(x, axis=axes, keepdims=keep)
+                f = opset.REDUCE[kind].numpy  # NaN and +-0: dialects/opset_special.py
+                assert f is not None
+                r = f(x, axis=tuple(axes), keepdims=keep)
             else:
                 x64 = np.asarray(x, dtype=np.float64)
                 if kind == "sum":

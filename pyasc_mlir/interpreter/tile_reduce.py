@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.interpreter import Interpreter, PythonValues, impl
 
+from pyasc_mlir.dialects import opset
 from pyasc_mlir.dialects.asc import VBroadcastOp, VReduceOp
 from pyasc_mlir.interpreter.tile_access import is_mask, mask_bits, store_bits
 from pyasc_mlir.interpreter.tile_memcheck import (
@@ -38,7 +39,9 @@ def _reduce(kind: str, x: np.ndarray, axis: int, dtype: np.dtype) -> np.ndarray:
         fill = -np.inf if kind == "max" else np.inf
         shape = x.shape[:axis] + x.shape[axis + 1 :]
         return np.full(shape, fill, dtype)
-    return (np.max if kind == "max" else np.min)(x, axis=axis)
+    f = opset.REDUCE[kind].numpy  # NaN and +-0: dialects/opset_special.py
+    assert f is not None
+    return np.asarray(f(x, axis=axis))
 
 
 def _reduce_last(

@@ -787,6 +787,43 @@ constexpr bool kIsFloat = std::is_same_v<T, half> || std::is_same_v<T, float>;
 template <class T>
 constexpr bool kIsVec = kIsFloat<T> || std::is_same_v<T, int16_t> || std::is_same_v<T, int32_t>;
 
+// Special values of Max/Min/Maxs/Mins/Relu/Abs/ReduceMax/ReduceMin (docs/CPU_RUNTIME.md,
+// "Special values"), on compute lanes (float for half and float, wide integers otherwise):
+// NaN if either operand is NaN; a +-0 tie gives +0 for max and -0 for min (IEEE 754-2019
+// maximum/minimum: the AND / OR of the bit patterns of equal operands); Relu: +0 where
+// x < 0, else x (NaN and -0 pass); Abs: the sign bit cleared. The Ascend C documentation does
+// not state the NaN or signed-zero behaviour of these instructions on the Atlas A2: this is
+// the project's defined semantics, the same as the interpreters' (dialects/opset_special.py).
+template <bool kMax, class L>
+inline L VExtreme(L x, L y) {
+  if constexpr (std::is_floating_point_v<L>) {
+    if (std::isnan(x)) return x;
+    if (std::isnan(y)) return y;
+    if (x == y) {
+      uint32_t bx, by;
+      static_assert(sizeof(L) == 4, "float lanes");
+      std::memcpy(&bx, &x, 4);
+      std::memcpy(&by, &y, 4);
+      const uint32_t r = kMax ? (bx & by) : (bx | by);
+      L out;
+      std::memcpy(&out, &r, 4);
+      return out;
+    }
+  }
+  return kMax ? (x > y ? x : y) : (x < y ? x : y);
+}
+template <class L>
+inline L VMax(L x, L y) { return VExtreme<true>(x, y); }
+template <class L>
+inline L VMin(L x, L y) { return VExtreme<false>(x, y); }
+template <class L>
+inline L VRelu(L x) { return x < 0 ? L(0) : x; }
+template <class L>
+inline L VAbs(L x) {
+  if constexpr (std::is_floating_point_v<L>) return std::fabs(x);
+  else return x < 0 ? -x : x;
+}
+
 // The element loops below are compiled with the vectorizer on (plain -O2 in g++ 12 only
 // vectorizes loops without runtime alias checks or epilogues).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -984,8 +1021,8 @@ PYASC_BINARY_OP(Add, x + y, false)
 PYASC_BINARY_OP(Sub, x - y, false)
 PYASC_BINARY_OP(Mul, x * y, false)
 PYASC_BINARY_OP(Div, x / y, true)
-PYASC_BINARY_OP(Max, (x > y ? x : y), false)
-PYASC_BINARY_OP(Min, (x < y ? x : y), false)
+PYASC_BINARY_OP(Max, cpu::detail::VMax(x, y), false)
+PYASC_BINARY_OP(Min, cpu::detail::VMin(x, y), false)
 #undef PYASC_BINARY_OP
 
 #define PYASC_UNARY_OP(NAME, EXPR, FLOAT_ONLY)                                                \
@@ -1004,11 +1041,11 @@ PYASC_BINARY_OP(Min, (x < y ? x : y), false)
 // Rsqrt is 1/sqrt evaluated in double, then rounded.
 PYASC_UNARY_OP(Exp, std::exp(x), true)
 PYASC_UNARY_OP(Ln, std::log(x), true)
-PYASC_UNARY_OP(Abs, (x < 0 ? -x : x), false)
+PYASC_UNARY_OP(Abs, cpu::detail::VAbs(x), false)
 PYASC_UNARY_OP(Sqrt, std::sqrt(x), true)
 PYASC_UNARY_OP(Rsqrt, static_cast<decltype(x)>(1.0 / std::sqrt(static_cast<double>(x))), true)
 PYASC_UNARY_OP(Reciprocal, decltype(x)(1) / x, true)
-PYASC_UNARY_OP(Relu, (x > 0 ? x : decltype(x)(0)), false)
+PYASC_UNARY_OP(Relu, cpu::detail::VRelu(x), false)
 // Sin/Cos (advanced math API, count form): the C library's float functions, rounded to T.
 PYASC_UNARY_OP(Sin, std::sin(x), true)
 PYASC_UNARY_OP(Cos, std::cos(x), true)
@@ -1035,8 +1072,8 @@ template <class T> struct Identity { using type = T; };
 // dst = src op scalar (scalar converted to T first).
 PYASC_SCALAR_OP(Adds, x + y)
 PYASC_SCALAR_OP(Muls, x * y)
-PYASC_SCALAR_OP(Maxs, (x > y ? x : y))
-PYASC_SCALAR_OP(Mins, (x < y ? x : y))
+PYASC_SCALAR_OP(Maxs, cpu::detail::VMax(x, decltype(x)(y)))
+PYASC_SCALAR_OP(Mins, cpu::detail::VMin(x, decltype(x)(y)))
 #undef PYASC_SCALAR_OP
 
 // dst[i] = scalar for i < count.
@@ -1228,15 +1265,18 @@ inline void ReduceExtreme(const char* api, const LocalTensor<T>& dst, const Loca
     mc::RequireDefined(api, "src", src, 0, static_cast<uint64_t>(count) * sizeof(T));
     mc::Define(dst.CpuOffset(), (calIndex ? 2 : 1) * sizeof(T));
   }
+  // The fold of VMax/VMin (order-free: NaN if any element is NaN, else the extreme value; a
+  // zero result is +0 (max) / -0 (min) if any element is that zero). The index is the first
+  // element equal to the result (the first NaN for a NaN result).
   using L = typename Lane<T>::type;
   L best = static_cast<L>(s[0]);
   int64_t at = 0;
   for (int64_t i = 1; i < count; ++i) {
     const L x = static_cast<L>(s[i]);
-    if (kMax ? x > best : x < best) {
-      best = x;
-      at = i;
-    }
+    const L next = kMax ? VMax(best, x) : VMin(best, x);
+    const bool moved = std::isnan(next) ? !std::isnan(best) : (kMax ? x > best : x < best);
+    best = next;
+    if (moved) at = i;
   }
   d[0] = static_cast<T>(best);
   if (calIndex) StoreIndex(d, at);

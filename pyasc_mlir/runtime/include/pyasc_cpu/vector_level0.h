@@ -383,8 +383,8 @@ PYASC_L0_BINARY(Add, x + y, false)
 PYASC_L0_BINARY(Sub, x - y, false)
 PYASC_L0_BINARY(Mul, x * y, false)
 PYASC_L0_BINARY(Div, x / y, true)
-PYASC_L0_BINARY(Max, (x > y ? x : y), false)
-PYASC_L0_BINARY(Min, (x < y ? x : y), false)
+PYASC_L0_BINARY(Max, cpu::detail::VMax(x, y), false)
+PYASC_L0_BINARY(Min, cpu::detail::VMin(x, y), false)
 #undef PYASC_L0_BINARY
 
 // Unary: Op<T, isSetMask>(dst, src, mask | mask[], repeatTime, UnaryRepeatParams).
@@ -409,11 +409,11 @@ PYASC_L0_BINARY(Min, (x < y ? x : y), false)
 // Same expressions (and numerics) as the count forms.
 PYASC_L0_UNARY(Exp, std::exp(x), true)
 PYASC_L0_UNARY(Ln, std::log(x), true)
-PYASC_L0_UNARY(Abs, (x < 0 ? -x : x), false)
+PYASC_L0_UNARY(Abs, cpu::detail::VAbs(x), false)
 PYASC_L0_UNARY(Sqrt, std::sqrt(x), true)
 PYASC_L0_UNARY(Rsqrt, static_cast<decltype(x)>(1.0 / std::sqrt(static_cast<double>(x))), true)
 PYASC_L0_UNARY(Reciprocal, decltype(x)(1) / x, true)
-PYASC_L0_UNARY(Relu, (x > 0 ? x : decltype(x)(0)), false)
+PYASC_L0_UNARY(Relu, cpu::detail::VRelu(x), false)
 #undef PYASC_L0_UNARY
 
 // Scalar: Op<T, isSetMask>(dst, src, scalar, mask | mask[], repeatTime, UnaryRepeatParams), and
@@ -457,8 +457,8 @@ PYASC_L0_UNARY(Relu, (x > 0 ? x : decltype(x)(0)), false)
 // isSetMask given explicitly (Adds<half, false>(...)). LeakyRelu: dst = x >= 0 ? x : x * scalar.
 PYASC_L0_SCALAR(Adds, x + y, false, )
 PYASC_L0_SCALAR(Muls, x * y, false, )
-PYASC_L0_SCALAR(Maxs, (x > y ? x : y), false, )
-PYASC_L0_SCALAR(Mins, (x < y ? x : y), false, )
+PYASC_L0_SCALAR(Maxs, cpu::detail::VMax(x, decltype(x)(y)), false, )
+PYASC_L0_SCALAR(Mins, cpu::detail::VMin(x, decltype(x)(y)), false, )
 PYASC_L0_SCALAR(LeakyRelu, (x >= 0 ? x : x * y), true, = true)
 #undef PYASC_L0_SCALAR
 
