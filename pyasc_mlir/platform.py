@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyasc_mlir.errors import PyAscUsageError, caller_loc
+
 KIB = 1024
 """Bytes in a KiB."""
+GIB = 1024 * 1024 * KIB
+"""Bytes in a GiB."""
 
 # --- SoC-independent facts (shared/ASCEND_FACTS.md, "Platforms" and "API semantics") ---------
 
@@ -103,6 +107,8 @@ class Platform:
         l1_bytes, l0a_bytes, l0b_bytes, l0c_bytes: cube-side buffers, bytes.
         l2_bytes: L2 cache, bytes.
         hbm_gbps: whole-chip HBM bandwidth, GB/s (approximate, public figure).
+        hbm_bytes: device memory (global memory, GM) of one chip, bytes: the bound on one
+            tensor (see :data:`HBM_SOURCES`).
     """
 
     name: str
@@ -117,6 +123,7 @@ class Platform:
     l0c_bytes: int
     l2_bytes: int
     hbm_gbps: float
+    hbm_bytes: int
 
     @property
     def ub_usable_bytes(self) -> int:
@@ -124,9 +131,21 @@ class Platform:
         return ub_usable(self.ub_bytes)
 
 
+HBM_SOURCES = {
+    "910B": "64 GB HBM2e per Ascend 910B chip (Gitee AI compute docs, 'Ascend 910B', "
+            "https://ai.gitee.com/docs/compute/clusters_gpu/ascend_gpu); some 910B4 boards "
+            "carry 32 GB, and the bound keeps the larger configuration",
+    "310P3": "48 GB LPDDR4X per Ascend 310P chip in its largest public configuration, the "
+             "Atlas 300I Duo card (2 chips, 96 GB, about 204 GB/s per chip; elektronikpraxis.de "
+             "and Gamers Nexus teardown, 2025); the Atlas 300I Pro carries 24 GB",
+}
+"""Where each ``hbm_bytes`` figure comes from. The figure bounds the size of ONE tensor
+(``compile`` refuses a larger one), so where boards of one SoC differ it is the largest."""
+
+
 def _b910(name: str, cube: int, vec: int, clock: int, l2_mb: int, hbm: float) -> Platform:
     return Platform(name, "dav-c220", cube, vec, clock, 192 * KIB, 512 * KIB, 64 * KIB,
-                    64 * KIB, 128 * KIB, l2_mb * 1024 * KIB, hbm)
+                    64 * KIB, 128 * KIB, l2_mb * 1024 * KIB, hbm, 64 * GIB)
 
 
 PLATFORMS: dict[str, Platform] = {
@@ -135,7 +154,7 @@ PLATFORMS: dict[str, Platform] = {
     "910B3": _b910("910B3", 20, 40, 1800, 192, 1600.0),
     "910B4": _b910("910B4", 20, 40, 1500, 96, 800.0),
     "310P3": Platform("310P3", "dav-m200", 8, 8, 1060, 256 * KIB, 1024 * KIB, 64 * KIB,
-                      64 * KIB, 256 * KIB, 16 * 1024 * KIB, 200.0),
+                      64 * KIB, 256 * KIB, 16 * 1024 * KIB, 200.0, 48 * GIB),
 }
 DEFAULT_PLATFORM = "910B2"
 """The platform used when none is named (``@jit``, ``compile``, pass options, interpreters)."""
@@ -145,11 +164,14 @@ def get_platform(name: str | None = None) -> Platform:
     """Look up a platform by name (default :data:`DEFAULT_PLATFORM`, ``910B2``).
 
     Raises:
-        ValueError: unknown name; the message lists the known ones.
+        PyAscUsageError: (a ``ValueError``) unknown name, located at the caller's line; the
+            message lists the known ones.
     """
     key = name or DEFAULT_PLATFORM
     if key not in PLATFORMS:
-        raise ValueError(f"unknown Ascend platform {key!r}; known: {', '.join(PLATFORMS)}")
+        raise PyAscUsageError(f"unknown Ascend platform {key!r}; known: {', '.join(PLATFORMS)}",
+                              caller_loc(), f"name one of {', '.join(PLATFORMS)} "
+                              f"(default {DEFAULT_PLATFORM})")
     return PLATFORMS[key]
 
 

@@ -40,7 +40,7 @@ def check(err: PyAscError, tag: str, *words: str) -> str:
     source = linecache.getline(THIS, line).rstrip("\n")
     assert lines[1] == f"    {source}", text
     assert lines[2] == "    " + " " * err.loc.col + "^", text
-    assert source[err.loc.col:].strip(), text
+    assert source[err.loc.col :].strip(), text
     assert any(x.startswith("hint: ") and len(x) > 10 for x in lines[3:]), text
     for w in words:
         assert w in text, (w, text)
@@ -84,6 +84,7 @@ X = np.linspace(-3, 3, 7 * 33, dtype=np.float32).reshape(7, 33)
 
 # ------------------------------------------------------------------- cache environment
 
+
 def test_cache_dir_that_is_a_file(tmp_path, monkeypatch):
     path = tmp_path / "not-a-folder"
     path.write_text("x")
@@ -91,8 +92,14 @@ def test_cache_dir_that_is_a_file(tmp_path, monkeypatch):
     monkeypatch.delenv("PYASC_CACHE_DISABLE", raising=False)
     with pytest.raises(PyAscUsageError) as info:
         pa.compile(double, [pa.TensorDesc((7, 33))])  # ERR cache-file
-    check(info.value, "cache-file", "PYASC_CACHE_DIR", str(path), "not a folder",
-          "PYASC_CACHE_DISABLE=1")
+    check(
+        info.value,
+        "cache-file",
+        "PYASC_CACHE_DIR",
+        str(path),
+        "not a folder",
+        "PYASC_CACHE_DISABLE=1",
+    )
     with pytest.raises(PyAscUsageError) as info:  # a file on the way to the folder
         monkeypatch.setenv("PYASC_CACHE_DIR", str(path / "sub"))
         pa.compile(double, [pa.TensorDesc((7, 33))])  # ERR cache-file-parent
@@ -147,6 +154,7 @@ def test_cache_disable_writes_nothing_not_even_the_precompiled_header(tmp_path, 
 
 # ------------------------------------------------------------------- TensorDesc dims
 
+
 def test_tensor_desc_refuses_dims_that_are_not_ints():
     with pytest.raises(PyAscUsageError) as info:
         pa.TensorDesc((4, 8.7))  # ERR dim-float
@@ -179,8 +187,14 @@ def test_tensor_desc_accepts_ints_numpy_ints_and_none():
 def test_tensors_larger_than_device_memory_are_refused():
     with pytest.raises(PyAscUsageError) as info:
         pa.compile(double, [pa.TensorDesc((3, 2**62))])  # ERR hbm-wrap
-    check(info.value, "hbm-wrap", "argument 0 of double()", "[3, 4611686018427387904]",
-          "64 GiB", "910B2")
+    check(
+        info.value,
+        "hbm-wrap",
+        "argument 0 of double()",
+        "[3, 4611686018427387904]",
+        "64 GiB",
+        "910B2",
+    )
     with pytest.raises(PyAscUsageError) as info:  # beyond int64: no raw VerifyException
         pa.compile(double, [pa.TensorDesc((2**40, 2**40))])  # ERR hbm-int64
     check(info.value, "hbm-int64", "argument 0 of double()", "device memory")
@@ -203,6 +217,7 @@ def test_every_platform_has_a_device_memory_size():
 
 
 # ------------------------------------------------------------------- compile's arguments
+
 
 def test_compile_needs_a_list_of_inputs():
     with pytest.raises(PyAscUsageError) as info:
@@ -250,9 +265,11 @@ def test_generator_and_async_operators_are_located_errors():
     check(info.value, "async", "async def", "async_op()")
 
 
-@pytest.mark.parametrize("value", [1 / np.sqrt(32), np.float64(0.3), np.float32(0.5),
-                                   np.int64(3), np.int32(-2)],
-                         ids=lambda v: f"{type(v).__name__}({v})")
+@pytest.mark.parametrize(
+    "value",
+    [1 / np.sqrt(32), np.float64(0.3), np.float32(0.5), np.int64(3), np.int32(-2)],
+    ids=lambda v: f"{type(v).__name__}({v})",
+)
 def test_numpy_scalars_are_compile_time_constants(value):
     plain = value.item()
     ref = (X * np.float32(plain)).astype(np.float32)
@@ -264,12 +281,15 @@ def test_numpy_scalars_are_compile_time_constants(value):
     assert op.inputs == [pa.TensorDesc((7, 33), "float32")]  # one tensor, not two
     assert op is jf.compile(X, plain)  # the same signature as the Python number
     direct = pa.compile(scaled, [pa.TensorDesc((7, 33), "float32"), value])
-    assert direct.info["key"] == pa.compile(scaled, [pa.TensorDesc((7, 33), "float32"),
-                                                     plain]).info["key"]
+    assert (
+        direct.info["key"]
+        == pa.compile(scaled, [pa.TensorDesc((7, 33), "float32"), plain]).info["key"]
+    )
     np.testing.assert_array_equal(direct(X), got)
 
 
 # ------------------------------------------------------------------- pyasc profile
+
 
 @pytest.fixture
 def target(tmp_path: Path) -> Path:
@@ -278,8 +298,13 @@ def target(tmp_path: Path) -> Path:
     return src
 
 
-@pytest.mark.parametrize("name, words", [("NOT_A_FUNCTION", "has no function 'NOT_A_FUNCTION'"),
-                                         ("SCALE", "'SCALE' is an int, not a function")])
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("NOT_A_FUNCTION", "has no function 'NOT_A_FUNCTION'"),
+        ("SCALE", "'SCALE' is an int, not a function"),
+    ],
+)
 def test_profile_target_that_is_not_a_function(target, name, words, capsys):
     with pytest.raises(SystemExit) as e:
         cli_main(["profile", f"{target}::{name}", "--shape", "7,33"])
