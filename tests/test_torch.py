@@ -133,6 +133,20 @@ def test_tensors_that_need_a_gradient_are_refused() -> None:
     assert torch.equal(a, c)
 
 
+def test_custom_op_backward_names_the_operator(rms_op: TorchOp) -> None:
+    """Through torch.library the gradient is torch's business: the backward of an operator
+    without an autograd formula raises, naming it (never a silent None gradient)."""
+    leaf = rand((7, 33), torch.float32).requires_grad_()
+    y = rms_op(leaf * 1.0, torch.ones(33))
+    assert y.requires_grad and y.grad_fn is not None
+    with pytest.raises(RuntimeError, match="rms_scale_test"):
+        y.sum().backward()
+    assert leaf.grad is None
+    with torch.no_grad():
+        want = rms_op(leaf.detach(), torch.ones(33))
+    assert torch.equal(y.detach(), want)
+
+
 def test_compiled_and_loaded_op_take_tensors(tmp_path) -> None:
     descs = [pa.TensorDesc((7, 33), "float16")] * 2 + [pa.TensorDesc((33,), "float16")]
     op = pa.compile(gated, [*descs, 2.0], output_dir=tmp_path / "gated")
