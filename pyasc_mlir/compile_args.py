@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from pyasc_mlir.errors import PyAscUsageError, caller_loc
 from pyasc_mlir.pipeline import top_function
-from pyasc_mlir.platform import GIB, Platform, get_platform
+from pyasc_mlir.platform import GIB, PLATFORMS, Platform, get_platform, unknown_platform
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 
 __all__ = ["check_call", "check_results", "constant"]
@@ -95,6 +95,8 @@ def check_call(
     """
     name = _check_function(fn)
     args = _check_inputs(inputs)
+    if platform is not None and platform not in PLATFORMS:  # None: the default platform
+        raise unknown_platform(platform, caller_loc())
     plat = get_platform(platform)
     for i, a in enumerate(args):
         items = list(enumerate(a)) if isinstance(a, tuple) else [(None, a)]

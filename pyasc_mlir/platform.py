@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyasc_mlir.errors import PyAscUsageError, caller_loc
+from pyasc_mlir.errors import PyAscUsageError, SourceLoc
 
 KIB = 1024
 """Bytes in a KiB."""
@@ -164,15 +164,21 @@ def get_platform(name: str | None = None) -> Platform:
     """Look up a platform by name (default :data:`DEFAULT_PLATFORM`, ``910B2``).
 
     Raises:
-        PyAscUsageError: (a ``ValueError``) unknown name, located at the caller's line; the
-            message lists the known ones.
+        PyAscUsageError: (a ``ValueError``) unknown name; the message lists the known ones.
+            Not located: the public API locates it at the user's call (``compile``), the
+            tools report it as theirs.
     """
     key = name or DEFAULT_PLATFORM
     if key not in PLATFORMS:
-        raise PyAscUsageError(f"unknown Ascend platform {key!r}; known: {', '.join(PLATFORMS)}",
-                              caller_loc(), f"name one of {', '.join(PLATFORMS)} "
-                              f"(default {DEFAULT_PLATFORM})")
+        raise unknown_platform(key, None)
     return PLATFORMS[key]
+
+
+def unknown_platform(name: str, loc: SourceLoc | None) -> PyAscUsageError:
+    """The error for an unknown platform ``name`` (at ``loc``), listing the known ones."""
+    return PyAscUsageError(f"unknown Ascend platform {name!r}; known: {', '.join(PLATFORMS)}",
+                           loc, f"name one of {', '.join(PLATFORMS)} (default "
+                           f"{DEFAULT_PLATFORM})")
 
 
 def header_defines(platform: Platform) -> list[str]:
