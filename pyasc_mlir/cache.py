@@ -41,8 +41,10 @@ Watch = list[tuple[Any, str | None, Any, str | None]]
 mutable container's repr)`` (see :func:`global_watch`, :func:`watch_changed`)."""
 
 
-_CACHE_HINT = ("set PYASC_CACHE_DIR to a writable folder (unset or empty: ~/.cache/pyasc_mlir), "
-               "or PYASC_CACHE_DISABLE=1 to compile without the cache")
+_CACHE_HINT = (
+    "set PYASC_CACHE_DIR to a writable folder (unset or empty: ~/.cache/pyasc_mlir), "
+    "or PYASC_CACHE_DISABLE=1 to compile without the cache"
+)
 
 
 def cache_dir() -> Path:
@@ -61,8 +63,9 @@ def cache_dir() -> Path:
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise PyAscUsageError(f"{where} cannot be created: {exc.strerror or exc}", caller_loc(),
-                              _CACHE_HINT) from None
+        raise PyAscUsageError(
+            f"{where} cannot be created: {exc.strerror or exc}", caller_loc(), _CACHE_HINT
+        ) from None
     if not os.access(root, os.W_OK | os.X_OK):
         raise PyAscUsageError(f"{where} is not writable", caller_loc(), _CACHE_HINT)
     return root
@@ -138,8 +141,9 @@ class _Fingerprint:
     def function(self, name: str, fn: types.FunctionType, depth: int) -> None:
         fn = inspect.unwrap(fn)
         if not isinstance(fn, types.FunctionType) or not _is_user_code(fn):
-            self.parts.append(f"{name}=<{getattr(fn, '__module__', '')}."
-                              f"{getattr(fn, '__qualname__', fn)!s}>")
+            self.parts.append(
+                f"{name}=<{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', fn)!s}>"
+            )
             return
         if id(fn) in self.seen or depth > 50:
             self.parts.append(f"{name}=<{fn.__module__}.{fn.__qualname__} (seen)>")
@@ -254,8 +258,12 @@ def cache_key(fn: Callable[..., Any], inputs: Sequence[object], options: dict) -
     """The 32-hex-digit key of compiling ``fn`` for ``inputs`` with ``options``: the compiler
     fingerprint, the source fingerprint, the argument descriptions and the options."""
     h = hashlib.sha256()
-    for part in (compiler_fingerprint(), source_fingerprint(fn, inputs), repr(list(inputs)),
-                 repr(sorted(options.items()))):
+    for part in (
+        compiler_fingerprint(),
+        source_fingerprint(fn, inputs),
+        repr(list(inputs)),
+        repr(sorted(options.items())),
+    ):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]

@@ -26,8 +26,8 @@ def uses_torch(values: Sequence[Any]) -> bool:
     """Whether any of ``values`` (or an item of a tuple/list value) is a ``torch.Tensor``."""
     tensor = _torch_tensor_type()
     return tensor is not None and any(
-        isinstance(x, tensor) for v in values
-        for x in (v if isinstance(v, tuple | list) else (v,)))
+        isinstance(x, tensor) for v in values for x in (v if isinstance(v, tuple | list) else (v,))
+    )
 
 
 def _arrays() -> ModuleType:
@@ -38,9 +38,11 @@ def _arrays() -> ModuleType:
     return torch_arrays
 
 
-_GRAD_HINT = ("pass x.detach() (no gradient flows back through the operator), call it under "
-              "torch.no_grad() / torch.inference_mode(), or compute this step with a "
-              "differentiable torch operator where the gradient is needed")
+_GRAD_HINT = (
+    "pass x.detach() (no gradient flows back through the operator), call it under "
+    "torch.no_grad() / torch.inference_mode(), or compute this step with a "
+    "differentiable torch operator where the gradient is needed"
+)
 
 
 def torch_to_numpy(value: Any, what: str) -> Any:
@@ -64,7 +66,10 @@ def torch_to_numpy(value: Any, what: str) -> Any:
         raise PyAscUsageError(
             f"{what} is a torch tensor that requires grad, but the pyasc operator has no "
             "backward: its results would carry no gradient and the gradients upstream of "
-            "this tensor would stay None", caller_loc(), _GRAD_HINT)
+            "this tensor would stay None",
+            caller_loc(),
+            _GRAD_HINT,
+        )
     return _arrays().to_numpy(value, what)
 
 

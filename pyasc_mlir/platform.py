@@ -133,19 +133,32 @@ class Platform:
 
 HBM_SOURCES = {
     "910B": "64 GB HBM2e per Ascend 910B chip (Gitee AI compute docs, 'Ascend 910B', "
-            "https://ai.gitee.com/docs/compute/clusters_gpu/ascend_gpu); some 910B4 boards "
-            "carry 32 GB, and the bound keeps the larger configuration",
+    "https://ai.gitee.com/docs/compute/clusters_gpu/ascend_gpu); some 910B4 boards "
+    "carry 32 GB, and the bound keeps the larger configuration",
     "310P3": "48 GB LPDDR4X per Ascend 310P chip in its largest public configuration, the "
-             "Atlas 300I Duo card (2 chips, 96 GB, about 204 GB/s per chip; elektronikpraxis.de "
-             "and Gamers Nexus teardown, 2025); the Atlas 300I Pro carries 24 GB",
+    "Atlas 300I Duo card (2 chips, 96 GB, about 204 GB/s per chip; elektronikpraxis.de "
+    "and Gamers Nexus teardown, 2025); the Atlas 300I Pro carries 24 GB",
 }
 """Where each ``hbm_bytes`` figure comes from. The figure bounds the size of ONE tensor
 (``compile`` refuses a larger one), so where boards of one SoC differ it is the largest."""
 
 
 def _b910(name: str, cube: int, vec: int, clock: int, l2_mb: int, hbm: float) -> Platform:
-    return Platform(name, "dav-c220", cube, vec, clock, 192 * KIB, 512 * KIB, 64 * KIB,
-                    64 * KIB, 128 * KIB, l2_mb * 1024 * KIB, hbm, 64 * GIB)
+    return Platform(
+        name,
+        "dav-c220",
+        cube,
+        vec,
+        clock,
+        192 * KIB,
+        512 * KIB,
+        64 * KIB,
+        64 * KIB,
+        128 * KIB,
+        l2_mb * 1024 * KIB,
+        hbm,
+        64 * GIB,
+    )
 
 
 PLATFORMS: dict[str, Platform] = {
@@ -153,8 +166,21 @@ PLATFORMS: dict[str, Platform] = {
     "910B2": _b910("910B2", 24, 48, 1800, 192, 1600.0),
     "910B3": _b910("910B3", 20, 40, 1800, 192, 1600.0),
     "910B4": _b910("910B4", 20, 40, 1500, 96, 800.0),
-    "310P3": Platform("310P3", "dav-m200", 8, 8, 1060, 256 * KIB, 1024 * KIB, 64 * KIB,
-                      64 * KIB, 256 * KIB, 16 * 1024 * KIB, 200.0, 48 * GIB),
+    "310P3": Platform(
+        "310P3",
+        "dav-m200",
+        8,
+        8,
+        1060,
+        256 * KIB,
+        1024 * KIB,
+        64 * KIB,
+        64 * KIB,
+        256 * KIB,
+        16 * 1024 * KIB,
+        200.0,
+        48 * GIB,
+    ),
 }
 DEFAULT_PLATFORM = "910B2"
 """The platform used when none is named (``@jit``, ``compile``, pass options, interpreters)."""
@@ -176,9 +202,11 @@ def get_platform(name: str | None = None) -> Platform:
 
 def unknown_platform(name: str, loc: SourceLoc | None) -> PyAscUsageError:
     """The error for an unknown platform ``name`` (at ``loc``), listing the known ones."""
-    return PyAscUsageError(f"unknown Ascend platform {name!r}; known: {', '.join(PLATFORMS)}",
-                           loc, f"name one of {', '.join(PLATFORMS)} (default "
-                           f"{DEFAULT_PLATFORM})")
+    return PyAscUsageError(
+        f"unknown Ascend platform {name!r}; known: {', '.join(PLATFORMS)}",
+        loc,
+        f"name one of {', '.join(PLATFORMS)} (default {DEFAULT_PLATFORM})",
+    )
 
 
 def header_defines(platform: Platform) -> list[str]:

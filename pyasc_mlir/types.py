@@ -23,8 +23,14 @@ def dtype_name(dtype: object) -> str:
     Raises:
         TypeError: an unsupported dtype; the message lists the supported ones.
     """
-    aliases = {"fp16": "float16", "half": "float16", "f16": "float16",
-               "fp32": "float32", "float": "float32", "f32": "float32"}
+    aliases = {
+        "fp16": "float16",
+        "half": "float16",
+        "f16": "float16",
+        "fp32": "float32",
+        "float": "float32",
+        "f32": "float32",
+    }
     if isinstance(dtype, str):
         name = aliases.get(dtype, dtype)
     else:
@@ -32,8 +38,9 @@ def dtype_name(dtype: object) -> str:
             # np.dtype accepts more than its stubs' overloads name; TypeError is caught below
             name = np.dtype(dtype).name  # type: ignore[call-overload]
         except TypeError:
-            raise PyAscDtypeError(f"unsupported dtype {dtype!r}", caller_loc(),
-                                  _DTYPE_HINT) from None
+            raise PyAscDtypeError(
+                f"unsupported dtype {dtype!r}", caller_loc(), _DTYPE_HINT
+            ) from None
     if name not in DTYPES:
         raise PyAscDtypeError(f"unsupported dtype {dtype!r}", caller_loc(), _DTYPE_HINT)
     return name
@@ -58,7 +65,7 @@ def np_dtype_of(t: Attribute) -> np.dtype:
 INT64_MAX = 2**63 - 1
 """The largest dim (and element count) a tensor type can hold (``i64`` in the IR)."""
 
-_SHAPE_HINT = "give the shape as a tuple of ints, e.g. TensorDesc((8, 1024), \"float16\")"
+_SHAPE_HINT = 'give the shape as a tuple of ints, e.g. TensorDesc((8, 1024), "float16")'
 
 
 def _shape_error(message: str) -> PyAscUsageError:
@@ -76,20 +83,23 @@ def check_shape(shape: object) -> tuple[int | None, ...]:
             int: write ``(8,)``), or a dim is not an int or is out of range.
     """
     if isinstance(shape, int | np.integer) or not isinstance(shape, Sequence | np.ndarray):
-        raise _shape_error(f"a shape is a tuple of dims, not {type(shape).__name__} "
-                           f"{shape!r}" + (f"; write ({shape},)" if isinstance(
-                               shape, int | np.integer) else ""))
+        raise _shape_error(
+            f"a shape is a tuple of dims, not {type(shape).__name__} "
+            f"{shape!r}" + (f"; write ({shape},)" if isinstance(shape, int | np.integer) else "")
+        )
     dims: list[int | None] = []
     for i, d in enumerate(shape):
         if d is None:
             dims.append(None)
             continue
         if isinstance(d, bool | np.bool_) or not isinstance(d, int | np.integer):
-            raise _shape_error(f"dim {i} of shape {tuple(shape)!r} is {d!r}, a "
-                               f"{type(d).__name__}; dims are ints")
+            raise _shape_error(
+                f"dim {i} of shape {tuple(shape)!r} is {d!r}, a {type(d).__name__}; dims are ints"
+            )
         if not 0 <= d <= INT64_MAX:
-            raise _shape_error(f"dim {i} of shape {tuple(shape)!r} is {d}; dims are >= 0 "
-                               "and < 2**63")
+            raise _shape_error(
+                f"dim {i} of shape {tuple(shape)!r} is {d}; dims are >= 0 and < 2**63"
+            )
         dims.append(int(d))
     return tuple(dims)
 
@@ -129,8 +139,9 @@ class TensorDesc:
             ValueError: a dim is dynamic (``None``)."""
         dims = tuple(d for d in self.shape if d is not None)
         if len(dims) != len(self.shape):
-            raise ValueError(f"shape {list(self.shape)} has dynamic (None) dims; a static "
-                             "shape is needed here")
+            raise ValueError(
+                f"shape {list(self.shape)} has dynamic (None) dims; a static shape is needed here"
+            )
         return dims
 
     @property
