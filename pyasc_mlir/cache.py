@@ -1,11 +1,13 @@
 """The compile cache: keys, fingerprints, the watch of globals, the cache folder, atomic I/O.
 
-Results are cached on disk under ``PYASC_CACHE_DIR`` (default ``~/.cache/pyasc_mlir``) under a
+Results are cached on disk under ``PYASC_CACHE_DIR`` (unset or empty: ``~/.cache/pyasc_mlir``;
+a path that is a file or not writable is a located ``PyAscUsageError``) under a
 key (:func:`cache_key`) made of a hash of the compiler's own sources
 (:func:`compiler_fingerprint`), the source of the operator and of every user helper it reaches
 (through globals, closures, module attributes, classes), default arguments and the global
 constants they read (:func:`source_fingerprint`), the argument descriptions and the options.
-``PYASC_CACHE_DISABLE=1`` turns the cache off. Files are published atomically
+``PYASC_CACHE_DISABLE=1`` turns the cache off: nothing is read or written there, not even the
+precompiled runtime header. Files are published atomically
 (:func:`atomic_write`: a temporary file, then ``os.replace``), so concurrent compilations of
 one operator leave a valid entry.
 """
@@ -30,7 +32,8 @@ import pyasc_mlir.dialects
 import pyasc_mlir.frontend
 import pyasc_mlir.passes
 from pyasc_mlir import version
-from pyasc_mlir.errors import CacheWarning, caller_loc
+from pyasc_mlir.errors import CacheWarning, PyAscUsageError, caller_loc
+from pyasc_mlir.runtime.cpu import default_cache_dir
 from pyasc_mlir.types import TensorDesc
 
 Watch = list[tuple[Any, str | None, Any, str | None]]
@@ -38,9 +41,34 @@ Watch = list[tuple[Any, str | None, Any, str | None]]
 mutable container's repr)`` (see :func:`global_watch`, :func:`watch_changed`)."""
 
 
+_CACHE_HINT = (
+    "set PYASC_CACHE_DIR to a writable folder (unset or empty: ~/.cache/pyasc_mlir), "
+    "or PYASC_CACHE_DISABLE=1 to compile without the cache"
+)
+
+
 def cache_dir() -> Path:
-    """The on-disk cache root (``PYASC_CACHE_DIR`` or ``~/.cache/pyasc_mlir``)."""
-    return Path(os.environ.get("PYASC_CACHE_DIR", Path.home() / ".cache" / "pyasc_mlir"))
+    """The on-disk cache root: ``PYASC_CACHE_DIR``, or ``~/.cache/pyasc_mlir`` when it is
+    unset or empty (:func:`pyasc_mlir.runtime.cpu.default_cache_dir`), created when missing.
+
+    Raises:
+        PyAscUsageError: located at the caller's line: the path is a file, cannot be created
+            (a file on the way, no permission) or is not writable; the hint names
+            ``PYASC_CACHE_DISABLE=1``.
+    """
+    root = default_cache_dir()
+    where = f"the cache folder {root} (PYASC_CACHE_DIR)"
+    if root.exists() and not root.is_dir():
+        raise PyAscUsageError(f"{where} is a file, not a folder", caller_loc(), _CACHE_HINT)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PyAscUsageError(
+            f"{where} cannot be created: {exc.strerror or exc}", caller_loc(), _CACHE_HINT
+        ) from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise PyAscUsageError(f"{where} is not writable", caller_loc(), _CACHE_HINT)
+    return root
 
 
 def cache_enabled() -> bool:

@@ -46,9 +46,10 @@ from pyasc_mlir.cache import (
     file_sha256,
     text_sha256,
 )
+from pyasc_mlir.compile_args import check_call, check_results
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.errors import PyAscCompileError, PyAscUsageError, user_facing
-from pyasc_mlir.platform import DEFAULT_PLATFORM, get_platform
+from pyasc_mlir.platform import DEFAULT_PLATFORM
 from pyasc_mlir.runtime.library import operator_library
 from pyasc_mlir.version import __version__
 
@@ -129,8 +130,10 @@ def compile(
 
     Args:
         fn: the operator (a plain Python function over tensors).
-        inputs: one entry per parameter: ``TensorDesc(shape, dtype)`` for tensors, or a Python
-            int/float/bool/str compile-time constant.
+        inputs: a list with one entry per parameter: ``TensorDesc(shape, dtype)`` for
+            tensors, or a Python (or NumPy scalar) int/float/bool/str compile-time constant.
+            Every tensor, argument or result, must fit the platform's device memory
+            (``Platform.hbm_bytes``).
         output_dir: where to write ``kernel.cpp``, ``host.cpp``, ``cpu_entry.cpp``,
             ``op.json`` (default: a folder in the cache).
         platform: Ascend SoC from ``pyasc_mlir.platform.PLATFORMS``.
@@ -163,10 +166,13 @@ def compile(
 
     Raises:
         PyAscCompileError: the operator cannot be compiled (with its source location).
+        PyAscUsageError: at the caller's line: ``fn`` is not a function, ``inputs`` is not a
+            list, an unknown platform, a tensor larger than the device memory, or a
+            ``PYASC_CACHE_DIR`` that is a file or not writable (cache enabled).
         CompileError: g++ rejected the emitted code (a compiler bug).
     """
-    get_platform(platform)
-    name = name or fn.__name__
+    fn_name, inputs, plat = check_call(fn, inputs, platform)
+    name = name or fn_name
     tile, block_dim, double_buffer = pipeline.check_tiling(tiling, double_buffer)
     tile_m, tile_n = pipeline.cube_tiles(tiling)
     key = cache_key(
@@ -216,6 +222,7 @@ def compile(
                 f"size {pipeline.STAND_IN})"
             ).strip()
         raise
+    check_results(stages["tensor"], name, fn_name, plat)
     op = _build(fn, inputs, concrete, request, (stages, times, t0), name, platform, entry)
     if write_cache:
         _MEMORY_CACHE[key] = op

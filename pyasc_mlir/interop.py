@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from pyasc_mlir.errors import PyAscUsageError, caller_loc
+
 
 def _torch_tensor_type() -> type | None:
     """``torch.Tensor`` when PyTorch is imported (no object can be a tensor before that)."""
@@ -36,17 +38,38 @@ def _arrays() -> ModuleType:
     return torch_arrays
 
 
+_GRAD_HINT = (
+    "pass x.detach() (no gradient flows back through the operator), call it under "
+    "torch.no_grad() / torch.inference_mode(), or compute this step with a "
+    "differentiable torch operator where the gradient is needed"
+)
+
+
 def torch_to_numpy(value: Any, what: str) -> Any:
     """A ``torch.Tensor`` as a NumPy array (:func:`pyasc_mlir.torch_arrays.to_numpy`: CPU only, no
-    copy when contiguous, detached); any other value unchanged. ``what`` names the argument
-    in errors.
+    copy when contiguous); any other value unchanged. ``what`` names the argument and the
+    operator in errors (``"argument 1 of f()"``).
+
+    A pyasc operator has no backward, so a tensor that requires grad while grad mode is on
+    (``torch.is_grad_enabled()``) is refused: detaching it silently would leave the gradients
+    upstream of it ``None``. Under ``torch.no_grad()``/``torch.inference_mode()`` (and inside a
+    ``torch.library`` kernel, where autograd is handled above) it is read as it is.
 
     Raises:
-        PyAscUsageError: a tensor not on the CPU, sparse, bfloat16, or without a NumPy dtype.
+        PyAscUsageError: a tensor not on the CPU, sparse, bfloat16, without a NumPy dtype, or
+            that requires grad in grad mode (located at the caller; hint: ``.detach()``).
     """
     tensor = _torch_tensor_type()
     if tensor is None or not isinstance(value, tensor):
         return value
+    if getattr(value, "requires_grad", False) and sys.modules["torch"].is_grad_enabled():
+        raise PyAscUsageError(
+            f"{what} is a torch tensor that requires grad, but the pyasc operator has no "
+            "backward: its results would carry no gradient and the gradients upstream of "
+            "this tensor would stay None",
+            caller_loc(),
+            _GRAD_HINT,
+        )
     return _arrays().to_numpy(value, what)
 
 

@@ -22,7 +22,9 @@ from pyasc_mlir.types import DTYPES, TensorDesc
 
 
 def _is_array(a: Any) -> bool:
-    return isinstance(a, np.ndarray) or hasattr(a, "__array__")
+    """A tensor argument: an array or array-like, not a NumPy scalar (``np.float64(0.5)`` is a
+    compile-time constant, as ``0.5`` is)."""
+    return isinstance(a, np.ndarray) or (hasattr(a, "__array__") and not isinstance(a, np.generic))
 
 
 def _is_array_seq(a: Any) -> bool:
@@ -227,16 +229,16 @@ class JitFunction:
     ) -> tuple[tuple[Any, ...] | None, list[np.ndarray]]:
         """A cheap per-call key and the tensor arguments (tuple/list arguments flattened), in
         one pass. The key holds shapes (``rank_only``: ranks, for ``dynamic=True``, whose
-        static dims the compiled kernels check), dtypes and constant values; it is ``None``
-        (and the list empty) for anything else: an array-like that is not an ``ndarray``, a
-        NumPy scalar, a tuple constant."""
+        static dims the compiled kernels check), dtypes and constant values (NumPy scalars
+        too); it is ``None`` (and the list empty) for anything else: an array-like that is
+        not an ``ndarray``, a tuple constant."""
         key: list[Any] = []
         arrays: list[np.ndarray] = []
         for a in args:
             if isinstance(a, np.ndarray):
                 key.append((a.ndim if rank_only else a.shape, a.dtype.str))
                 arrays.append(a)
-            elif isinstance(a, _CONSTANTS) and not isinstance(a, np.generic):
+            elif isinstance(a, (*_CONSTANTS, np.number, np.bool_)):
                 key.append((type(a).__name__, a))
             elif _is_array_seq(a) and all(isinstance(x, np.ndarray) for x in a):
                 key.append(tuple((x.ndim if rank_only else x.shape, x.dtype.str) for x in a))

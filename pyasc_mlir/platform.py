@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyasc_mlir.errors import PyAscUsageError, SourceLoc
+
 KIB = 1024
 """Bytes in a KiB."""
+GIB = 1024 * 1024 * KIB
+"""Bytes in a GiB."""
 
 # --- SoC-independent facts (shared/ASCEND_FACTS.md, "Platforms" and "API semantics") ---------
 
@@ -103,6 +107,8 @@ class Platform:
         l1_bytes, l0a_bytes, l0b_bytes, l0c_bytes: cube-side buffers, bytes.
         l2_bytes: L2 cache, bytes.
         hbm_gbps: whole-chip HBM bandwidth, GB/s (approximate, public figure).
+        hbm_bytes: device memory (global memory, GM) of one chip, bytes: the bound on one
+            tensor (see :data:`HBM_SOURCES`).
     """
 
     name: str
@@ -117,11 +123,24 @@ class Platform:
     l0c_bytes: int
     l2_bytes: int
     hbm_gbps: float
+    hbm_bytes: int
 
     @property
     def ub_usable_bytes(self) -> int:
         """UB a kernel may allocate (bytes): :func:`ub_usable` of :attr:`ub_bytes`."""
         return ub_usable(self.ub_bytes)
+
+
+HBM_SOURCES = {
+    "910B": "64 GB HBM2e per Ascend 910B chip (Gitee AI compute docs, 'Ascend 910B', "
+    "https://ai.gitee.com/docs/compute/clusters_gpu/ascend_gpu); some 910B4 boards "
+    "carry 32 GB, and the bound keeps the larger configuration",
+    "310P3": "48 GB LPDDR4X per Ascend 310P chip in its largest public configuration, the "
+    "Atlas 300I Duo card (2 chips, 96 GB, about 204 GB/s per chip; elektronikpraxis.de "
+    "and Gamers Nexus teardown, 2025); the Atlas 300I Pro carries 24 GB",
+}
+"""Where each ``hbm_bytes`` figure comes from. The figure bounds the size of ONE tensor
+(``compile`` refuses a larger one), so where boards of one SoC differ it is the largest."""
 
 
 def _b910(name: str, cube: int, vec: int, clock: int, l2_mb: int, hbm: float) -> Platform:
@@ -138,6 +157,7 @@ def _b910(name: str, cube: int, vec: int, clock: int, l2_mb: int, hbm: float) ->
         128 * KIB,
         l2_mb * 1024 * KIB,
         hbm,
+        64 * GIB,
     )
 
 
@@ -159,6 +179,7 @@ PLATFORMS: dict[str, Platform] = {
         256 * KIB,
         16 * 1024 * KIB,
         200.0,
+        48 * GIB,
     ),
 }
 DEFAULT_PLATFORM = "910B2"
@@ -169,12 +190,23 @@ def get_platform(name: str | None = None) -> Platform:
     """Look up a platform by name (default :data:`DEFAULT_PLATFORM`, ``910B2``).
 
     Raises:
-        ValueError: unknown name; the message lists the known ones.
+        PyAscUsageError: (a ``ValueError``) unknown name; the message lists the known ones.
+            Not located: the public API locates it at the user's call (``compile``), the
+            tools report it as theirs.
     """
     key = name or DEFAULT_PLATFORM
     if key not in PLATFORMS:
-        raise ValueError(f"unknown Ascend platform {key!r}; known: {', '.join(PLATFORMS)}")
+        raise unknown_platform(key, None)
     return PLATFORMS[key]
+
+
+def unknown_platform(name: str, loc: SourceLoc | None) -> PyAscUsageError:
+    """The error for an unknown platform ``name`` (at ``loc``), listing the known ones."""
+    return PyAscUsageError(
+        f"unknown Ascend platform {name!r}; known: {', '.join(PLATFORMS)}",
+        loc,
+        f"name one of {', '.join(PLATFORMS)} (default {DEFAULT_PLATFORM})",
+    )
 
 
 def header_defines(platform: Platform) -> list[str]:

@@ -142,7 +142,10 @@ class TorchOp:
     ``torch.ops`` overload packet (returning a list of tensors); ``definition`` the
     ``torch.library.CustomOpDef``. CPU tensors run the CPU build of the kernel; ``meta`` and
     fake tensors (``torch.compile``, ``torch.export``) get results of the compiled shapes and
-    dtypes. No autograd formula is registered: the results have no gradient.
+    dtypes. No autograd formula is registered: for inputs that require grad, torch gives the
+    results its autograd node, whose ``backward()`` raises a ``RuntimeError`` naming the
+    operator (a gradient is never silently ``None``). Calling a ``@jit`` function or
+    ``CompiledOp`` directly with such a tensor in grad mode is a located ``PyAscUsageError``.
     """
 
     def __init__(self, qualname: str, definition: Any):

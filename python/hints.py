@@ -27,6 +27,15 @@ RESHAPE_HINT = "give positive compile-time ints (from x.shape or constants), at 
 MATCH_HINT = "call the operator with a tensor of that shape (None accepts any size)"
 RANK_HINT = "pass tensors of one rank; reshape one first, e.g. x.reshape(1, n)"
 
+GENERATOR_HINT = (
+    "an operator runs once and returns its results: return a tensor or a tuple "
+    "of tensors instead of yielding them"
+)
+ASYNC_HINT = (
+    "an operator is a plain synchronous def function: remove async/await (the "
+    "kernel is compiled once, then called like any function)"
+)
+
 UNSUPPORTED_STMTS: dict[str, tuple[str, str | None]] = {
     "Try": (
         "try/except is not supported in a compiled operator",
@@ -66,9 +75,9 @@ UNSUPPORTED_EXPRS: dict[str, tuple[str, str | None]] = {
         "lambda expressions are not supported in a compiled operator",
         "define a helper function with def at module level; it is inlined",
     ),
-    "Yield": ("'yield' is not supported in a compiled operator", None),
-    "YieldFrom": ("'yield from' is not supported in a compiled operator", None),
-    "Await": ("'await' is not supported in a compiled operator", None),
+    "Yield": ("'yield' is not supported in a compiled operator", GENERATOR_HINT),
+    "YieldFrom": ("'yield from' is not supported in a compiled operator", GENERATOR_HINT),
+    "Await": ("'await' is not supported in a compiled operator", ASYNC_HINT),
     "Starred": ("a starred expression is only supported in calls and tuple/list displays", None),
 }
 """Expression kinds (``ast`` class names) a compiled operator cannot hold: (message, hint)."""

@@ -10,6 +10,7 @@ import types
 from typing import Any
 
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
+from pyasc_mlir.frontend.hints import ASYNC_HINT
 from pyasc_mlir.frontend.values import Frame
 
 __all__ = ["make_frame", "parse_function"]
@@ -23,7 +24,7 @@ def parse_function(
     Raises:
         PyAscCompileError: located at ``where`` (the call being inlined; ``None`` for the
             operator itself) when ``fn`` is a lambda, its source cannot be read or parsed, or
-            it is not a plain ``def``.
+            it is not a plain ``def`` (``async def``: located at its ``def`` line).
     """
     if fn.__name__ == "<lambda>":
         raise PyAscCompileError(
@@ -56,6 +57,13 @@ def parse_function(
     if prefix:
         assert isinstance(node, ast.If)
         node = node.body[0]
+    file = fn.__code__.co_filename
+    if isinstance(node, ast.AsyncFunctionDef):
+        raise PyAscCompileError(
+            f"{fn.__qualname__}() is an 'async def' function; an operator is a plain def",
+            where or SourceLoc(file, node.lineno + start - 1 - prefix, node.col_offset),
+            ASYNC_HINT,
+        )
     if not isinstance(node, ast.FunctionDef):
         raise PyAscCompileError(
             f"{fn.__qualname__}() is not a plain 'def' function",
@@ -63,7 +71,6 @@ def parse_function(
             "write the operator as a plain module-level def function (not "
             "async, a class or a callable object)",
         )
-    file = fn.__code__.co_filename
     return node, file, start - 1 - prefix
 
 

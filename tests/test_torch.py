@@ -92,13 +92,75 @@ def test_views_grad_and_memory_sharing() -> None:
     x = base.T  # non-contiguous (7, 33) view
     y = rand((7, 33), torch.float32).requires_grad_()
     w = torch.nn.Parameter(rand((33,), torch.float32))
-    a, _ = gated(x, y, w)
+    with torch.no_grad():  # no gradient wanted: tensors that require grad are fine
+        a, _ = gated(x, y, w)
     want, _ = gated_ref(x.numpy(), y.detach().numpy(), w.detach().numpy())
     assert_tensor_close(a, want, torch.float32)
-    assert not a.requires_grad  # detached: the result is not part of the autograd graph
+    assert not a.requires_grad
     c = rand((7, 33), torch.float16)
     assert to_numpy(c, "c").ctypes.data == c.data_ptr()  # contiguous: a view, no copy
     assert to_numpy(x, "x").flags.c_contiguous
+
+
+def test_tensors_that_need_a_gradient_are_refused() -> None:
+    """A pyasc operator has no backward: in a grad-enabled context a tensor that requires grad
+    is a located error naming the operator, not a silent detach (upstream grads None)."""
+    x, y = rand((7, 33), torch.float32), rand((7, 33), torch.float32)
+    leaf = rand((33,), torch.float32).requires_grad_()
+    w = leaf * 2  # a non-leaf in the graph: its upstream gradient would be lost
+    with pytest.raises(PyAscUsageError) as info:
+        gated(x, y, w)
+    assert_located(
+        info.value,
+        inspect.currentframe().f_lineno - 1,
+        "argument 2 of gated()",
+        "requires grad",
+        "no backward",
+        ".detach()",
+        "torch.no_grad()",
+    )
+    assert leaf.grad is None
+    op = pa.compile(
+        gated, [pa.TensorDesc((7, 33), "float32")] * 2 + [pa.TensorDesc((33,), "float32")]
+    )
+    param = torch.nn.Parameter(rand((7, 33), torch.float32))
+    with pytest.raises(PyAscUsageError) as info:
+        op(x, param, w.detach())
+    assert_located(
+        info.value,
+        inspect.currentframe().f_lineno - 1,
+        "argument 1 ('y')",
+        "gated()",
+        "requires grad",
+        ".detach()",
+    )
+    with pytest.raises(PyAscUsageError) as info:
+        gated((x, y)[0], y, torch.nn.Parameter(w.detach()))
+    assert_located(info.value, inspect.currentframe().f_lineno - 1, "argument 2 of gated()")
+    want, _ = gated_ref(x.numpy(), y.numpy(), w.detach().numpy())
+    a, _ = gated(x, y, w.detach())  # the hint's way out: same values, no gradient
+    assert_tensor_close(a, want, torch.float32)
+    assert not a.requires_grad
+    with torch.no_grad():
+        b, _ = op(x, y, w)
+    assert torch.equal(a, b)
+    with torch.inference_mode():
+        c, _ = gated(x, y, w)
+    assert torch.equal(a, c)
+
+
+def test_custom_op_backward_names_the_operator(rms_op: TorchOp) -> None:
+    """Through torch.library the gradient is torch's business: the backward of an operator
+    without an autograd formula raises, naming it (never a silent None gradient)."""
+    leaf = rand((7, 33), torch.float32).requires_grad_()
+    y = rms_op(leaf * 1.0, torch.ones(33))
+    assert y.requires_grad and y.grad_fn is not None
+    with pytest.raises(RuntimeError, match="rms_scale_test"):
+        y.sum().backward()
+    assert leaf.grad is None
+    with torch.no_grad():
+        want = rms_op(leaf.detach(), torch.ones(33))
+    assert torch.equal(y.detach(), want)
 
 
 def test_compiled_and_loaded_op_take_tensors(tmp_path) -> None:

@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 import pyasc_mlir as pa
-from pyasc_mlir.platform import DEFAULT_PLATFORM
+from pyasc_mlir.platform import DEFAULT_PLATFORM, PLATFORMS
 
 
 def _package_root(path: Path) -> tuple[Path, str] | None:
@@ -74,7 +74,8 @@ def load_function(spec: str, prog: str = "pyasc profile") -> Any:
     subcommand in messages.
 
     Raises:
-        SystemExit: the file or the function does not exist (usage error, exit code 2).
+        SystemExit: the file or the function does not exist, or the name is not a function
+            (usage error, exit code 2).
     """
     path, _, name = spec.partition("::")
     if not name or not Path(path).is_file():
@@ -83,7 +84,26 @@ def load_function(spec: str, prog: str = "pyasc profile") -> Any:
     fn = getattr(module, name, None)
     if fn is None:
         usage_error(prog, f"{path} has no function {name!r}")
+    if not callable(fn) or not isinstance(getattr(fn, "__name__", None), str):
+        usage_error(
+            prog,
+            f"{path}::{name}: {name!r} is {_article(type(fn).__name__)}, not a "
+            "function (give the operator's def name)",
+        )
     return fn
+
+
+def _article(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
+def _platform(text: str) -> str:
+    """A platform name of ``pyasc_mlir.platform.PLATFORMS`` (argparse ``type=``)."""
+    if text not in PLATFORMS:
+        raise argparse.ArgumentTypeError(
+            f"unknown Ascend platform {text!r}; known: {', '.join(PLATFORMS)}"
+        )
+    return text
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -133,7 +153,12 @@ def target_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
         type=_const,
         help="a compile-time argument as a Python literal (repeat, in order)",
     )
-    p.add_argument("--platform", default=DEFAULT_PLATFORM)
+    p.add_argument(
+        "--platform",
+        default=DEFAULT_PLATFORM,
+        type=_platform,
+        help=f"Ascend SoC: {', '.join(PLATFORMS)} (default {DEFAULT_PLATFORM})",
+    )
     return p
 
 

@@ -89,9 +89,10 @@ class KernelMemoryError(KernelError, MemoryCheckError):
 
 
 def default_cache_dir() -> Path:
-    """The pyasc cache root: ``$PYASC_CACHE_DIR`` or ``~/.cache/pyasc_mlir``."""
-    env = os.environ.get("PYASC_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "pyasc_mlir"
+    """The pyasc cache root: ``$PYASC_CACHE_DIR`` (``~`` expanded), or ``~/.cache/pyasc_mlir``
+    when it is unset, empty or blank. Not checked here (``pyasc_mlir.cache.cache_dir`` is)."""
+    env = os.environ.get("PYASC_CACHE_DIR", "")
+    return Path(env).expanduser() if env.strip() else Path.home() / ".cache" / "pyasc_mlir"
 
 
 def _compiler() -> str:
@@ -222,6 +223,7 @@ def build_library(
     cache_dir: Path | None = None,
     memcheck: bool = False,
     extra_flags: Sequence[str] = (),
+    pch: bool = True,
 ) -> Path:
     """Compile emitted Ascend C sources into a shared library for the CPU runtime, with caching.
 
@@ -234,6 +236,9 @@ def build_library(
             ``<cache_dir>/cpu/<sha256>/lib.so`` next to their sources.
         memcheck: build the memory-check variant (adds :data:`MEMCHECK_FLAGS`).
         extra_flags: more g++ flags (e.g. ``-D`` defines); part of the cache key.
+        pch: use (and on first use build, under ``<cache_dir>/cpu/pch``) the precompiled
+            runtime header. ``False`` (a one-off build, ``PYASC_CACHE_DISABLE=1``) parses the
+            plain header and writes nothing besides the library entry.
 
     Returns:
         Path of the cached ``lib.so``. A second call with the same inputs returns the same path
@@ -266,20 +271,20 @@ def build_library(
     try:
         for name, text in sources.items():
             (tmp / name).write_text(text)
-        pch = _pch_dir(root, platform, extra)
+        pch_dir = _pch_dir(root, platform, extra) if pch else None
         try:
-            _compile(tmp, sources, platform, pch, extra)
+            _compile(tmp, sources, platform, pch_dir, extra)
         except CompileError:
-            if pch is None:
+            if pch_dir is None:
                 raise
             # A damaged precompiled header must not break every build: drop it and retry
             # from the plain header (a real error in the sources fails again, below).
             warnings.warn(
-                f"precompiled header {pch} is unusable; rebuilding without it",
+                f"precompiled header {pch_dir} is unusable; rebuilding without it",
                 CacheWarning,
                 stacklevel=2,
             )
-            shutil.rmtree(pch, ignore_errors=True)
+            shutil.rmtree(pch_dir, ignore_errors=True)
             _compile(tmp, sources, platform, None, extra)
         (tmp / (LIBRARY_NAME + ".sha256")).write_text(_sha256(tmp / LIBRARY_NAME))
         if entry.exists() and not lib.is_file():

@@ -80,25 +80,27 @@ def operator_library(
     a :class:`CacheWarning` when the cached file is truncated or not a shared library.
     ``fresh``: g++ runs in a private folder (only the precompiled runtime header is shared);
     the library is then published atomically into the library cache (``shared``) or copied
-    into ``directory`` (cache disabled)."""
+    into ``directory`` (cache disabled: no precompiled header either, the cache folder is not
+    touched)."""
     plat = get_platform(platform)
     if not fresh:
-        lib = cpu.build_library(sources, plat)
+        lib = cpu.build_library(sources, plat, cache_dir=cache_dir())
         problem = library_problem(lib) if lib.is_file() else None
         if problem is None:
             return lib
         warn_cache(f"the cached CPU library {lib} is unusable ({problem}); rebuilding it")
-    common = cache_dir() / "cpu"
-    (common / "pch").mkdir(parents=True, exist_ok=True)
+    common = cache_dir() / "cpu" if shared else None  # not shared: the cache is not touched
     with tempfile.TemporaryDirectory(prefix="pyasc-build-") as tmp:
         root = Path(tmp)
         (root / "cpu").mkdir()
-        (root / "cpu" / "pch").symlink_to(common / "pch", target_is_directory=True)
-        built = cpu.build_library(sources, plat, cache_dir=root)
+        if common is not None:
+            (common / "pch").mkdir(parents=True, exist_ok=True)
+            (root / "cpu" / "pch").symlink_to(common / "pch", target_is_directory=True)
+        built = cpu.build_library(sources, plat, cache_dir=root, pch=common is not None)
         if not built.is_file():  # nothing was built (a stand-in build_library)
             return built
         data = built.read_bytes()
-        if shared:
+        if common is not None:
             entry = common / built.parent.name
             publish(entry, {**sources, cpu.LIBRARY_NAME: data})
             return entry / cpu.LIBRARY_NAME
