@@ -20,7 +20,7 @@ torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed (pip install torch==2.13.0): interop tests skip"
 )
 
-from helpers import assert_close  # noqa: E402
+from helpers import assert_close, tagged_line  # noqa: E402
 
 import pyasc_mlir as pa  # noqa: E402
 from pyasc_mlir.errors import PyAscUsageError  # noqa: E402
@@ -109,10 +109,10 @@ def test_tensors_that_need_a_gradient_are_refused() -> None:
     leaf = rand((33,), torch.float32).requires_grad_()
     w = leaf * 2  # a non-leaf in the graph: its upstream gradient would be lost
     with pytest.raises(PyAscUsageError) as info:
-        gated(x, y, w)
+        gated(x, y, w)  # ERR call1
     assert_located(
         info.value,
-        inspect.currentframe().f_lineno - 1,
+        tagged_line(__file__, "call1"),
         "argument 2 of gated()",
         "requires grad",
         "no backward",
@@ -125,18 +125,18 @@ def test_tensors_that_need_a_gradient_are_refused() -> None:
     )
     param = torch.nn.Parameter(rand((7, 33), torch.float32))
     with pytest.raises(PyAscUsageError) as info:
-        op(x, param, w.detach())
+        op(x, param, w.detach())  # ERR call2
     assert_located(
         info.value,
-        inspect.currentframe().f_lineno - 1,
+        tagged_line(__file__, "call2"),
         "argument 1 ('y')",
         "gated()",
         "requires grad",
         ".detach()",
     )
     with pytest.raises(PyAscUsageError) as info:
-        gated((x, y)[0], y, torch.nn.Parameter(w.detach()))
-    assert_located(info.value, inspect.currentframe().f_lineno - 1, "argument 2 of gated()")
+        gated((x, y)[0], y, torch.nn.Parameter(w.detach()))  # ERR call3
+    assert_located(info.value, tagged_line(__file__, "call3"), "argument 2 of gated()")
     want, _ = gated_ref(x.numpy(), y.numpy(), w.detach().numpy())
     a, _ = gated(x, y, w.detach())  # the hint's way out: same values, no gradient
     assert_tensor_close(a, want, torch.float32)
@@ -185,20 +185,20 @@ def test_refused_tensors_have_located_errors() -> None:
     x = rand((7, 33), torch.float32)
     w = rand((33,), torch.float32)
     with pytest.raises(PyAscUsageError) as info:
-        gated(x.to("meta"), x, w)
+        gated(x.to("meta"), x, w)  # ERR call4
     assert_located(
         info.value,
-        inspect.currentframe().f_lineno - 1,
+        tagged_line(__file__, "call4"),
         "argument 0 of gated()",
         "device 'meta'",
         "only CPU tensors are supported",
         ".cpu()",
     )
     with pytest.raises(PyAscUsageError) as info:
-        gated(x, x.to(torch.bfloat16), w)
+        gated(x, x.to(torch.bfloat16), w)  # ERR call5
     assert_located(
         info.value,
-        inspect.currentframe().f_lineno - 1,
+        tagged_line(__file__, "call5"),
         "argument 1 of gated()",
         "bfloat16 is not supported",
         ".float()",
@@ -207,16 +207,16 @@ def test_refused_tensors_have_located_errors() -> None:
         gated, [pa.TensorDesc((7, 33), "float32")] * 2 + [pa.TensorDesc((33,), "float32")]
     )
     with pytest.raises(PyAscUsageError) as info:
-        op(x, x, w.to("meta"))
+        op(x, x, w.to("meta"))  # ERR call6
     assert_located(
         info.value,
-        inspect.currentframe().f_lineno - 1,
+        tagged_line(__file__, "call6"),
         "argument 2 ('w')",
         "only CPU tensors are supported",
     )
     with pytest.raises(PyAscUsageError) as info:
-        gated(x.to_sparse(), x, w)
-    assert_located(info.value, inspect.currentframe().f_lineno - 1, "only dense")
+        gated(x.to_sparse(), x, w)  # ERR call7
+    assert_located(info.value, tagged_line(__file__, "call7"), "only dense")
 
 
 @pa.jit
@@ -312,10 +312,10 @@ def test_custom_op_passes_torch_opcheck(rms_op: TorchOp) -> None:
 def test_custom_op_refuses_other_devices_at_the_call(rms_op: TorchOp) -> None:
     x = rand((7, 33), torch.float32)
     with pytest.raises(PyAscUsageError) as info:
-        rms_op(x, torch.ones(33, dtype=torch.bfloat16))
+        rms_op(x, torch.ones(33, dtype=torch.bfloat16))  # ERR call8
     assert_located(
         info.value,
-        inspect.currentframe().f_lineno - 1,
+        tagged_line(__file__, "call8"),
         "argument 1 of pyasc::rms_scale_test",
         "bfloat16 is not supported",
     )
