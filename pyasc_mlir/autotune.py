@@ -49,240 +49,67 @@ The winner is cached per signature in ``<PYASC_CACHE_DIR>/tune/<key>.json`` (key
 the compile cache's: compiler sources, operator source, argument descriptions, platform), so a
 second call, in this process or another, runs no search. ``PYASC_CACHE_DISABLE=1`` searches
 every time.
+
+This module runs the search (:func:`tune`, the worker functions); the search space and the
+ranking are :mod:`pyasc_mlir.autotune_space`, the pool and the CPU-build timing
+:mod:`pyasc_mlir.autotune_measure`, the result and its cache entry
+:mod:`pyasc_mlir.autotune_result`.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
-from pyasc_mlir.cache import atomic_write, cache_dir, cache_enabled, cache_key
+from pyasc_mlir.autotune_measure import (
+    MAX_WORKERS,
+    PROGRESS_MIN,
+    REPEATS,
+    Pool,
+    measure_candidates,
+)
+from pyasc_mlir.autotune_result import (
+    SEARCH_VERSION,
+    TuneResult,
+    cache_path,
+    load_result,
+    signature,
+)
+from pyasc_mlir.autotune_space import (
+    LADDER,
+    Candidate,
+    Knobs,
+    block_dims,
+    cube_grid,
+    ladder,
+    ordered,
+    rank,
+)
+from pyasc_mlir.cache import atomic_write, cache_enabled
 from pyasc_mlir.cost_model import estimate
 from pyasc_mlir.driver import compile
 from pyasc_mlir.emitter import kernels, tiling_fields
 from pyasc_mlir.errors import PyAscError, PyAscUsageError, caller_loc
 from pyasc_mlir.pipeline import lower
-from pyasc_mlir.platform import (
-    COUNT_ALIGN,
-    CUBE_FRACTAL,
-    DEFAULT_PLATFORM,
-    ceil_div,
-    get_platform,
-    round_up,
-)
-from pyasc_mlir.types import TensorDesc
+from pyasc_mlir.platform import CUBE_FRACTAL, DEFAULT_PLATFORM, get_platform
 
-LADDER = 5
-"""Tile values per (block_dim, buffers): the automatic tile and its halvings."""
-MAX_WORKERS = 8
-PROGRESS_MIN = 16
-"""Searches with at least this many candidates show a progress bar (on a terminal)."""
-REPEATS = 5
-"""Timed CPU-build runs per measured candidate (after one warm-up); the median is reported."""
-SEARCH_VERSION = 2
-"""Part of the winner's cache key: bump when the search space or ranking changes."""
+__all__ = [
+    "LADDER",
+    "MAX_WORKERS",
+    "PROGRESS_MIN",
+    "REPEATS",
+    "SEARCH_VERSION",
+    "Candidate",
+    "Knobs",
+    "TuneResult",
+    "tune",
+]
+
 _MEMORY: dict[str, TuneResult] = {}
-
-
-@dataclass(frozen=True)
-class Knobs:
-    """One point of the search space. ``tile``: rows per tile, or elements per chunk in chunk
-    mode (vector kernels; 0 = automatic); ``block_dim``: cores (0 = automatic); ``buffers``: 1
-    or 2; ``tile_m``/``tile_n``: output-block rows/columns of Cube kernels (multiples of 16;
-    0 = automatic)."""
-
-    tile: int
-    block_dim: int
-    buffers: int
-    tile_m: int = 0
-    tile_n: int = 0
-
-    @property
-    def pin(self) -> dict[str, int]:
-        """The ``tiling=`` dict of ``pyasc_mlir.compile`` / ``@jit`` for these knobs (block_dim
-        and buffers always; the tile sizes where set)."""
-        return {k: v for k, v in asdict(self).items() if v or k in ("block_dim", "buffers")}
-
-    def text(self) -> str:
-        return " ".join(f"{k}={v}" for k, v in self.pin.items())
-
-
-@dataclass
-class Candidate:
-    """A lowered and costed candidate (times MODELED unless named ``measured``).
-
-    Attributes:
-        knobs: the pinned knobs it was lowered with (pinning them reproduces the kernel).
-        modeled_us: sum over kernels of the cost model's time, µs (MODELED).
-        vector_us, cube_us: the vector kernels' and the Cube kernels' parts of it.
-        bound: bound pipe of the slowest kernel (MTE2, V, MTE3, S, M).
-        mode: "rows" or "chunk" (what ``tile`` counts) of the first vector kernel, "+cube"
-            appended when there are Cube kernels; "cube" when there is no vector kernel.
-        units: work units of the first vector kernel (else of the first Cube kernel).
-        cube_shape: ``[B, M, N]`` output of the first Cube kernel (empty if none).
-        measured_us: median CPU-build time, µs (only for measured candidates).
-        error: why the candidate could not be built, or why its output was wrong.
-    """
-
-    knobs: Knobs
-    modeled_us: float = math.inf
-    bound: str = ""
-    mode: str = ""
-    units: int = 0
-    measured_us: float | None = None
-    error: str | None = None
-    vector_us: float = 0.0
-    cube_us: float = 0.0
-    cube_shape: list[int] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def sort_key(self) -> tuple[float, int, int, int, int, int]:
-        k = self.knobs
-        return (self.modeled_us, -k.buffers, -k.block_dim, -k.tile, -k.tile_m, -k.tile_n)
-
-
-@dataclass
-class TuneResult:
-    """Outcome of a search (or of its cache entry).
-
-    Attributes:
-        name: operator name. signature: argument descriptions. platform: SoC name.
-        candidates: ranked, best first (failed ones last).
-        default: the automatic kernel (``tiling=None``), for comparison.
-        from_cache: True when no search ran. search_s: wall time of the search.
-    """
-
-    name: str
-    signature: str
-    platform: str
-    candidates: list[Candidate]
-    default: Candidate
-    from_cache: bool = False
-    search_s: float = 0.0
-    workers: int = 1
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def winner(self) -> Candidate:
-        ok = [c for c in self.candidates if c.ok]
-        if not ok:
-            raise PyAscUsageError(
-                f"autotune: no candidate of {self.name} could be built "
-                f"(first error: {self.candidates[0].error})"
-            )
-        return ok[0]
-
-    def hint(self) -> str:
-        """How to pin the winner, as code."""
-        pin = json.dumps(self.winner.knobs.pin)
-        return f"pin it with @pa.jit(tiling={pin}) or pyasc_mlir.compile(..., tiling={pin})"
-
-    def summary(self) -> str:
-        w, d = self.winner, self.default
-        gain = d.modeled_us / w.modeled_us if w.modeled_us else 1.0
-        src = (
-            "cached winner"
-            if self.from_cache
-            else (
-                f"{len(self.candidates)} candidates in {self.search_s:.1f} s, {self.workers} "
-                "workers"
-            )
-        )
-        return (
-            f"autotune {self.name}({self.signature}) on {self.platform} ({src}): "
-            f"{w.knobs.text()} -> {w.modeled_us:.2f} us MODELED (automatic: "
-            f"{d.modeled_us:.2f} us, "
-            f"{gain:.2f}x)\n  {self.hint()}"
-        )
-
-    def table(self, limit: int | None = None) -> str:
-        """Ranked candidates: modeled µs, bound pipe, knobs, measured CPU-build µs (tile_m and
-        tile_n columns for operators with Cube kernels; a 0 knob is automatic)."""
-        cube = bool(self.default.cube_shape)
-        vec = not self.default.mode.startswith("cube")
-        mw = max(5, *(len(c.mode) for c in self.candidates)) if self.candidates else 5
-        head = (
-            f"{'rank':>4}  {'modeled us':>10}  {'bound':<5}  {'mode':<{mw}}  "
-            + (f"{'tile':>6}  " if vec else "")
-            + (f"{'tile_m':>6}  {'tile_n':>6}  " if cube else "")
-            + f"{'block_dim':>9}  {'buffers':>7}  {'CPU-build us':>12}  note"
-        )
-        lines = [head, "-" * len(head)]
-        rows = self.candidates if limit is None else self.candidates[:limit]
-        for i, c in enumerate(rows, 1):
-            k = c.knobs
-            note = []
-            if c is self.winner:
-                note.append("winner")
-            if k == self.default.knobs:
-                note.append("automatic")
-            if c.error:
-                note.append(f"error: {c.error.splitlines()[0][:60]}")
-            meas = f"{c.measured_us:.1f}" if c.measured_us is not None else "-"
-            mod = f"{c.modeled_us:.2f}" if c.ok or c.modeled_us < math.inf else "-"
-            lines.append(
-                f"{i:>4}  {mod:>10}  {c.bound:<5}  {c.mode:<{mw}}  "
-                + (f"{k.tile:>6}  " if vec else "")
-                + (f"{k.tile_m:>6}  {k.tile_n:>6}  " if cube else "")
-                + f"{k.block_dim:>9}  {k.buffers:>7}  {meas:>12}  {', '.join(note)}"
-            )
-        if limit is not None and len(self.candidates) > limit:
-            lines.append(f"... {len(self.candidates) - limit} more")
-        lines.append(
-            "modeled us: pyasc_mlir.cost_model (MODELED NPU time, not measured); "
-            "CPU-build us: measured on this machine (information only)"
-        )
-        return "\n".join(lines)
-
-    def to_json(self) -> dict[str, Any]:
-        def cand(c: Candidate) -> dict[str, Any]:
-            d = asdict(c)
-            d["modeled_us"] = None if math.isinf(c.modeled_us) else c.modeled_us
-            return d
-
-        return {
-            "name": self.name,
-            "signature": self.signature,
-            "platform": self.platform,
-            "candidates": [cand(c) for c in self.candidates],
-            "default": cand(self.default),
-            "search_s": self.search_s,
-            "workers": self.workers,
-            "search_version": SEARCH_VERSION,
-        }
-
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> TuneResult:
-        def cand(x: dict[str, Any]) -> Candidate:
-            x = dict(x)
-            x["knobs"] = Knobs(**x["knobs"])
-            x["modeled_us"] = math.inf if x["modeled_us"] is None else x["modeled_us"]
-            return Candidate(**x)
-
-        return TuneResult(
-            d["name"],
-            d["signature"],
-            d["platform"],
-            [cand(c) for c in d["candidates"]],
-            cand(d["default"]),
-            from_cache=True,
-            search_s=d["search_s"],
-            workers=d["workers"],
-        )
 
 
 # -- candidate evaluation (runs in the worker processes) ---------------------------------------
@@ -372,165 +199,26 @@ def _build(knobs: Knobs | None) -> str | None:
 
 
 # -- the search ----------------------------------------------------------------------------------
-def _block_dims(units: int, cores: int) -> list[int]:
-    """Candidate core counts (see module doc), largest first."""
-    top = min(cores, units)
-    balanced = ceil_div(units, ceil_div(units, top))
-    vals = {top, balanced, cores * 3 // 4, cores // 2, cores // 4}
-    return sorted((v for v in vals if 1 <= v <= top), reverse=True)
-
-
-def _ladder(auto: Candidate) -> list[int]:
-    """The automatic tile, then the mode's step times the powers of two below it, largest
-    first (``LADDER`` values at most)."""
-    step = COUNT_ALIGN if auto.mode.startswith("chunk") else 1
-    top = auto.knobs.tile
-    out = [top]
-    p = 1 << max(0, (top // step).bit_length() - 1)
-    while p >= 1 and len(out) < LADDER:
-        if p * step < top:
-            out.append(p * step)
-        p //= 2
-    return out
-
-
-class _Pool:
-    """A fork process pool (or in-process evaluation for one worker) with a progress bar."""
-
-    def __init__(self, workers: int, progress: bool):
-        self.workers = workers
-        self.progress = progress
-        self.pool: ProcessPoolExecutor | None = None
-        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-            self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-        else:
-            self.workers = 1
-
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], what: str) -> list[Any]:
-        it: Iterable[Any] = self.pool.map(fn, items) if self.pool is not None else map(fn, items)
-        if self.progress and len(items) >= PROGRESS_MIN:
-            from tqdm import tqdm
-
-            it = tqdm(it, total=len(items), desc=what, unit="cand", file=sys.stderr, leave=False)
-        return list(it)
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown()
-
-
-def _signature(inputs: Sequence[object]) -> str:
-    return ", ".join(
-        f"{list(d.shape)} {d.dtype}" if isinstance(d, TensorDesc) else repr(d) for d in inputs
-    )
-
-
-def _cache_path(
-    fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str, measure: int
-) -> tuple[str, Path]:
-    key = cache_key(
-        fn,
-        inputs,
-        {"platform": platform, "name": name, "measure": measure, "autotune": SEARCH_VERSION},
-    )
-    return key, cache_dir() / "tune" / f"{key}.json"
-
-
-def _load(path: Path) -> TuneResult | None:
-    try:
-        return TuneResult.from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # missing or unreadable: search again (and rewrite it)
-
-
-def _measure(
-    fn: Callable[..., Any],
-    inputs: list[object],
-    name: str,
-    platform: str,
-    top: list[Candidate],
-    pool: _Pool,
-) -> None:
-    """CPU-build time of ``top`` (median of ``REPEATS``); outputs checked against the automatic
-    kernel's. Builds run in the pool (into the disk cache), timing in this process."""
-    if cache_enabled():
-        pool.map(_build, [None, *(c.knobs for c in top)], "build")
-    rng = np.random.default_rng(0)
-    descs = [
-        d
-        for x in inputs
-        for d in (x if isinstance(x, tuple) else (x,))
-        if isinstance(d, TensorDesc)
-    ]  # variadic tensor tuples flattened
-    arrays = [rng.standard_normal(d.static_shape).astype(d.np_dtype) for d in descs]
-    ref = compile(fn, inputs, platform=platform, name=name).run_cpu(*arrays)
-    for c in top:
-        try:
-            op = compile(fn, inputs, platform=platform, name=name, tiling=c.knobs.pin)
-        except PyAscError as exc:
-            c.error = exc.message
-            continue
-        outs = op.run_cpu(*arrays)
-        for o, r in zip(outs, ref, strict=True):
-            tol = 1e-2 if o.dtype == np.float16 else 1e-5
-            if not np.allclose(
-                o.astype(np.float32), r.astype(np.float32), rtol=tol, atol=tol, equal_nan=True
-            ):
-                c.error = "CPU-build output differs from the automatic kernel's"
-        times = []
-        for _ in range(REPEATS):
-            t0 = time.perf_counter()
-            op.run_cpu(*arrays)
-            times.append(time.perf_counter() - t0)
-        c.measured_us = float(np.median(times)) * 1e6
-
-
-def _cube_grid(shape: Sequence[int], cores: int, mixed: bool) -> list[Knobs]:
-    """Cube knobs (see module doc) for a ``[B, M, N]`` output on ``cores`` cube cores;
-    ``mixed``: block_dim 0 (each pass automatic) is searched too."""
-    batch, rows, cols = shape
-    tms = [m for m in (16, 32, 64, 128) if m <= _round16(rows)]
-    tns = sorted({min(n, _round16(cols)) for n in (32, 64, 128, 256)})
-    grid = []
-    for nb in (2, 1):
-        for tm in tms:
-            for tn in tns:
-                units = batch * ceil_div(rows, tm) * ceil_div(cols, tn)
-                bds = _block_dims(units, cores)
-                grid += [Knobs(0, b, nb, tm, tn) for b in ([0, *bds] if mixed else bds)]
-    return grid
-
-
-def _round16(x: int) -> int:
-    return round_up(x, CUBE_FRACTAL)
-
-
-def _ordered(grid: Iterable[Knobs]) -> list[Knobs]:
-    return sorted(
-        set(grid), key=lambda k: (-k.buffers, -k.block_dim, -k.tile, -k.tile_m, -k.tile_n)
-    )
-
-
-def _search(default: Candidate, plat: Any, pool: _Pool) -> list[Candidate]:
+def _search(default: Candidate, plat: Any, pool: Pool) -> list[Candidate]:
     """Lower and cost the search space of ``default``'s operator (module doc), ranked."""
     has_vector, has_cube = not default.mode.startswith("cube"), bool(default.cube_shape)
     mixed = has_vector and has_cube
     cands: list[Candidate] = []
     if has_vector:
-        bds = _block_dims(default.units, plat.vector_cores)
+        bds = block_dims(default.units, plat.vector_cores)
         if mixed:  # one block_dim for both passes: at most the cube cores, or 0 (automatic)
             bds = [0, *(b for b in bds if b <= plat.cube_cores)]
         autos = pool.map(
             _evaluate, [Knobs(0, b, nb) for nb in (2, 1) for b in bds], "automatic tiles"
         )
         grid = [
-            Knobs(t, a.knobs.block_dim, a.knobs.buffers) for a in autos if a.ok for t in _ladder(a)
+            Knobs(t, a.knobs.block_dim, a.knobs.buffers) for a in autos if a.ok for t in ladder(a)
         ]
-        cands += pool.map(_evaluate, _ordered(grid), "candidates")
+        cands += pool.map(_evaluate, ordered(grid), "candidates")
     if has_cube:
         cands += pool.map(
             _evaluate,
-            _ordered(_cube_grid(default.cube_shape, plat.cube_cores, mixed)),
+            ordered(cube_grid(default.cube_shape, plat.cube_cores, mixed)),
             "cube candidates",
         )
     if mixed:
@@ -541,15 +229,8 @@ def _search(default: Candidate, plat: Any, pool: _Pool) -> list[Candidate]:
             cub = min((c for c in same if c.knobs.tile_m), key=lambda c: c.cube_us, default=None)
             if vec is not None and cub is not None:
                 combos.append(Knobs(vec.knobs.tile, bd, nb, cub.knobs.tile_m, cub.knobs.tile_n))
-        cands += pool.map(_evaluate, _ordered(combos), "combined candidates")
-    return _rank(cands)
-
-
-def _rank(cands: list[Candidate]) -> list[Candidate]:
-    uniq: dict[Knobs, Candidate] = {}
-    for c in cands:
-        uniq.setdefault(c.knobs, c)
-    return sorted(uniq.values(), key=lambda c: (not c.ok, c.sort_key()))
+        cands += pool.map(_evaluate, ordered(combos), "combined candidates")
+    return rank(cands)
 
 
 def tune(
@@ -595,9 +276,9 @@ def tune(
             "measure=0 ranks by the cost model only",
         )
     inputs = list(inputs)
-    key, path = _cache_path(fn, inputs, name, platform, measure)
+    key, path = cache_path(fn, inputs, name, platform, measure)
     if cache and cache_enabled():
-        hit = _MEMORY.get(key) or _load(path)
+        hit = _MEMORY.get(key) or load_result(path)
         if hit is not None:
             _MEMORY[key] = hit
             return hit
@@ -606,19 +287,21 @@ def tune(
     try:
         default = _cost(Knobs(0, 0, 2))  # a located PyAscCompileError if nothing compiles
         n = workers or min(os.cpu_count() or 1, MAX_WORKERS)
-        pool = _Pool(n, sys.stderr.isatty() if progress is None else progress)
+        pool = Pool(n, sys.stderr.isatty() if progress is None else progress)
         try:
             cands = _search(default, plat, pool)
             if measure:
-                _measure(fn, inputs, name, platform, [c for c in cands if c.ok][:measure], pool)
-                cands = _rank(cands)
+                measure_candidates(
+                    fn, inputs, name, platform, [c for c in cands if c.ok][:measure], pool, _build
+                )
+                cands = rank(cands)
         finally:
             pool.close()
     finally:
         _JOB = None
     res = TuneResult(
         name,
-        _signature(inputs),
+        signature(inputs),
         plat.name,
         cands,
         default,

@@ -269,6 +269,29 @@ def cache_key(fn: Callable[..., Any], inputs: Sequence[object], options: dict) -
     return h.hexdigest()[:32]
 
 
+def compile_options(
+    platform: str,
+    double_buffer: bool,
+    name: str,
+    tile: int,
+    block_dim: int,
+    tile_m: int,
+    tile_n: int,
+    dynamic: bool,
+) -> dict[str, Any]:
+    """The options part of ``compile``'s cache key (:func:`cache_key`): platform,
+    double_buffer and name, then only the knobs that are set (tile/block_dim, tile_m/tile_n,
+    dynamic)."""
+    options: dict[str, Any] = {"platform": platform, "double_buffer": double_buffer, "name": name}
+    if tile or block_dim:
+        options["tiling"] = (tile, block_dim)
+    if tile_m or tile_n:
+        options["cube_tiling"] = (tile_m, tile_n)
+    if dynamic:
+        options["dynamic"] = True
+    return options
+
+
 def warn_cache(message: str) -> None:
     """A :class:`CacheWarning` ``pyasc-mlir cache: <message>``, located at the user's call."""
     loc = caller_loc()

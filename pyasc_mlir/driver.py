@@ -43,6 +43,7 @@ from pyasc_mlir.cache import (
     cache_dir,
     cache_enabled,
     cache_key,
+    compile_options,
     file_sha256,
     text_sha256,
 )
@@ -91,27 +92,6 @@ def _entry(
         keep = tempfile.TemporaryDirectory(prefix=f"pyasc-{name}-")
         directory = Path(keep.name)
     return _Entry(key, directory, keep, fresh=not read_cache, shared=write_cache)
-
-
-def _key_options(
-    platform: str,
-    double_buffer: bool,
-    name: str,
-    tile: int,
-    block_dim: int,
-    tile_m: int,
-    tile_n: int,
-    dynamic: bool,
-) -> dict[str, Any]:
-    """The options part of the cache key (only the knobs that are set)."""
-    options: dict[str, Any] = {"platform": platform, "double_buffer": double_buffer, "name": name}
-    if tile or block_dim:
-        options["tiling"] = (tile, block_dim)
-    if tile_m or tile_n:
-        options["cube_tiling"] = (tile_m, tile_n)
-    if dynamic:
-        options["dynamic"] = True
-    return options
 
 
 @user_facing
@@ -178,7 +158,7 @@ def compile(
     key = cache_key(
         fn,
         inputs,
-        _key_options(platform, double_buffer, name, tile, block_dim, tile_m, tile_n, dynamic),
+        compile_options(platform, double_buffer, name, tile, block_dim, tile_m, tile_n, dynamic),
     )
     write_cache = cache_enabled()
     read_cache = cache and write_cache

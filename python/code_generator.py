@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import importlib
 import inspect
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -25,10 +24,11 @@ from xdsl.ir import Block, BlockArgument, Region, SSAValue
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
-from pyasc_mlir.frontend.context import Component, FrontendContext
+from pyasc_mlir.frontend.code_imports import ImportStatements
+from pyasc_mlir.frontend.code_loops import LoopEvaluator
+from pyasc_mlir.frontend.context import FrontendContext
 from pyasc_mlir.frontend.dispatch import Dispatcher
 from pyasc_mlir.frontend.hints import (
-    ITER_HINT,
     MASK_HINT,
     PY_HINT,
     RAN_HINT,
@@ -41,8 +41,6 @@ from pyasc_mlir.frontend.signature import argument_types, bind_error, bind_opera
 from pyasc_mlir.frontend.source import make_frame, parse_function
 from pyasc_mlir.frontend.values import (
     FunctionReturn,
-    LoopBreak,
-    LoopContinue,
     SymbolicTensor,
     contains_tensor,
 )
@@ -56,11 +54,13 @@ _CONVERSIONS: dict[int, Callable[[object], str]] = {115: str, 114: repr, 97: asc
 """An f-string field's ``!s``, ``!r``, ``!a`` (``ast.FormattedValue.conversion``, a code point)."""
 
 
-class CodeGenerator(Component):
+class CodeGenerator(ImportStatements, LoopEvaluator):
     """Symbolic evaluator and IR builder for one ``build_module`` call.
 
     ``stmt_<Kind>`` executes one kind of ``ast`` statement and ``expr_<Kind>`` evaluates one
-    kind of expression; a kind without a method is an unsupported construct.
+    kind of expression; a kind without a method is an unsupported construct. Loops and
+    comprehensions are :class:`~pyasc_mlir.frontend.code_loops.LoopEvaluator`'s, ``import``
+    statements :class:`~pyasc_mlir.frontend.code_imports.ImportStatements`'.
     """
 
     def __init__(self) -> None:
@@ -241,44 +241,6 @@ class CodeGenerator(Component):
             self.runtime_error("this 'if' condition", s.test)
         self.exec_body(s.body if self.truth(test, s.test) else s.orelse)
 
-    def stmt_While(self, s: ast.While) -> None:
-        if contains_tensor(self.eval(s.test)):
-            self.runtime_error("this 'while' condition", s.test)
-        self.error(
-            "'while' loops are not supported in a compiled operator",
-            s,
-            "use 'for i in range(n)' with a compile-time n (it is unrolled)",
-        )
-
-    def stmt_For(self, s: ast.For) -> None:
-        iterable = self.eval(s.iter)
-        if isinstance(iterable, SymbolicTensor):
-            self.error(
-                "iterating over a tensor is not supported",
-                s.iter,
-                "ops work on whole tensors; 'for' loops run at compile time over "
-                "compile-time values such as range(n)",
-            )
-        try:
-            items = list(iterable)
-        except Exception as exc:
-            self.error(f"cannot iterate over {type(iterable).__name__}: {exc}", s.iter, ITER_HINT)
-        for item in items:
-            self.assign(s.target, item)
-            try:
-                self.exec_body(s.body)
-            except LoopBreak:
-                return
-            except LoopContinue:
-                continue
-        self.exec_body(s.orelse)
-
-    def stmt_Break(self, s: ast.Break) -> None:
-        raise LoopBreak
-
-    def stmt_Continue(self, s: ast.Continue) -> None:
-        raise LoopContinue
-
     def stmt_Assert(self, s: ast.Assert) -> None:
         test = self.eval(s.test)
         if contains_tensor(test):
@@ -297,48 +259,6 @@ class CodeGenerator(Component):
             else "the operator raised an exception"
         )
         self.error(f"operator raised {text}", s, RAN_HINT)
-
-    def stmt_Import(self, s: ast.Import) -> None:
-        assert self.ctx.frame is not None
-        for alias in s.names:
-            mod = self._import(alias.name, 0, s)
-            if alias.asname:
-                for part in alias.name.split(".")[1:]:
-                    mod = getattr(mod, part)
-                self.ctx.frame.locals[alias.asname] = mod
-            else:
-                top = alias.name.split(".")[0]
-                self.ctx.frame.locals[top] = self._import(top, 0, s)
-
-    def stmt_ImportFrom(self, s: ast.ImportFrom) -> None:
-        assert self.ctx.frame is not None
-        mod = self._import(s.module or "", s.level, s)
-        for alias in s.names:
-            if alias.name == "*":
-                self.error(
-                    "'from ... import *' is not supported in a compiled operator",
-                    s,
-                    "import the names you use: from module import name",
-                )
-            try:
-                v = getattr(mod, alias.name)
-            except AttributeError:
-                v = self._import(f"{mod.__name__}.{alias.name}", 0, s)
-            self.ctx.frame.locals[alias.asname or alias.name] = v
-
-    def _import(self, name: str, level: int, node: ast.AST) -> Any:
-        assert self.ctx.frame is not None
-        try:
-            return importlib.import_module(
-                "." * level + name, self.ctx.frame.globals.get("__package__")
-            )
-        except Exception as exc:
-            self.error(
-                f"cannot import {'.' * level + name}: {exc}",
-                node,
-                "the module must be importable when the operator compiles; import it at "
-                "module level",
-            )
 
     # ------------------------------------------------------------------ assignment and names
 
@@ -559,70 +479,6 @@ class CodeGenerator(Component):
             return format(value, spec)
         except Exception as exc:
             self.error(f"{type(exc).__name__}: {exc}", node, PY_HINT)
-
-    def _comprehension(
-        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
-    ) -> list[Any]:
-        assert self.ctx.frame is not None
-        saved = self.ctx.frame.locals
-        self.ctx.frame.locals = dict(saved)
-        out: list[Any] = []
-
-        def run(i: int) -> None:
-            if i == len(node.generators):
-                if isinstance(node, ast.DictComp):
-                    out.append((self.eval(node.key), self.eval(node.value)))
-                else:
-                    out.append(self.eval(node.elt))
-                return
-            gen = node.generators[i]
-            iterable = self.eval(gen.iter)
-            if isinstance(iterable, SymbolicTensor):
-                self.error(
-                    "iterating over a tensor is not supported",
-                    gen.iter,
-                    "ops work on whole tensors; comprehensions run at compile time over "
-                    "compile-time values such as range(n)",
-                )
-            try:
-                items = list(iterable)
-            except Exception as exc:
-                self.error(
-                    f"cannot iterate over {type(iterable).__name__}: {exc}", gen.iter, ITER_HINT
-                )
-            for item in items:
-                self.assign(gen.target, item)
-                ok = True
-                for cond in gen.ifs:
-                    c = self.eval(cond)
-                    if contains_tensor(c):
-                        self.runtime_error("this comprehension condition", cond)
-                    if not self.truth(c, cond):
-                        ok = False
-                        break
-                if ok:
-                    run(i + 1)
-
-        try:
-            run(0)
-        finally:
-            self.ctx.frame.locals = saved
-        return out
-
-    def expr_ListComp(self, node: ast.ListComp) -> Any:
-        return self._comprehension(node)
-
-    def expr_GeneratorExp(self, node: ast.GeneratorExp) -> Any:
-        return self._comprehension(node)
-
-    def expr_SetComp(self, node: ast.SetComp) -> Any:
-        items = self._comprehension(node)
-        if contains_tensor(items):
-            self.error("a set cannot hold tensors", node, "use a tuple or a list of tensors")
-        return set(items)
-
-    def expr_DictComp(self, node: ast.DictComp) -> Any:
-        return dict(self._comprehension(node))
 
     def expr_IfExp(self, node: ast.IfExp) -> Any:
         test = self.eval(node.test)
