@@ -71,11 +71,25 @@ def via_helper_default(x):
 
 @pytest.fixture(autouse=True)
 def restore():
-    saved = (Cfg.scale, OBJ.scale, OBJ.sub.shift, NS.scale, by_default.__defaults__,
-             dict(by_kwdefault.__kwdefaults__), _helper.__defaults__)
+    saved = (
+        Cfg.scale,
+        OBJ.scale,
+        OBJ.sub.shift,
+        NS.scale,
+        by_default.__defaults__,
+        dict(by_kwdefault.__kwdefaults__),
+        _helper.__defaults__,
+    )
     yield
-    (Cfg.scale, OBJ.scale, OBJ.sub.shift, NS.scale, by_default.__defaults__,
-     by_kwdefault.__kwdefaults__, _helper.__defaults__) = saved
+    (
+        Cfg.scale,
+        OBJ.scale,
+        OBJ.sub.shift,
+        NS.scale,
+        by_default.__defaults__,
+        by_kwdefault.__kwdefaults__,
+        _helper.__defaults__,
+    ) = saved
 
 
 def close(got: np.ndarray, want: np.ndarray) -> None:
@@ -153,7 +167,8 @@ def test_disk_key_follows_the_values_read():
     assert k1 != k2 and cache.cache_key(by_instance_attr, DESC, opts) == k1
     OBJ.sub.shift = 4.0
     assert cache.cache_key(by_nested_attr, DESC, opts) != cache.cache_key(
-        by_instance_attr, DESC, opts)
+        by_instance_attr, DESC, opts
+    )
     k3 = cache.cache_key(by_nested_attr, DESC, opts)
     OBJ.sub.shift = 1.0
     assert cache.cache_key(by_nested_attr, DESC, opts) != k3
