@@ -25,6 +25,7 @@ from xdsl.ir import Block, BlockArgument, Region, SSAValue
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.context import Component, FrontendContext
 from pyasc_mlir.frontend.dispatch import Dispatcher
 from pyasc_mlir.frontend.hints import (
@@ -79,6 +80,7 @@ class CodeGenerator(Component):
         if not isinstance(fn, types.FunctionType):
             raise PyAscCompileError(f"cannot compile {fn!r}: expected a Python function",
                                     None, "write the operator as a module-level def")
+        reads.note_run()
         fdef, file, delta = parse_function(fn, None)
         self.ctx.frame = make_frame(fn, file, delta)
         def_loc = self.loc(fdef)
@@ -148,6 +150,7 @@ class CodeGenerator(Component):
             self.error(bind_error(f"{fn.__name__}()", exc), node,
                        "call the helper with the parameters its def names")
         bound.apply_defaults()
+        reads.note_defaults(fn)
         fdef, file, delta = parse_function(fn, self.loc(node))
         caller = self.ctx.frame
         self.ctx.frame = make_frame(fn, file, delta)
@@ -340,9 +343,14 @@ class CodeGenerator(Component):
         """The value of ``name``: locals, closure, module globals, then builtins."""
         f = self.ctx.frame
         assert f is not None
-        for scope in (f.locals, f.closure, f.globals):
-            if name in scope:
-                return scope[name]
+        if name in f.locals:
+            return f.locals[name]
+        if name in f.closure:
+            reads.note_cell(f.fn, name, f.closure[name])
+            return f.closure[name]
+        if name in f.globals:
+            reads.note_global(f.globals, name, f.globals[name])
+            return f.globals[name]
         if hasattr(builtins, name):
             return getattr(builtins, name)
         self.error(f"name '{name}' is not defined", node,
@@ -385,13 +393,15 @@ class CodeGenerator(Component):
         if isinstance(obj, SymbolicTensor):
             return self.sem.tensor_attribute(obj, node)
         try:
-            return getattr(obj, node.attr)
+            value = getattr(obj, node.attr)
         except Exception as exc:
             if (isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] == "pyasc_mlir"
                     and isinstance(exc, AttributeError)):
                 self.error(f"unknown function {obj.__name__}.{node.attr}", node,
                            "supported tensor functions: " + SUPPORTED_FUNCS)
             self.error(f"{type(exc).__name__}: {exc}", node, PY_HINT)
+        reads.note_attr(obj, node.attr, value)
+        return value
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         obj = self.eval(node.value)

@@ -1,0 +1,175 @@
+"""The compile-time values the frontend reads, recorded so that a ``@jit`` function notices
+when one changes (``Cfg.scale = 11``, ``fn.__defaults__ = (5.0,)``) and compiles again.
+
+While :func:`recording` is active, the frontend calls :func:`note_global`, :func:`note_cell`,
+:func:`note_attr` and :func:`note_defaults` for every module global, closure variable,
+attribute of a non-tensor object and default-argument tuple it evaluates (in the operator and
+in every inlined helper). Each :class:`Read` keeps the object it came from, the value seen and,
+for small mutable containers, their ``repr``; :func:`changed` checks them all (identity, then
+value equality for small immutables, e.g. an ``int`` recomputed by a property).
+
+Attributes of pyasc-mlir, NumPy and standard-library modules (``pa.exp``, ``math.pi``) are not
+recorded: nobody rebinds them, and the compiler fingerprint covers pyasc-mlir's own code.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Read",
+    "ReadLog",
+    "changed",
+    "note_attr",
+    "note_cell",
+    "note_defaults",
+    "note_global",
+    "note_run",
+    "recording",
+]
+
+GLOBAL, CELL, ATTR, DEFAULTS, KWDEFAULTS = range(5)
+_LIBRARIES = frozenset({"pyasc_mlir", "numpy", "ml_dtypes", "xdsl", "builtins"})
+_SMALL = (int, float, complex, str, bytes, bool, type(None))
+_UNBOUND = object()
+
+
+@dataclass
+class Read:
+    """One compile-time value read: ``kind`` (global, closure cell, attribute, defaults,
+    keyword defaults), where it was read from (``holder``, ``key``), the value and, for a
+    small list/dict/set/array, its ``repr`` (a change in place keeps the identity)."""
+
+    kind: int
+    holder: Any
+    key: Any
+    value: Any
+    text: str | None
+
+
+@dataclass
+class ReadLog:
+    """The reads of one compilation; ``ran``: whether the frontend ran at all (a cache hit
+    does not run it)."""
+
+    reads: list[Read] = field(default_factory=list)
+    ran: bool = False
+    seen: set[tuple[int, int, Any]] = field(default_factory=set)
+
+
+_LOGS: list[ReadLog] = []
+
+
+@contextmanager
+def recording() -> Iterator[ReadLog]:
+    """Record the reads of every frontend run inside the ``with`` block."""
+    log = ReadLog()
+    _LOGS.append(log)
+    try:
+        yield log
+    finally:
+        _LOGS.remove(log)
+
+
+def note_run() -> None:
+    """The frontend starts evaluating an operator."""
+    for log in _LOGS:
+        log.ran = True
+
+
+def _text(v: Any) -> str | None:
+    if isinstance(v, np.ndarray) and v.size <= 256:
+        return repr(v.tolist())
+    if isinstance(v, list | dict | set) and len(v) <= 256:
+        return repr(v)
+    return None
+
+
+def _note(kind: int, holder: Any, key: Any, value: Any) -> None:
+    if not _LOGS:
+        return
+    text = _text(value) if kind != KWDEFAULTS else repr(sorted(value.items()))
+    for log in _LOGS:
+        tag = (kind, id(holder), key)
+        if tag not in log.seen:
+            log.seen.add(tag)
+            log.reads.append(Read(kind, holder, key, value, text))
+
+
+def note_global(namespace: dict[str, Any], name: str, value: Any) -> None:
+    """``name`` was read from the module globals ``namespace``."""
+    _note(GLOBAL, namespace, name, value)
+
+
+def note_cell(fn: types.FunctionType, name: str, value: Any) -> None:
+    """The closure variable ``name`` of ``fn`` was read."""
+    cell = (fn.__closure__ or ())[fn.__code__.co_freevars.index(name)]
+    _note(CELL, cell, None, value)
+
+
+def _library(obj: Any) -> bool:
+    if not isinstance(obj, types.ModuleType):
+        return False
+    top = obj.__name__.split(".")[0]
+    return top in _LIBRARIES or top in sys.stdlib_module_names
+
+
+def note_attr(obj: Any, attr: str, value: Any) -> None:
+    """``obj.attr`` was evaluated to ``value`` (``obj`` not a tensor)."""
+    if not _library(obj):
+        _note(ATTR, obj, attr, value)
+
+
+def note_defaults(fn: types.FunctionType) -> None:
+    """The defaults of ``fn`` were applied (its ``__defaults__``/``__kwdefaults__``)."""
+    _note(DEFAULTS, fn, None, fn.__defaults__)
+    if fn.__kwdefaults__:
+        _note(KWDEFAULTS, fn, None, fn.__kwdefaults__)
+
+
+def _current(r: Read) -> Any:
+    if r.kind == GLOBAL:
+        return r.holder.get(r.key, _UNBOUND)
+    if r.kind == CELL:
+        return r.holder.cell_contents
+    if r.kind == ATTR:
+        return getattr(r.holder, r.key)
+    if r.kind == DEFAULTS:
+        return r.holder.__defaults__
+    return r.holder.__kwdefaults__
+
+
+def _same(cur: Any, old: Any) -> bool:
+    if cur is old:
+        return True
+    if type(cur) is not type(old):
+        return False
+    if isinstance(old, _SMALL) or (isinstance(old, tuple) and all(type(x) in _SMALL for x in old)):
+        return bool(cur == old)
+    if isinstance(old, types.MethodType | types.BuiltinMethodType):
+        return bool(cur == old)  # a bound method is a new object on every attribute read
+    return False
+
+
+def changed(reads: list[Read]) -> bool:
+    """Whether any value in ``reads`` is now another object or value, or a small mutable
+    container recorded there was changed in place."""
+    for r in reads:
+        try:
+            cur = _current(r)
+        except Exception:  # noqa: BLE001 - a deleted attribute, an empty cell, ...
+            return True
+        if not _same(cur, r.value):
+            return True
+        if r.text is not None:
+            now = repr(sorted(cur.items())) if r.kind == KWDEFAULTS else _text(cur)
+            if now != r.text:
+                return True
+    return False
