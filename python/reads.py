@@ -4,7 +4,8 @@ when one changes (``Cfg.scale = 11``, ``fn.__defaults__ = (5.0,)``) and compiles
 While :func:`recording` is active, the frontend calls :func:`note_global`, :func:`note_cell`,
 :func:`note_attr` and :func:`note_defaults` for every module global, closure variable,
 attribute of a non-tensor object and default-argument tuple it evaluates (in the operator and
-in every inlined helper). Each :class:`Read` keeps the object it came from, the value seen and,
+in every inlined helper), and :func:`note_python_call` for a user function it runs in Python.
+Each :class:`Read` keeps the object it came from, the value seen and,
 for small mutable containers, their ``repr``; :func:`changed` checks them all (identity, then
 value equality for small immutables, e.g. an ``int`` recomputed by a property).
 
@@ -132,6 +133,40 @@ def note_defaults(fn: types.FunctionType) -> None:
     _note(DEFAULTS, fn, None, fn.__defaults__)
     if fn.__kwdefaults__:
         _note(KWDEFAULTS, fn, None, fn.__kwdefaults__)
+
+
+def note_python_call(fn: Any, depth: int = 0) -> None:
+    """``fn`` is called in Python at compile time (all its arguments are constants), so the
+    frontend does not see what it reads: record, over-approximating, every global and
+    closure variable its code names, their attributes that its code names, its defaults, and
+    so on for the user functions it reaches (up to 8 levels)."""
+    if not _LOGS or not isinstance(fn, types.FunctionType) or depth > 8:
+        return
+    if _library(sys.modules.get(fn.__module__ or "")):
+        return
+    code = fn.__code__
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= set(c.co_names)
+    note_defaults(fn)
+    values = []
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            continue
+        _note(CELL, cell, None, values[-1])
+    for var in sorted(names):
+        if var in fn.__globals__:
+            values.append(fn.__globals__[var])
+            note_global(fn.__globals__, var, values[-1])
+    for v in values:
+        for attr in sorted(names):
+            if not isinstance(v, types.FunctionType) and attr in getattr(v, "__dict__", ()):
+                note_attr(v, attr, getattr(v, attr))
+        if isinstance(v, types.FunctionType):
+            note_python_call(v, depth + 1)
 
 
 def _current(r: Read) -> Any:

@@ -192,3 +192,18 @@ def test_unrelated_change_does_not_recompile():
     Cfg.scale = 3.0
     close(f(X), X * 3)
     assert f.compilations == 2
+
+
+def _factor():
+    return Cfg.scale * 2.0
+
+
+def by_python_helper(x):
+    return x * _factor()  # _factor() runs in Python at compile time
+
+
+def test_value_read_by_a_helper_run_in_python_at_compile_time():
+    f = pa.jit(by_python_helper)
+    close(f(X), X * 4)
+    Cfg.scale = 5.0
+    close(f(X), X * 10)
