@@ -457,7 +457,7 @@ def emit_cpu_entry(module: ModuleOp, signature: str | None = None) -> str:
             lines.append(f"PYASC_CPU_ENTRY_NAMED({name})")
     if len(ks) > 1:
         lines.append("PYASC_CPU_LAST_ERROR()")
-    if checked:
+    if signature is not None:
         lines += ['extern "C" const char* pyasc_signature() {',
                   f"    return {c_string(signature)};", "}"]
     return "\n".join([*lines, ""])
