@@ -42,7 +42,7 @@ _SMALL = (int, float, complex, str, bytes, bool, type(None))
 _UNBOUND = object()
 
 
-@dataclass
+@dataclass(slots=True)
 class Read:
     """One compile-time value read: ``kind`` (global, closure cell, attribute, defaults,
     keyword defaults), where it was read from (``holder``, ``key``), the value and, for a
@@ -169,18 +169,6 @@ def note_python_call(fn: Any, depth: int = 0) -> None:
             note_python_call(v, depth + 1)
 
 
-def _current(r: Read) -> Any:
-    if r.kind == GLOBAL:
-        return r.holder.get(r.key, _UNBOUND)
-    if r.kind == CELL:
-        return r.holder.cell_contents
-    if r.kind == ATTR:
-        return getattr(r.holder, r.key)
-    if r.kind == DEFAULTS:
-        return r.holder.__defaults__
-    return r.holder.__kwdefaults__
-
-
 def _same(cur: Any, old: Any) -> bool:
     if cur is old:
         return True
@@ -195,16 +183,27 @@ def _same(cur: Any, old: Any) -> bool:
 
 def changed(reads: list[Read]) -> bool:
     """Whether any value in ``reads`` is now another object or value, or a small mutable
-    container recorded there was changed in place."""
+    container recorded there was changed in place. On the call path of every ``@jit`` call:
+    the common case (same object, nothing to re-``repr``) is one lookup and one ``is``."""
     for r in reads:
+        kind = r.kind
         try:
-            cur = _current(r)
+            if kind == GLOBAL:
+                cur = r.holder.get(r.key, _UNBOUND)
+            elif kind == ATTR:
+                cur = getattr(r.holder, r.key)
+            elif kind == CELL:
+                cur = r.holder.cell_contents
+            elif kind == DEFAULTS:
+                cur = r.holder.__defaults__
+            else:
+                cur = r.holder.__kwdefaults__
         except Exception:  # noqa: BLE001 - a deleted attribute, an empty cell, ...
             return True
-        if not _same(cur, r.value):
+        if cur is not r.value and not _same(cur, r.value):
             return True
         if r.text is not None:
-            now = repr(sorted(cur.items())) if r.kind == KWDEFAULTS else _text(cur)
+            now = repr(sorted(cur.items())) if kind == KWDEFAULTS else _text(cur)
             if now != r.text:
                 return True
     return False
