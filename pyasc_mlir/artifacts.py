@@ -29,6 +29,7 @@ from pyasc_mlir.dialects.attrs import DYNAMIC_SPEC_ATTR, kernel_ub_bytes_used
 from pyasc_mlir.dynamic import DynamicTiling
 from pyasc_mlir.emitter import kernels, tiling_fields
 from pyasc_mlir.errors import PyAscUsageError, caller_loc
+from pyasc_mlir.integrity import info_checksum, seal
 from pyasc_mlir.pipeline import result_descs, top_function
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 from pyasc_mlir.version import __version__
@@ -297,8 +298,9 @@ def read_cached_info(directory: Path, key: str) -> tuple[dict[str, Any] | None, 
     """The ``op.json`` of the operator cached in ``directory`` for ``key`` (its sources and
     library checked), or ``(None, corrupt_library)``.
 
-    A truncated or corrupt ``op.json``, a missing library or one whose SHA-256 differs from the
-    recorded one is reported with a :class:`CacheWarning` and rebuilt by the caller
+    A truncated or corrupt ``op.json``, one whose content does not match its checksum (an edit,
+    e.g. of one digit of a tiling value), a missing library or one whose SHA-256 differs from
+    the recorded one is reported with a :class:`CacheWarning` and rebuilt by the caller
     (``corrupt_library``: the library cache entry itself must be rebuilt with g++)."""
     info_path = directory / "op.json"
     if not info_path.exists():
@@ -320,6 +322,12 @@ def read_cached_info(directory: Path, key: str) -> tuple[dict[str, Any] | None, 
         return None, False
     if info.get("key") != key or info.get("empty"):
         return None, False  # another operator's output folder, or an empty-input operator
+    if info.get("checksum") != info_checksum(info):
+        warn_cache(
+            f"{info_path} was edited or is damaged (its content does not match its "
+            "checksum); rebuilding it"
+        )
+        return None, False
     lib = Path(info["library"])
     if not lib.is_file():
         warn_cache(f"the CPU library {lib} of {info_path} is missing; rebuilding it")
@@ -346,12 +354,14 @@ def write_artifacts(
 ) -> None:
     """Publish ``sources`` (file name -> text), every stage's IR (``<stage>.mlir``, so
     ``load_op`` can interpret it) and ``op.json`` into ``directory``, each atomically;
-    ``op.json`` last, as it marks the entry complete."""
+    ``op.json`` last, as it marks the entry complete, sealed (:func:`pyasc_mlir.integrity.seal`:
+    the IR digests and the checksum are added to ``info``)."""
     directory.mkdir(parents=True, exist_ok=True)
     for fname, text in sources.items():
         atomic_write(directory / fname, text)
     for stage, module in stages.items():
         atomic_write(directory / f"{stage}.mlir", str(module))
+    seal(info, directory)
     atomic_write(directory / "op.json", json.dumps(info, indent=2))
 
 
@@ -365,27 +375,29 @@ def describe_empty(
     compile_ms: float,
 ) -> dict[str, Any]:
     """``op.json`` of an operator with a zero-size input dimension (no kernel, no library):
-    ``descs`` its tensor inputs, ``outs`` its results."""
-    return {
-        "name": name,
-        "platform": platform,
-        "empty": True,
-        "key": key,
-        "library": None,
-        "inputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in descs],
-        "outputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in outs],
-        "arg_names": arg_names,
-        "kernels": 0,
-        "kernel_names": [],
-        "kernel_args": [],
-        "block_dim": 0,
-        "tiling": {},
-        "ub_bytes": 0,
-        "gm_bytes": 0,
-        "gm_bytes_per_core_consts": 0,
-        "unfused_gm_bytes": 0,
-        "fused_ops": 0,
-        "compile_ms": compile_ms,
-        "cache_hit": False,
-        "version": __version__,
-    }
+    ``descs`` its tensor inputs, ``outs`` its results; sealed (it has a checksum)."""
+    return seal(
+        {
+            "name": name,
+            "platform": platform,
+            "empty": True,
+            "key": key,
+            "library": None,
+            "inputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in descs],
+            "outputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in outs],
+            "arg_names": arg_names,
+            "kernels": 0,
+            "kernel_names": [],
+            "kernel_args": [],
+            "block_dim": 0,
+            "tiling": {},
+            "ub_bytes": 0,
+            "gm_bytes": 0,
+            "gm_bytes_per_core_consts": 0,
+            "unfused_gm_bytes": 0,
+            "fused_ops": 0,
+            "compile_ms": compile_ms,
+            "cache_hit": False,
+            "version": __version__,
+        }
+    )

@@ -5,7 +5,9 @@ a path that is a file or not writable is a located ``PyAscUsageError``) under a
 key (:func:`cache_key`) made of a hash of the compiler's own sources
 (:func:`compiler_fingerprint`), the source of the operator and of every user helper it reaches
 (through globals, closures, module attributes, classes), default arguments and the global
-constants they read (:func:`source_fingerprint`), the argument descriptions and the options.
+constants they read, attributes of user objects included (:func:`source_fingerprint`), the
+argument descriptions and the options. A ``@jit`` function also watches the values its
+operator read while compiling (:mod:`pyasc_mlir.frontend.reads`).
 ``PYASC_CACHE_DISABLE=1`` turns the cache off: nothing is read or written there, not even the
 precompiled runtime header. Files are published atomically
 (:func:`atomic_write`: a temporary file, then ``os.replace``), so concurrent compilations of
@@ -97,6 +99,17 @@ def _code_names(code: types.CodeType) -> set[str]:
     return names
 
 
+def _opaque_instance(v: Any) -> bool:
+    """An instance of a user class with the default ``repr`` (``<... object at 0x...>``) and
+    attributes in ``__dict__``."""
+    cls = type(v)
+    return (
+        cls.__repr__ is object.__repr__
+        and _is_user_code(cls)
+        and isinstance(getattr(v, "__dict__", None), dict)
+    )
+
+
 class _Fingerprint:
     """Text that changes whenever anything the frontend would read while compiling an operator
     changes: the source of the operator and of every user helper it reaches (transitively,
@@ -131,12 +144,28 @@ class _Fingerprint:
         elif isinstance(v, np.ndarray):
             digest = hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
             self.parts.append(f"{name}=ndarray({v.dtype},{v.shape},{digest})")
+        elif _opaque_instance(v):
+            self.instance(name, v, depth)
         else:
             try:
                 text = repr(v)
             except Exception:  # noqa: BLE001 - any broken __repr__
                 text = f"<{type(v).__qualname__} object>"
             self.parts.append(f"{name}={text}")
+
+    def instance(self, name: str, obj: Any, depth: int) -> None:
+        """An instance of a user class whose ``repr`` is the default one (an address): its
+        class and its attributes (``vars``), so the key follows ``OBJ.scale = 11`` and is the
+        same in every process."""
+        cls = type(obj)
+        if id(obj) in self.seen or depth > 50:
+            self.parts.append(f"{name}=<{cls.__module__}.{cls.__qualname__} instance (seen)>")
+            return
+        self.seen.add(id(obj))
+        self.parts.append(f"{name}=<{cls.__module__}.{cls.__qualname__} instance>")
+        self.klass(f"{name}.__class__", cls, depth + 1)
+        for attr, v in sorted(vars(obj).items()):
+            self.value(f"{name}.{attr}", v, depth + 1)
 
     def function(self, name: str, fn: types.FunctionType, depth: int) -> None:
         fn = inspect.unwrap(fn)

@@ -31,6 +31,7 @@ from pyasc_mlir.checks import (
 )
 from pyasc_mlir.dynamic import DynamicTiling, ShapeMismatch
 from pyasc_mlir.errors import PyAscUsageError, caller_loc, user_facing
+from pyasc_mlir.integrity import RECOMPILE, check_ir, signature_problem
 from pyasc_mlir.interop import same_kind_as, torch_to_numpy
 from pyasc_mlir.interpreter.core import make_interpreter, run_function
 from pyasc_mlir.interpreter.tile_impls import kernel_ub_bytes, set_block
@@ -273,7 +274,8 @@ class CompiledOp:
         return self._stages
 
     def _read_ir(self) -> dict[str, ModuleOp]:
-        """The stage modules ``compile`` wrote next to ``op.json`` (``<stage>.mlir``)."""
+        """The stage modules ``compile`` wrote next to ``op.json`` (``<stage>.mlir``), each
+        checked against the digest ``op.json`` records (:func:`pyasc_mlir.integrity.check_ir`)."""
         stages = {}
         for stage in STAGES:
             path = self.directory / f"{stage}.mlir"
@@ -283,7 +285,9 @@ class CompiledOp:
                     None,
                     "compile it again with pyasc_mlir.compile(..., output_dir=...) to write its IR",
                 )
-            stages[stage] = Parser(make_context(), path.read_text(), str(path)).parse_module()
+            text = path.read_text()
+            check_ir(self.info, path, text)
+            stages[stage] = Parser(make_context(), text, str(path)).parse_module()
         return stages
 
     @user_facing
@@ -354,11 +358,24 @@ class CompiledOp:
         built from ``kernel.cpp``/``cpu_entry.cpp`` on first use and cached like any build)."""
         if memcheck:
             if getattr(self, "_cpu_memcheck", None) is None:
-                self._cpu_memcheck = cpu.CpuKernel(self._memcheck_library())
+                self._cpu_memcheck = self._checked(cpu.CpuKernel(self._memcheck_library()))
             return self._cpu_memcheck
         if self._cpu is None:
-            self._cpu = cpu.CpuKernel(Path(self.info["library"]))
+            self._cpu = self._checked(cpu.CpuKernel(Path(self.info["library"])))
         return self._cpu
+
+    def _checked(self, kernel: cpu.CpuKernel) -> cpu.CpuKernel:
+        """``kernel``, once its library's signature is found equal to ``info``'s.
+
+        Raises:
+            PyAscUsageError: the library was compiled for another operator, shapes, dtypes or
+                tiling (an ``op.json`` edited after compile)."""
+        problem = signature_problem(
+            self.info, kernel.signature(), kernel.so_path, self.directory / "op.json"
+        )
+        if problem is not None:
+            raise PyAscUsageError(problem, caller_loc(), RECOMPILE)
+        return kernel
 
     def _cpu_entries(self, memcheck: bool) -> dict[str, Any]:
         """Several kernels: kernel name -> its entry (``pyasc_run_block_<kernel>``) in the
@@ -367,7 +384,7 @@ class CompiledOp:
         if hit is None:
             lib = self._memcheck_library() if memcheck else Path(self.info["library"])
             hit = {
-                k: cpu.CpuKernel(lib, entry=f"pyasc_run_block_{k}")
+                k: self._checked(cpu.CpuKernel(lib, entry=f"pyasc_run_block_{k}"))
                 for k in dict.fromkeys(step.kernel for step in self._plan())
             }
             self._cpu_multi[memcheck] = hit

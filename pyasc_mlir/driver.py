@@ -49,7 +49,8 @@ from pyasc_mlir.cache import (
 )
 from pyasc_mlir.compile_args import check_call, check_results
 from pyasc_mlir.compiled_op import CompiledOp
-from pyasc_mlir.errors import PyAscCompileError, PyAscUsageError, user_facing
+from pyasc_mlir.errors import PyAscCompileError, user_facing
+from pyasc_mlir.integrity import signature, verify_folder
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 from pyasc_mlir.runtime.library import operator_library
 from pyasc_mlir.version import __version__
@@ -225,23 +226,25 @@ def _build(
     stages, times, t0 = lowered
     module = stages["ascendc"]
     descs = pipeline.tensor_descs(concrete)
+    info = describe(stages, name, descs, platform)
+    info["arg_names"] = pipeline.tensor_arg_names(fn, inputs)
+    if request is not None:
+        describe_dynamic(info, stages, descs, any(d[2] for d in request["dims"]))
     sources = {
         "kernel.cpp": emitter.emit_kernel_source(module),
         "host.cpp": emitter.emit_host_source(module, [list(d.static_shape) for d in descs]),
-        "cpu_entry.cpp": emitter.emit_cpu_entry(module),
+        "cpu_entry.cpp": emitter.emit_cpu_entry(module, signature(info)),
     }
     lower_ms = (time.perf_counter() - t0) * 1e3
     t1 = time.perf_counter()
     built = {f: sources[f] for f in ("kernel.cpp", "cpu_entry.cpp")}
     lib = operator_library(built, platform, entry.directory, fresh=entry.fresh, shared=entry.shared)
     gxx_ms = (time.perf_counter() - t1) * 1e3
-    info = describe(stages, name, descs, platform)
     info.update(
         key=entry.key,
         library=str(lib),
         library_sha256=file_sha256(lib) if lib.is_file() else None,
         source_sha256={f: text_sha256(text) for f, text in built.items()},
-        arg_names=pipeline.tensor_arg_names(fn, inputs),
         compile_ms=lower_ms + gxx_ms,
         lower_ms=lower_ms,
         gxx_ms=gxx_ms,
@@ -249,8 +252,6 @@ def _build(
         cache_hit=False,
         version=__version__,
     )
-    if request is not None:
-        describe_dynamic(info, stages, descs, any(d[2] for d in request["dims"]))
     write_artifacts(entry.directory, sources, stages, info)
     return CompiledOp(entry.directory, info, lambda: stages, stages=stages, keep=entry.keep)
 
@@ -282,16 +283,13 @@ def _compile_empty(
 def load_op(directory: str | Path) -> CompiledOp:
     """Load a compiled operator from the folder ``compile`` wrote (CPU backend only).
 
+    Everything the CPU build trusts is checked first (:func:`pyasc_mlir.integrity.verify_folder`):
+    ``op.json``'s checksum, the library's own signature against ``op.json``, its SHA-256, the
+    sources; the IR files when interpreted.
+
     Raises:
-        PyAscUsageError: the folder holds no valid ``op.json`` or its library is missing.
+        PyAscUsageError: the folder holds no valid ``op.json``, or an artifact is missing,
+            damaged or edited (the message names the file and what differs).
     """
-    path = Path(directory) / "op.json"
-    try:
-        info = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise PyAscUsageError(f"{path} is missing or corrupt: {exc}") from exc
-    if info.get("empty") and all(0 in d["shape"] for d in info.get("outputs", [])):
-        return CompiledOp(Path(directory), info)
-    if not Path(info.get("library") or "").exists():
-        raise PyAscUsageError(f"the CPU library of {path} is missing; compile again")
+    info = verify_folder(Path(directory))
     return CompiledOp(Path(directory), info)

@@ -10,11 +10,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pyasc_mlir import pipeline
 from pyasc_mlir.autotune import tune
-from pyasc_mlir.cache import global_watch, watch_changed
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.driver import compile
 from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
+from pyasc_mlir.frontend import reads
+from pyasc_mlir.frontend.ast_frontend import build_module
 from pyasc_mlir.interop import same_kind_as, torch_to_numpy, uses_torch
 from pyasc_mlir.pipeline import check_tiling
 from pyasc_mlir.platform import DEFAULT_PLATFORM
@@ -104,10 +106,14 @@ class JitFunction:
         check_tiling(tiling, double_buffer)
         self._compiled: dict[tuple, CompiledOp] = {}
         self._fast: dict[tuple, CompiledOp] = {}
-        self._watch: list[Any] | None = None
-        """Globals/closures the operator reads (``cache.global_watch``): when one changes,
-        the in-memory kernels are dropped and the next call compiles (or hits the cache
-        entry for the new values)."""
+        self._watch: list[reads.Read] = []
+        """Every compile-time value the frontend read while compiling (globals, closure
+        variables, attributes, defaults: :mod:`pyasc_mlir.frontend.reads`): when one
+        changes, the in-memory kernels are dropped and the next call compiles (or hits the
+        cache entry for the new values)."""
+        self.compilations = 0
+        """How often :meth:`compile` asked ``pyasc_mlir.compile`` for an operator (cache hits
+        included): once per signature, and again after a value the operator read changed."""
         functools.update_wrapper(self, fn)
 
     def _check_call(self, args: tuple[Any, ...]) -> None:
@@ -181,25 +187,34 @@ class JitFunction:
         sig = tuple(repr(d) for d in descs)
         self._forget_if_globals_changed()
         if self.always_compile or sig not in self._compiled:
-            self._compiled[sig] = compile(
-                self.fn,
-                descs,
-                platform=self.platform,
-                double_buffer=self.double_buffer,
-                cache=not self.always_compile,
-                tiling=self._tiling(descs),
-                dynamic=self.dynamic,
-            )
-            if self._watch is None:
-                self._watch = global_watch(self.fn)
+            with reads.recording() as log:
+                self._compiled[sig] = compile(
+                    self.fn,
+                    descs,
+                    platform=self.platform,
+                    double_buffer=self.double_buffer,
+                    cache=not self.always_compile,
+                    tiling=self._tiling(descs),
+                    dynamic=self.dynamic,
+                )
+                self.compilations += 1
+                if not log.ran:  # a cache hit: run the frontend once, for what it reads
+                    self._record_reads(descs)
+            self._watch.extend(log.reads)
         return self._compiled[sig]
 
+    def _record_reads(self, descs: list[object]) -> None:
+        """Evaluate the operator in the frontend only (no passes, no g++), so that the
+        recording around it sees the compile-time values it reads."""
+        concrete, _ = pipeline.dynamic_request(self.fn, descs, self.dynamic)
+        build_module(self.fn, list(concrete), self.fn.__name__)  # type: ignore[arg-type]
+
     def _forget_if_globals_changed(self) -> None:
-        if self._watch is not None and watch_changed(self._watch):
+        if self._watch and reads.changed(self._watch):
             self._compiled.clear()
             self._fast.clear()
             self._dyn_ops.clear()
-            self._watch = None
+            self._watch = []
 
     def _tiling(self, descs: list[object]) -> dict[str, int] | None:
         """The pinned tiling, or with ``autotune=True`` the winner of ``pyasc_mlir.autotune``

@@ -24,6 +24,7 @@ from xdsl.ir import Block, BlockArgument, Region, SSAValue
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.code_imports import ImportStatements
 from pyasc_mlir.frontend.code_loops import LoopEvaluator
 from pyasc_mlir.frontend.context import FrontendContext
@@ -85,6 +86,7 @@ class CodeGenerator(ImportStatements, LoopEvaluator):
                 None,
                 "write the operator as a module-level def",
             )
+        reads.note_run()
         fdef, file, delta = parse_function(fn, None)
         self.ctx.frame = make_frame(fn, file, delta)
         def_loc = self.loc(fdef)
@@ -173,6 +175,7 @@ class CodeGenerator(ImportStatements, LoopEvaluator):
                 "call the helper with the parameters its def names",
             )
         bound.apply_defaults()
+        reads.note_defaults(fn)
         fdef, file, delta = parse_function(fn, self.loc(node))
         caller = self.ctx.frame
         self.ctx.frame = make_frame(fn, file, delta)
@@ -322,9 +325,14 @@ class CodeGenerator(ImportStatements, LoopEvaluator):
         """The value of ``name``: locals, closure, module globals, then builtins."""
         f = self.ctx.frame
         assert f is not None
-        for scope in (f.locals, f.closure, f.globals):
-            if name in scope:
-                return scope[name]
+        if name in f.locals:
+            return f.locals[name]
+        if name in f.closure:
+            reads.note_cell(f.fn, name, f.closure[name])
+            return f.closure[name]
+        if name in f.globals:
+            reads.note_global(f.globals, name, f.globals[name])
+            return f.globals[name]
         if hasattr(builtins, name):
             return getattr(builtins, name)
         self.error(
@@ -374,7 +382,7 @@ class CodeGenerator(ImportStatements, LoopEvaluator):
         if isinstance(obj, SymbolicTensor):
             return self.sem.tensor_attribute(obj, node)
         try:
-            return getattr(obj, node.attr)
+            value = getattr(obj, node.attr)
         except Exception as exc:
             if (
                 isinstance(obj, types.ModuleType)
@@ -387,6 +395,8 @@ class CodeGenerator(ImportStatements, LoopEvaluator):
                     "supported tensor functions: " + SUPPORTED_FUNCS,
                 )
             self.error(f"{type(exc).__name__}: {exc}", node, PY_HINT)
+        reads.note_attr(obj, node.attr, value)
+        return value
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         obj = self.eval(node.value)

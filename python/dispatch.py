@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 from pyasc_mlir import ops
 from pyasc_mlir.dialects import opset
 from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.context import Component, FrontendContext
 from pyasc_mlir.frontend.hints import CALL_HINT, PY_HINT
 from pyasc_mlir.frontend.names import MARKERS, OP_NAMES, SHAPE_HELPERS, SUPPORTED_FUNCS, UNARY
@@ -245,6 +246,7 @@ class Dispatcher(Component):
         """Call ``callee`` in Python (all arguments are compile-time values)."""
         if not callable(callee):
             self.error(f"'{type(callee).__name__}' object is not callable", node, CALL_HINT)
+        reads.note_python_call(callee)
         try:
             return callee(*args, **kwargs)
         except PyAscCompileError:

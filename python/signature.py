@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
+from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.values import SymbolicTensor, holds_desc
 from pyasc_mlir.types import TensorDesc, ir_type
 
@@ -93,6 +94,7 @@ def bind_operator(
             "pass one TensorDesc or compile-time value per parameter",
         ) from None
     bound.apply_defaults()
+    reads.note_defaults(fn)
     _name_arguments(bound)
     return bound
 

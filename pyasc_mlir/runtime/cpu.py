@@ -40,6 +40,9 @@ MEMCHECK_FLAGS = ("-DPYASC_MEMCHECK=1",)
 
 LIBRARY_NAME = "lib.so"
 
+TILING_PAD = 2048
+"""Smallest tiling buffer handed to a kernel, in bytes (256 ``int64_t`` fields)."""
+
 
 class CompileError(RuntimeError):
     """g++ failed (or is missing). ``diagnostics`` holds its stderr, ``command`` the argv."""
@@ -350,6 +353,12 @@ class CpuKernel:
             self._last_error_kind.argtypes = []
         self._tilings: dict[bytes, tuple[np.ndarray, int]] = {}
 
+    def signature(self) -> str | None:
+        """What the library was compiled for (``pyasc_signature()``, canonical JSON, see
+        :func:`pyasc_mlir.integrity.signature`); ``None`` when it exports none (batch
+        libraries)."""
+        return _signature_of(self._lib)
+
     def run(
         self, block_dim: int, gm_args: list[np.ndarray], tiling: bytes, workspace_bytes: int = 0
     ) -> None:
@@ -389,7 +398,9 @@ class CpuKernel:
                 self._raise(block, block_dim)
 
     def _tiling_address(self, tiling: bytes) -> int:
-        """Address of a 64-byte aligned, zero-padded copy of ``tiling`` (at least 8 bytes).
+        """Address of a 64-byte aligned, zero-padded copy of ``tiling`` (at least
+        :data:`TILING_PAD` bytes: a kernel that reads more fields than it was given reads
+        zeros, which a checked entry refuses, never memory past the buffer).
 
         The buffer is made once per distinct tiling and kept (``_tilings``); its bytes are
         written again on every call, so a kernel that wrote into it cannot leak into the next.
@@ -397,7 +408,7 @@ class CpuKernel:
         key = tiling if type(tiling) is bytes else bytes(tiling)
         hit = self._tilings.get(key)
         if hit is None:
-            buf = _aligned_zeros(max(len(key), 8))
+            buf = _aligned_zeros(max(len(key), TILING_PAD))
             if len(self._tilings) > 4096:
                 self._tilings.clear()
             hit = self._tilings[key] = (buf, buf.ctypes.data)
@@ -411,6 +422,26 @@ class CpuKernel:
         if self._last_error_kind is not None and self._last_error_kind() == 1:
             raise KernelMemoryError(block, block_dim, detail)
         raise KernelError(block, block_dim, detail)
+
+
+def _signature_of(lib: ctypes.CDLL) -> str | None:
+    try:
+        fn = lib.pyasc_signature
+    except AttributeError:
+        return None
+    fn.restype = ctypes.c_char_p
+    fn.argtypes = []
+    text = fn()
+    return text.decode(errors="replace") if text is not None else None
+
+
+def library_signature(so_path: Path | str) -> str | None:
+    """The ``pyasc_signature()`` of the library at ``so_path`` (loaded with ctypes), ``None``
+    when it exports none.
+
+    Raises:
+        OSError: the library cannot be loaded."""
+    return _signature_of(ctypes.CDLL(str(so_path)))
 
 
 def _address(arr: np.ndarray) -> int:
