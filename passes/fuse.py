@@ -67,7 +67,7 @@ def _wrap_layout_ops(block: Block) -> None:
     kernel)."""
     for op in [o for o in block.ops if isinstance(o, (asc.ConcatOp, asc.SliceOp))]:
         uses = list(op.results[0].uses)
-        last = op
+        last: Operation = op
         if (
             len(uses) == 1
             and isinstance(uses[0].operation, asc.ReshapeOp)
@@ -162,8 +162,7 @@ def _fuse_block(block: Block, per_op: bool = False) -> None:
 def _fits_output(op: Operation, shape: tuple[int, ...]) -> bool:
     """Every tensor ``op`` touches broadcasts to the matmul output ``shape``."""
     return all(
-        asc.broadcast_shapes(tuple(v.type.get_shape()), shape) == shape  # type: ignore
-        for v in [*op.operands, *op.results]
+        asc.broadcast_shapes(shape_of(v), shape) == shape for v in [*op.operands, *op.results]
     )
 
 
@@ -254,7 +253,7 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
         cur = groups[-1]
         members = set(cur)
         if isinstance(op, asc.MatmulOp):
-            shape = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
+            shape = shape_of(op.result)
             roots = [_view_root(v, views) for v in op.operands]
             fresh = not any(r.owner in members for r in roots)
             if cube is None and fresh and all(_epilogue_ok(o, shape, set()) for o in cur):
@@ -267,9 +266,7 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             continue
         if cube is not None and isinstance(op, VIEW_OPS):
             src = op.operands[0].owner
-            if src in members and (
-                src in result_views or tuple(op.operands[0].type.get_shape()) == cube
-            ):  # type: ignore[attr-defined]
+            if src in members and (src in result_views or shape_of(op.operands[0]) == cube):
                 result_views.add(op)
                 cur.append(op)
                 continue

@@ -203,7 +203,7 @@ class _LayoutKernel:
             for v in [*args, result]
         ]
         entry = Block(arg_types=gm_types)
-        gm_of = dict(zip(args, entry.args, strict=False))
+        gm_of: dict[SSAValue, SSAValue] = dict(zip(args, entry.args, strict=False))
         out_gm = entry.args[-1]
         ix = IRBuilder(entry, self.loc)
         start, end, _ = core_range(ix, tile_units=False)

@@ -34,7 +34,7 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
 from pyasc_mlir.passes.dynamic_shapes import SPEC_ATTR, spec
-from pyasc_mlir.passes.ir_builder import IRBuilder
+from pyasc_mlir.passes.ir_builder import Index, IRBuilder
 from pyasc_mlir.passes.iteration_space import analyze, shape_of
 from pyasc_mlir.passes.kernel_builder import KernelBuilder, Layout, TileBuffer, TileState
 from pyasc_mlir.passes.tile_plan import (
@@ -85,7 +85,7 @@ class VectorKernelBuilder(KernelBuilder):
         lay = self.plan.layout(v)
         return not lay.rows and not (self.plan.chunked and lay.l)
 
-    def _gm_row_offset(self, ix: IRBuilder, v: SSAValue, g: SSAValue) -> SSAValue | int:
+    def _gm_row_offset(self, ix: IRBuilder, v: SSAValue, g: Index) -> SSAValue | int:
         """GM element offset of outer row ``g`` in value ``v``'s own layout."""
         plan = self.plan
         sp, outer = plan.space, plan.outer
