@@ -55,6 +55,12 @@ def _ub_bytes(n: int) -> int:
     return round_up(n, UB_ALIGN_BYTES)
 
 
+def _offset(a: asc.AllocOp) -> int:
+    """``a``'s UB offset (bytes), set by ``asc-buffer-alloc`` (checked in ``_prologue``)."""
+    assert a.offset is not None
+    return a.offset.value.data
+
+
 def _ub_elem(t: Attribute) -> Attribute:
     """Element type a UB buffer has in Ascend C (masks are ``uint8_t`` bytes)."""
     assert isinstance(t, MemRefType)
@@ -93,7 +99,7 @@ class _Converter:
                 "run asc-buffer-alloc first",
             )
         self._matmuls(out)
-        for a in sorted(allocs, key=lambda a: a.offset.value.data):  # type: ignore[union-attr]
+        for a in sorted(allocs, key=_offset):
             if a.role.data in ("in", "out"):
                 pos = "VECIN" if a.role.data == "in" else "VECOUT"
                 st.queues[a] = out.add_value(
@@ -101,11 +107,8 @@ class _Converter:
                 )
         calc = [a for a in allocs if a.role.data in ("tmp", "const")]
         if calc:
-            st.calc_base = min(a.offset.value.data for a in calc)  # type: ignore[union-attr]
-            top = max(
-                a.offset.value.data + _ub_bytes(ct.dst_reserve_bytes(a))  # type: ignore
-                for a in calc
-            )
+            st.calc_base = min(_offset(a) for a in calc)
+            top = max(_offset(a) + _ub_bytes(ct.dst_reserve_bytes(a)) for a in calc)
             st.tbuf = out.add_value(ac.InitTBufOp(top - st.calc_base))
 
     def _matmuls(self, out: AscendcBuilder) -> None:
@@ -171,7 +174,9 @@ class _Converter:
 
     @staticmethod
     def _elem_bytes(v: SSAValue) -> int:
-        return asc.element_bits(v.type.element_type) // 8  # type: ignore[attr-defined]
+        t = v.type
+        assert isinstance(t, MemRefType)  # a GM buffer: asc.copy_in/copy_out's constraint
+        return asc.element_bits(t.element_type) // 8
 
     def _copy(self, out: AscendcBuilder, op: asc.CopyInOp | asc.CopyOutOp) -> None:
         inbound = isinstance(op, asc.CopyInOp)

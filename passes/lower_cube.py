@@ -42,7 +42,7 @@ from pyasc_mlir.passes.cube_plan import (
     whole_rows,
 )
 from pyasc_mlir.passes.ir_builder import IRBuilder
-from pyasc_mlir.passes.iteration_space import shape_of
+from pyasc_mlir.passes.iteration_space import element_type_of, shape_of
 from pyasc_mlir.passes.kernel_builder import KernelBuilder, Layout, TileBuffer, TileState
 from pyasc_mlir.passes.ub_budget import UbBudget
 from pyasc_mlir.passes.views import VIEW_OPS, View, operand_view, result_view, row_major_strides
@@ -177,7 +177,7 @@ class CubeKernelBuilder(KernelBuilder):
             )
         src = self.operand(t, op.input)
         dst = self.result(t, op.result)
-        work = self.alloc(t, "tmp", Layout(False, False, True), op.input.type.element_type)  # type: ignore[attr-defined]
+        work = self.alloc(t, "tmp", Layout(False, False, True), element_type_of(op.input))
         rows, m, _ = self.sizes(t, src.layout)
         ix.add(
             asc.VReduceOp(
@@ -263,7 +263,7 @@ class CubeKernelBuilder(KernelBuilder):
         assert isinstance(term, asc.YieldOp)
         outs = list(term.values)
         gm_types = [
-            asc.buffer_type(math.prod(shape_of(v)) or 1, v.type.element_type, "gm")  # type: ignore[attr-defined]
+            asc.buffer_type(math.prod(shape_of(v)) or 1, element_type_of(v), "gm")
             for v in [*args, *outs]
         ]
         entry = Block(arg_types=gm_types)

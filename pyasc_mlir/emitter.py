@@ -225,13 +225,13 @@ class _KernelPrinter:
         elif isinstance(op, ac.VecUnaryOp):
             self.emit(f"{op.api.data}({n(op.dst)}, {n(op.src)}, (int32_t){n(op.count)});")
         elif isinstance(op, ac.VecScalarOp):
-            ty = c_type(op.dst.type.element_type)  # type: ignore[attr-defined]
+            ty = c_type(ac.elem(op.dst.type))
             self.emit(
                 f"{op.api.data}({n(op.dst)}, {n(op.src)}, "
                 f"({ty}){float(op.scalar.value.data)!r}f, (int32_t){n(op.count)});"
             )
         elif isinstance(op, ac.DuplicateOp):
-            ty = c_type(op.dst.type.element_type)  # type: ignore[attr-defined]
+            ty = c_type(ac.elem(op.dst.type))
             self.emit(f"Duplicate({n(op.dst)}, ({ty}){n(op.scalar)}, (int32_t){n(op.count)});")
         elif isinstance(op, ac.GetValueOp):
             self.decl(op.result, f"{n(op.tensor)}.GetValue({n(op.index)})")
