@@ -51,7 +51,7 @@ def mark_kernel(kernel: func.FuncOp) -> None:
 
 def module_kernels(module: ModuleOp) -> list[func.FuncOp]:
     """The kernels at the top level of ``module``, in order."""
-    return [op for op in module.body.block.ops if is_kernel(op)]  # type: ignore[misc]
+    return [op for op in module.body.block.ops if is_kernel(op)]
 
 
 def kernel_tiling(op: Operation) -> dict[str, int]:

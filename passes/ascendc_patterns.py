@@ -53,11 +53,11 @@ class AscendcBuilder(IRBuilder):
             offset = self.c(offset)
         elif const_value(offset) == 0:
             return t
-        return self.add(ac.SubviewOp(t, offset))  # type: ignore[return-value]
+        return self.add_value(ac.SubviewOp(t, offset))
 
 
 def _at(op: Operation, rewriter: PatternRewriter) -> AscendcBuilder:
-    return AscendcBuilder.before(op, rewriter, fold=False)  # type: ignore[return-value]
+    return AscendcBuilder.before(op, rewriter, fold=False)
 
 
 def _replace(op: Operation, rewriter: PatternRewriter, new: Operation) -> None:
@@ -127,8 +127,8 @@ class VDupPattern(RewritePattern):
         dtype = ac.elem(op.dst.type)
         assert isinstance(dtype, Float16Type | Float32Type)
         out = _at(op, rewriter)
-        v = out.add(arith.ConstantOp(FloatAttr(op.value.value.data, dtype)))
-        out.add(ac.DuplicateOp(op.dst, v, op.count))  # type: ignore[arg-type]
+        v = out.add_value(arith.ConstantOp(FloatAttr(op.value.value.data, dtype)))
+        out.add(ac.DuplicateOp(op.dst, v, op.count))
         rewriter.erase(op)
 
 
@@ -182,7 +182,7 @@ class VReducePattern(RewritePattern):
                 s = o.view(src, o.muli(i, op.ls))
                 o.add(ac.ReduceOp(ac.REDUCE[kind], d, s, work, op.length))
 
-            out.loop(total, row)  # type: ignore[arg-type]
+            out.loop(total, row)
             rewriter.erase(op)
             return
         api = {"sum": "Add", "max": "Max", "min": "Min"}[kind]
@@ -197,9 +197,9 @@ class VReducePattern(RewritePattern):
                 s = o2.view(src, o2.muli(idx, op.ls))
                 o2.add(ac.VecBinaryOp(api, d, d, s, op.ls))
 
-            o.loop(op.m, inner, lower=1)  # type: ignore[arg-type]
+            o.loop(op.m, inner, lower=1)
 
-        out.loop(op.rows, outer)  # type: ignore[arg-type]
+        out.loop(op.rows, outer)
         rewriter.erase(op)
 
 
@@ -229,10 +229,10 @@ class VBroadcastPattern(RewritePattern):
                 o.add(ac.DataCopyOp(d, s, op.ls))
             else:
                 idx = o.muli(si, LANE_ALIGN) if not isinstance(si, int) else o.c(si * LANE_ALIGN)
-                v = o.add(ac.GetValueOp(src, idx))
-                o.add(ac.DuplicateOp(d, v, op.ls))  # type: ignore[arg-type]
+                v = o.add_value(ac.GetValueOp(src, idx))
+                o.add(ac.DuplicateOp(d, v, op.ls))
 
-        out.loop(total, row)  # type: ignore[arg-type]
+        out.loop(total, row)
         rewriter.erase(op)
 
 

@@ -55,6 +55,12 @@ def _ub_bytes(n: int) -> int:
     return round_up(n, UB_ALIGN_BYTES)
 
 
+def _offset(a: asc.AllocOp) -> int:
+    """``a``'s UB offset (bytes), set by ``asc-buffer-alloc`` (checked in ``_prologue``)."""
+    assert a.offset is not None
+    return a.offset.value.data
+
+
 def _ub_elem(t: Attribute) -> Attribute:
     """Element type a UB buffer has in Ascend C (masks are ``uint8_t`` bytes)."""
     assert isinstance(t, MemRefType)
@@ -84,7 +90,7 @@ class _Converter:
     def _prologue(self, out: AscendcBuilder, entry: Block) -> None:
         st = self.st
         for old, new in zip(self.k.body.block.args, entry.args, strict=True):
-            st.gm[old] = out.add(ac.GlobalBufferOp(new))
+            st.gm[old] = out.add_value(ac.GlobalBufferOp(new))
         allocs = [o for o in self.k.walk() if isinstance(o, asc.AllocOp)]
         if any(a.offset is None for a in allocs):
             raise PyAscCompileError(
@@ -93,20 +99,17 @@ class _Converter:
                 "run asc-buffer-alloc first",
             )
         self._matmuls(out)
-        for a in sorted(allocs, key=lambda a: a.offset.value.data):  # type: ignore[union-attr]
+        for a in sorted(allocs, key=_offset):
             if a.role.data in ("in", "out"):
                 pos = "VECIN" if a.role.data == "in" else "VECOUT"
-                st.queues[a] = out.add(
+                st.queues[a] = out.add_value(
                     ac.InitQueueOp(pos, a.buffers.value.data, _ub_bytes(ct.dst_reserve_bytes(a)))
                 )
         calc = [a for a in allocs if a.role.data in ("tmp", "const")]
         if calc:
-            st.calc_base = min(a.offset.value.data for a in calc)  # type: ignore[union-attr]
-            top = max(
-                a.offset.value.data + _ub_bytes(ct.dst_reserve_bytes(a))  # type: ignore
-                for a in calc
-            )
-            st.tbuf = out.add(ac.InitTBufOp(top - st.calc_base))
+            st.calc_base = min(_offset(a) for a in calc)
+            top = max(_offset(a) + _ub_bytes(ct.dst_reserve_bytes(a)) for a in calc)
+            st.tbuf = out.add_value(ac.InitTBufOp(top - st.calc_base))
 
     def _matmuls(self, out: AscendcBuilder) -> None:
         """One Matmul object + TCubeTiling per ``asc.mmad``, registered together; their
@@ -130,8 +133,8 @@ class _Converter:
                 fields[ct.field_name(i, name)] = value
             a_t = op.a.type
             assert isinstance(a_t, MemRefType)
-            mm = out.add(ac.MatmulObjectOp(a_t.element_type, op.trans_a, op.trans_b))
-            tiling = out.add(ac.CubeTilingOp(f"mm{i}"))
+            mm = out.add_value(ac.MatmulObjectOp(a_t.element_type, op.trans_a, op.trans_b))
+            tiling = out.add_value(ac.CubeTilingOp(f"mm{i}"))
             self.st.matmuls[op] = mm
             pairs += [mm, tiling]
         out.add(ac.RegistMatmulOp(pairs))
@@ -160,18 +163,20 @@ class _Converter:
     def _alloc(self, out: AscendcBuilder, op: asc.AllocOp) -> None:
         dtype = _ub_elem(op.result.type)
         if op in self.st.queues:
-            self.st.vmap[op.result] = out.add(ac.AllocTensorOp(self.st.queues[op], dtype))
+            self.st.vmap[op.result] = out.add_value(ac.AllocTensorOp(self.st.queues[op], dtype))
             return
         assert self.st.tbuf is not None and op.offset is not None
         nbytes = (
             1 if isinstance(dtype, IntegerType) else (2 if isinstance(dtype, Float16Type) else 4)
         )
         rel = op.offset.value.data - self.st.calc_base
-        self.st.vmap[op.result] = out.add(ac.TBufGetOp(self.st.tbuf, rel // nbytes, dtype))
+        self.st.vmap[op.result] = out.add_value(ac.TBufGetOp(self.st.tbuf, rel // nbytes, dtype))
 
     @staticmethod
     def _elem_bytes(v: SSAValue) -> int:
-        return asc.element_bits(v.type.element_type) // 8  # type: ignore[attr-defined]
+        t = v.type
+        assert isinstance(t, MemRefType)  # a GM buffer: asc.copy_in/copy_out's constraint
+        return asc.element_bits(t.element_type) // 8
 
     def _copy(self, out: AscendcBuilder, op: asc.CopyInOp | asc.CopyOutOp) -> None:
         inbound = isinstance(op, asc.CopyInOp)
@@ -185,7 +190,7 @@ class _Converter:
         if not inbound and alloc in self.st.queues:
             q = self.st.queues[alloc]
             out.add(ac.EnQueOp(q, ub))
-            ub = out.add(ac.DeQueOp(q, _ub_elem(alloc.result.type)))
+            ub = out.add_value(ac.DeQueOp(q, _ub_elem(alloc.result.type)))
         whole_ub = ub
         ub = out.view(ub, m(op.ub_offset))
         gm = out.view(self.st.gm[gm_val], m(op.gm_offset))
@@ -223,7 +228,7 @@ class _Converter:
         for alloc in self.pending_enque:
             q = self.st.queues[alloc]
             out.add(ac.EnQueOp(q, self._m(alloc.result)))
-            t = out.add(ac.DeQueOp(q, _ub_elem(alloc.result.type)))
+            t = out.add_value(ac.DeQueOp(q, _ub_elem(alloc.result.type)))
             self.st.vmap[alloc.result] = t
             if self.dequeued:
                 self.dequeued[-1].append((q, t))

@@ -73,6 +73,7 @@ class ExpandReduce(RewritePattern):
             else:
                 assert op.correction is not None
                 denom = n - op.correction.data
+                assert isinstance(x.type, TensorType)  # asc.reduce's operand constraint
                 d = b.binary("sub", x, b.add(asc.BroadcastOp(mean, x.type.get_shape())))
                 sq = b.add(asc.ReduceOp("sum", b.binary("mul", d, d), axes, True))
                 kept = b.binary_const("mul", sq, 1.0 / denom if denom > 0 else math.nan)

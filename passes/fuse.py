@@ -20,7 +20,7 @@ from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.passes.cube_plan import TILE_N_MAX
-from pyasc_mlir.passes.iteration_space import shape_of
+from pyasc_mlir.passes.iteration_space import element_type_of, shape_of
 from pyasc_mlir.passes.views import VIEW_OPS, readable_in_place
 
 TENSOR_OPS = (
@@ -67,7 +67,7 @@ def _wrap_layout_ops(block: Block) -> None:
     kernel)."""
     for op in [o for o in block.ops if isinstance(o, (asc.ConcatOp, asc.SliceOp))]:
         uses = list(op.results[0].uses)
-        last = op
+        last: Operation = op
         if (
             len(uses) == 1
             and isinstance(uses[0].operation, asc.ReshapeOp)
@@ -104,7 +104,7 @@ def _hoist_casts_over_views(block: Block) -> None:
             view = op.operands[0].owner if isinstance(op, asc.CastOp) else None
             if not isinstance(view, VIEW_OPS) or view.parent is not block:
                 continue
-            dtype = op.result.type.element_type  # type: ignore[attr-defined]
+            dtype = element_type_of(op.results[0])
             cast = asc.CastOp(view.operands[0], dtype)
             new_view: Operation = (
                 asc.TransposeOp(cast.result, view.permutation)
@@ -162,8 +162,7 @@ def _fuse_block(block: Block, per_op: bool = False) -> None:
 def _fits_output(op: Operation, shape: tuple[int, ...]) -> bool:
     """Every tensor ``op`` touches broadcasts to the matmul output ``shape``."""
     return all(
-        asc.broadcast_shapes(tuple(v.type.get_shape()), shape) == shape  # type: ignore
-        for v in [*op.operands, *op.results]
+        asc.broadcast_shapes(shape_of(v), shape) == shape for v in [*op.operands, *op.results]
     )
 
 
@@ -175,7 +174,7 @@ def _epilogue_ok(op: Operation, shape: tuple[int, ...], members: set[Operation])
         return False  # placed by _groups
     if isinstance(op, asc.ReduceOp):  # over N, whole rows in one block: e.g. softmax(q k^T)
         return (
-            tuple(op.input.type.get_shape()) == shape  # type: ignore[attr-defined]
+            shape_of(op.input) == shape
             and op.axis_list == (len(shape) - 1,)
             and op.keeps_dims
             and shape[-1] <= TILE_N_MAX
@@ -254,7 +253,7 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
         cur = groups[-1]
         members = set(cur)
         if isinstance(op, asc.MatmulOp):
-            shape = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
+            shape = shape_of(op.result)
             roots = [_view_root(v, views) for v in op.operands]
             fresh = not any(r.owner in members for r in roots)
             if cube is None and fresh and all(_epilogue_ok(o, shape, set()) for o in cur):
@@ -267,9 +266,7 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             continue
         if cube is not None and isinstance(op, VIEW_OPS):
             src = op.operands[0].owner
-            if src in members and (
-                src in result_views or tuple(op.operands[0].type.get_shape()) == cube
-            ):  # type: ignore[attr-defined]
+            if src in members and (src in result_views or shape_of(op.operands[0]) == cube):
                 result_views.add(op)
                 cur.append(op)
                 continue
@@ -362,7 +359,8 @@ def _fuse_run(block: Block, ops: list[Operation]) -> None:
         fusion.attributes[asc.LOC_ATTR] = loc
     block.insert_op_before(fusion, anchor)
     for k, pos in enumerate(ret_pos):
-        term.operands[pos] = fusion.results[k]  # type: ignore[union-attr]
+        assert term is not None  # ret_pos is filled from the function's func.return only
+        term.operands[pos] = fusion.results[k]
     for r, new in zip(outputs, fusion.results, strict=True):
         if isinstance(r, BlockArgument):
             continue  # a returned input: only its return positions (above) read the copy

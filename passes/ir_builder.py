@@ -11,6 +11,7 @@ materialised as written.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Self
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr
@@ -24,7 +25,10 @@ from pyasc_mlir.platform import COUNT_ALIGN
 Index = SSAValue | int
 """An index operand: an SSA value of type ``index`` or a Python int (a constant)."""
 
-_FOLD: dict[type[Operation], Callable[[int, int], int]] = {
+_IntBinOp = arith.SignlessIntegerBinaryOperation
+"""The ``arith`` integer ops :meth:`IRBuilder.bin` builds (``addi muli subi divsi remsi``)."""
+
+_FOLD: dict[type[_IntBinOp], Callable[[int, int], int]] = {
     arith.AddiOp: lambda a, b: a + b,
     arith.MuliOp: lambda a, b: a * b,
     arith.SubiOp: lambda a, b: a - b,
@@ -54,7 +58,7 @@ class IRBuilder:
         self.consts: dict[int, SSAValue] = {}
 
     @classmethod
-    def before(cls, op: Operation, rewriter: PatternRewriter, *, fold: bool = True) -> IRBuilder:
+    def before(cls, op: Operation, rewriter: PatternRewriter, *, fold: bool = True) -> Self:
         """A builder inserting before ``op`` (with ``op``'s location) through ``rewriter``."""
         block = op.parent_block()
         assert block is not None
@@ -72,7 +76,14 @@ class IRBuilder:
             Rewriter.insert_op(op, InsertPoint.before(self.anchor))
         return op.results[0] if op.results else None
 
-    def at(self, loc: Attribute | None) -> IRBuilder:
+    def add_value(self, op: Operation) -> SSAValue:
+        """Add ``op`` (as :meth:`add`) and return its first result; ``op`` must have one
+        (``AssertionError`` otherwise: a lowering bug, never user input)."""
+        value = self.add(op)
+        assert value is not None, f"{op.name} has no result"
+        return value
+
+    def at(self, loc: Attribute | None) -> Self:
         """A builder adding to the same place with location ``loc`` (this one if ``loc`` is
         ``None`` or the same; a new one starts without reusable constants)."""
         if loc is None or loc == self.loc:
@@ -84,18 +95,16 @@ class IRBuilder:
     def c(self, value: int) -> SSAValue:
         """An ``index`` constant (created once per builder when folding)."""
         if not self.fold:
-            return self.add(arith.ConstantOp(IntegerAttr(value, IndexType())))  # type: ignore
+            return self.add_value(arith.ConstantOp(IntegerAttr(value, IndexType())))
         if value not in self.consts:
-            self.consts[value] = self.add(  # type: ignore[assignment]
-                arith.ConstantOp(IntegerAttr(value, IndexType()))
-            )
+            self.consts[value] = self.add_value(arith.ConstantOp(IntegerAttr(value, IndexType())))
         return self.consts[value]
 
     def value(self, x: Index) -> SSAValue:
         """``x`` as an SSA value (ints become constants)."""
         return self.c(x) if isinstance(x, int) else x
 
-    def bin(self, cls: type[Operation], a: Index, b: Index) -> SSAValue:
+    def bin(self, cls: type[_IntBinOp], a: Index, b: Index) -> SSAValue:
         """``cls(a, b)`` for an ``arith`` integer op (folded when both are ints, see above)."""
         if self.fold:
             if isinstance(a, int) and isinstance(b, int):
@@ -106,7 +115,7 @@ class IRBuilder:
                 return self.value(a)
             if cls is arith.MuliOp and (a == 0 or b == 0):
                 return self.c(0)
-        return self.add(cls(self.value(a), self.value(b)))  # type: ignore[call-arg,return-value]
+        return self.add_value(cls(self.value(a), self.value(b)))
 
     def addi(self, a: Index, b: Index) -> SSAValue:
         """``a + b``."""
@@ -130,13 +139,13 @@ class IRBuilder:
 
     def mini(self, a: Index, b: Index) -> SSAValue:
         """``min(a, b)`` (``cmpi slt`` + ``select``)."""
-        lt = self.add(arith.CmpiOp(self.value(a), self.value(b), "slt"))
-        return self.add(arith.SelectOp(lt, self.value(a), self.value(b)))  # type: ignore
+        lt = self.add_value(arith.CmpiOp(self.value(a), self.value(b), "slt"))
+        return self.add_value(arith.SelectOp(lt, self.value(a), self.value(b)))
 
     def maxi(self, a: Index, b: Index) -> SSAValue:
         """``max(a, b)`` (``cmpi slt`` + ``select``)."""
-        lt = self.add(arith.CmpiOp(self.value(a), self.value(b), "slt"))
-        return self.add(arith.SelectOp(lt, self.value(b), self.value(a)))  # type: ignore
+        lt = self.add_value(arith.CmpiOp(self.value(a), self.value(b), "slt"))
+        return self.add_value(arith.SelectOp(lt, self.value(b), self.value(a)))
 
     def count(self, rows: Index, per_row: int) -> SSAValue:
         """``round_up(rows * per_row, COUNT_ALIGN)`` elements (a vector op's count)."""
@@ -145,7 +154,7 @@ class IRBuilder:
         return self.muli(self.divi(self.addi(total, align - 1), align), align)
 
     def loop(
-        self, upper: SSAValue, body_fn: Callable[[IRBuilder, SSAValue], None], lower: int = 0
+        self, upper: SSAValue, body_fn: Callable[[Self, SSAValue], None], lower: int = 0
     ) -> None:
         """``scf.for %i = lower to upper step 1``; ``body_fn(builder, %i)`` fills the body
         (the ``scf.yield`` is added after it)."""

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
@@ -27,6 +27,14 @@ def shape_of(v: SSAValue) -> tuple[int, ...]:
     t = v.type
     assert isinstance(t, TensorType)
     return tuple(t.get_shape())
+
+
+def element_type_of(v: SSAValue) -> Attribute:
+    """The element type of tensor value ``v`` (a fusion's values are tensors: the tensor-level
+    ``asc`` ops' operand and result constraints)."""
+    t = v.type
+    assert isinstance(t, TensorType), t
+    return t.element_type
 
 
 @dataclass

@@ -187,7 +187,7 @@ class KernelBuilder:
             owner = v.owner
             assert isinstance(owner, asc.ConstantOp), f"no buffer for {v}"
             lay = self.plan.layout(v)
-            buf = self.alloc(t, "tmp", lay, owner.result.type.element_type)  # type: ignore
+            buf = self.alloc(t, "tmp", lay, owner.result.type.element_type)
             t.ix.add(asc.VDupOp(buf.ref, owner.value.value.data, self.count(t, lay)))
             t.bufs[v] = buf
         return t.bufs[v]

@@ -42,7 +42,7 @@ from pyasc_mlir.passes.cube_plan import (
     whole_rows,
 )
 from pyasc_mlir.passes.ir_builder import IRBuilder
-from pyasc_mlir.passes.iteration_space import shape_of
+from pyasc_mlir.passes.iteration_space import element_type_of, shape_of
 from pyasc_mlir.passes.kernel_builder import KernelBuilder, Layout, TileBuffer, TileState
 from pyasc_mlir.passes.ub_budget import UbBudget
 from pyasc_mlir.passes.views import VIEW_OPS, View, operand_view, result_view, row_major_strides
@@ -61,10 +61,10 @@ class CubeKernelBuilder(KernelBuilder):
     """Builds the Cube kernel of one fusion; the epilogue reuses ``asc-tile``'s vector
     lowering on ``[rows, Ls]`` tiles."""
 
-    plan: CubePlan  # type: ignore[assignment]
+    plan: CubePlan
 
     def __init__(self, fusion: asc.FusionOp, plan: CubePlan, name: str):
-        super().__init__(fusion, plan, name)  # type: ignore[arg-type]
+        super().__init__(fusion, plan, name)
         self.gm_of: dict[SSAValue, SSAValue] = {}
         self.coords: list[SSAValue | int] = []
 
@@ -177,7 +177,7 @@ class CubeKernelBuilder(KernelBuilder):
             )
         src = self.operand(t, op.input)
         dst = self.result(t, op.result)
-        work = self.alloc(t, "tmp", Layout(False, False, True), op.input.type.element_type)  # type: ignore[attr-defined]
+        work = self.alloc(t, "tmp", Layout(False, False, True), element_type_of(op.input))
         rows, m, _ = self.sizes(t, src.layout)
         ix.add(
             asc.VReduceOp(
@@ -232,7 +232,7 @@ class CubeKernelBuilder(KernelBuilder):
         b_off, ldb, b_rows_out = self._matmul_operand(ix, op.rhs, not op.trans_b, t.c0, op)
         tb = not b_rows_out  # B(p, j) with j the output column
         lay = plan.layout(op.result)
-        dst = self.alloc(t, "tmp", lay, op.result.type.element_type)  # type: ignore
+        dst = self.alloc(t, "tmp", lay, op.result.type.element_type)
         t.bufs[op.result] = dst
         sizes = [
             ix.value(x)
@@ -263,7 +263,7 @@ class CubeKernelBuilder(KernelBuilder):
         assert isinstance(term, asc.YieldOp)
         outs = list(term.values)
         gm_types = [
-            asc.buffer_type(math.prod(shape_of(v)) or 1, v.type.element_type, "gm")  # type: ignore[attr-defined]
+            asc.buffer_type(math.prod(shape_of(v)) or 1, element_type_of(v), "gm")
             for v in [*args, *outs]
         ]
         entry = Block(arg_types=gm_types)
@@ -278,7 +278,7 @@ class CubeKernelBuilder(KernelBuilder):
         ]
         pre = TileState(ix, 1, ix.c(0))
         self.pre = pre
-        const_bufs = {
+        const_bufs: dict[SSAValue, TileBuffer] = {
             a: self.load(pre, a, self.gm_of[a], "const")
             for a in tile_args
             if self.is_const_input(a)
@@ -355,7 +355,7 @@ def _ub_need(
     plan.tile, plan.tile_n = m, n
     probe = CubeKernelBuilder(fusion, plan, name)
     probe.build()
-    budget = UbBudget(probe.allocs, plan, buffers)  # type: ignore[arg-type]
+    budget = UbBudget(probe.allocs, plan, buffers)
     return budget.total(m), budget.describe(m)
 
 

@@ -47,7 +47,7 @@ from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
 from pyasc_mlir.passes.ir_builder import IRBuilder
-from pyasc_mlir.passes.iteration_space import shape_of
+from pyasc_mlir.passes.iteration_space import element_type_of, shape_of
 from pyasc_mlir.passes.views import LAYOUT_OPS, row_major_strides
 from pyasc_mlir.passes.work_split import core_range, work_split_fields
 from pyasc_mlir.platform import (
@@ -199,15 +199,15 @@ class _LayoutKernel:
         args = list(self.fusion.body.block.args)
         result = self.op.results[0]
         gm_types = [
-            asc.buffer_type(math.prod(shape_of(v)) or 1, v.type.element_type, "gm")  # type: ignore[attr-defined]
+            asc.buffer_type(math.prod(shape_of(v)) or 1, element_type_of(v), "gm")
             for v in [*args, result]
         ]
         entry = Block(arg_types=gm_types)
-        gm_of = dict(zip(args, entry.args, strict=False))
+        gm_of: dict[SSAValue, SSAValue] = dict(zip(args, entry.args, strict=False))
         out_gm = entry.args[-1]
         ix = IRBuilder(entry, self.loc)
         start, end, _ = core_range(ix, tile_units=False)
-        dtype = result.type.element_type  # type: ignore[attr-defined]
+        dtype = element_type_of(result)
         base = 0
         for p in self.parts:
             lo = ix.subi(ix.maxi(start, base), base)

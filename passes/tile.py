@@ -34,8 +34,8 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
 from pyasc_mlir.passes.dynamic_shapes import SPEC_ATTR, spec
-from pyasc_mlir.passes.ir_builder import IRBuilder
-from pyasc_mlir.passes.iteration_space import analyze, shape_of
+from pyasc_mlir.passes.ir_builder import Index, IRBuilder
+from pyasc_mlir.passes.iteration_space import analyze, element_type_of, shape_of
 from pyasc_mlir.passes.kernel_builder import KernelBuilder, Layout, TileBuffer, TileState
 from pyasc_mlir.passes.tile_plan import (
     MAX_DYNAMIC_CHUNK,
@@ -85,7 +85,7 @@ class VectorKernelBuilder(KernelBuilder):
         lay = self.plan.layout(v)
         return not lay.rows and not (self.plan.chunked and lay.l)
 
-    def _gm_row_offset(self, ix: IRBuilder, v: SSAValue, g: SSAValue) -> SSAValue | int:
+    def _gm_row_offset(self, ix: IRBuilder, v: SSAValue, g: Index) -> SSAValue | int:
         """GM element offset of outer row ``g`` in value ``v``'s own layout."""
         plan = self.plan
         sp, outer = plan.space, plan.outer
@@ -233,7 +233,7 @@ class VectorKernelBuilder(KernelBuilder):
         gm_types = [
             asc.buffer_type(
                 self._gm_elems(i, v),
-                v.type.element_type,  # type: ignore
+                element_type_of(v),
                 "gm",
             )
             for i, v in enumerate([*args, *outs])

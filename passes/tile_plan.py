@@ -76,10 +76,10 @@ class Plan:
         if not self.l_dynamic:
             return self.chunks, self.tile, self.L
         return (
-            ix.add(asc.TilingFieldOp("chunks")),
-            ix.add(asc.TilingFieldOp("chunk_len")),
+            ix.add_value(asc.TilingFieldOp("chunks")),
+            ix.add_value(asc.TilingFieldOp("chunk_len")),
             self.extent(ix, [self.l_axis]),
-        )  # type: ignore[return-value]
+        )
 
     def extent(self, ix: IRBuilder, axes: Any) -> SSAValue | int:
         """Product of the extents of ``axes``: a constant, or a tiling field when one of them
@@ -87,7 +87,7 @@ class Plan:
         axes = list(axes)
         if self.dyn is None or not self.dyn.any_dynamic(axes):
             return math.prod(self.space.extents[a] for a in axes)
-        return ix.add(asc.TilingFieldOp(self.dyn.product_field(axes)))  # type: ignore
+        return ix.add_value(asc.TilingFieldOp(self.dyn.product_field(axes)))
 
     @property
     def l_slot(self) -> int:

@@ -21,7 +21,7 @@ def alloc_bytes(op: asc.AllocOp, lay: Layout, plan: TilePlan, tile: int) -> int:
     masks fill whole DataBlocks of bits, every buffer whole DataBlocks of bytes."""
     saved, plan.tile = plan.tile, tile
     t = op.result.type
-    bits = asc.element_bits(t.element_type)  # type: ignore[attr-defined]
+    bits = asc.element_bits(t.element_type)
     elems = plan.elems(lay)
     plan.tile = saved
     if bits == 1:

@@ -8,6 +8,8 @@ reads it back from those fields (:func:`core_range`).
 
 from __future__ import annotations
 
+from typing import Literal, overload
+
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
@@ -27,18 +29,28 @@ def work_split_fields(units: int, cores: int) -> dict[str, int]:
     }
 
 
+@overload
+def core_range(
+    ix: IRBuilder, tile_units: Literal[True] = True
+) -> tuple[SSAValue, SSAValue, SSAValue]: ...
+
+
+@overload
+def core_range(ix: IRBuilder, tile_units: Literal[False]) -> tuple[SSAValue, SSAValue, None]: ...
+
+
 def core_range(
     ix: IRBuilder, tile_units: bool = True
 ) -> tuple[SSAValue, SSAValue, SSAValue | None]:
     """``(start, end, step)`` of this core's work units, built with ``ix`` from the tiling
     fields: ``step`` is field ``tile_units`` (units per loop iteration), or ``None`` when
     ``tile_units`` is false (one unit per iteration, no field read)."""
-    bid = ix.add(asc.BlockIdxOp())
-    per = ix.add(asc.TilingFieldOp("units_per_core"))
-    rem = ix.add(asc.TilingFieldOp("units_rem"))
-    step = ix.add(asc.TilingFieldOp("tile_units")) if tile_units else None
-    start = ix.addi(ix.muli(bid, per), ix.mini(bid, rem))  # type: ignore[arg-type]
-    lt = ix.add(arith.CmpiOp(bid, rem, "slt"))  # type: ignore[arg-type]
-    extra = ix.add(arith.SelectOp(lt, ix.c(1), ix.c(0)))  # type: ignore[arg-type]
-    end = ix.addi(start, ix.addi(per, extra))  # type: ignore[arg-type]
+    bid = ix.add_value(asc.BlockIdxOp())
+    per = ix.add_value(asc.TilingFieldOp("units_per_core"))
+    rem = ix.add_value(asc.TilingFieldOp("units_rem"))
+    step = ix.add_value(asc.TilingFieldOp("tile_units")) if tile_units else None
+    start = ix.addi(ix.muli(bid, per), ix.mini(bid, rem))
+    lt = ix.add_value(arith.CmpiOp(bid, rem, "slt"))
+    extra = ix.add_value(arith.SelectOp(lt, ix.c(1), ix.c(0)))
+    end = ix.addi(start, ix.addi(per, extra))
     return start, end, step

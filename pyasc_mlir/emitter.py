@@ -101,11 +101,7 @@ def tiling_fields(kernel: func.FuncOp) -> dict[str, int]:
     """Tiling struct fields (name -> static value) of a kernel."""
     attr = kernel.attributes[TILING_ATTR]
     assert isinstance(attr, DictionaryAttr)
-    return {
-        k: v.value.data
-        for k, v in attr.data.items()  # type: ignore[attr-defined]
-        if isinstance(v, IntegerAttr)
-    }
+    return {k: v.value.data for k, v in attr.data.items() if isinstance(v, IntegerAttr)}
 
 
 def struct_name(kernel: func.FuncOp) -> str:
@@ -187,15 +183,15 @@ class _KernelPrinter:
             self.emit(f"TBuf<TPosition::VECCALC> {b};")
             self.emit(f"pipe.InitBuffer({b}, {op.length.value.data});")
         elif isinstance(op, ac.TBufGetOp):
-            ty = c_type(op.result.type.element_type)  # type: ignore[attr-defined]
+            ty = c_type(op.result.type.element_type)
             self.decl(op.result, f"{n(op.buf)}.Get<{ty}>()[{op.offset.value.data}]", "t")
         elif isinstance(op, ac.AllocTensorOp):
-            ty = c_type(op.result.type.element_type)  # type: ignore[attr-defined]
+            ty = c_type(op.result.type.element_type)
             self.decl(op.result, f"{n(op.queue)}.AllocTensor<{ty}>()", "t")
         elif isinstance(op, ac.EnQueOp):
             self.emit(f"{n(op.queue)}.EnQue({n(op.tensor)});")
         elif isinstance(op, ac.DeQueOp):
-            ty = c_type(op.result.type.element_type)  # type: ignore[attr-defined]
+            ty = c_type(op.result.type.element_type)
             self.decl(op.result, f"{n(op.queue)}.DeQue<{ty}>()", "t")
         elif isinstance(op, ac.FreeTensorOp):
             self.emit(f"{n(op.queue)}.FreeTensor({n(op.tensor)});")
@@ -229,13 +225,13 @@ class _KernelPrinter:
         elif isinstance(op, ac.VecUnaryOp):
             self.emit(f"{op.api.data}({n(op.dst)}, {n(op.src)}, (int32_t){n(op.count)});")
         elif isinstance(op, ac.VecScalarOp):
-            ty = c_type(op.dst.type.element_type)  # type: ignore[attr-defined]
+            ty = c_type(ac.elem(op.dst.type))
             self.emit(
                 f"{op.api.data}({n(op.dst)}, {n(op.src)}, "
                 f"({ty}){float(op.scalar.value.data)!r}f, (int32_t){n(op.count)});"
             )
         elif isinstance(op, ac.DuplicateOp):
-            ty = c_type(op.dst.type.element_type)  # type: ignore[attr-defined]
+            ty = c_type(ac.elem(op.dst.type))
             self.emit(f"Duplicate({n(op.dst)}, ({ty}){n(op.scalar)}, (int32_t){n(op.count)});")
         elif isinstance(op, ac.GetValueOp):
             self.decl(op.result, f"{n(op.tensor)}.GetValue({n(op.index)})")

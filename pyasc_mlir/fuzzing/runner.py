@@ -43,7 +43,12 @@ def _module_dir() -> Path:
 
         _MODULE_DIR = Path(tempfile.mkdtemp(prefix="pyasc-fuzz-"))
         owner, path = os.getpid(), _MODULE_DIR
-        atexit.register(lambda: os.getpid() == owner and shutil.rmtree(path, True))
+
+        def remove() -> None:  # in the process that made it (not in forked workers)
+            if os.getpid() == owner:
+                shutil.rmtree(path, True)
+
+        atexit.register(remove)
     return _MODULE_DIR
 
 
@@ -92,7 +97,7 @@ def lower_program(p: Program, fn: Callable[..., Any] | None = None) -> Lowered |
         where = "emit"
         module = stages["ascendc"]
         kernel_src = emit_kernel_source(module)
-        emit_host_source(module, [list(d.shape) for d in descs])
+        emit_host_source(module, [list(d.static_shape) for d in descs])
         emit_cpu_entry(module)
         info = describe(stages, p.name, descs, p.platform)
         (k,) = kernels(module)

@@ -197,10 +197,10 @@ class Pipe:
 
 def pipe_of(state: BlockState) -> Pipe:
     """The block's ``TPipe`` (created on first use after every ``BlockState.reset``)."""
-    pipe = state.allocs.get(PIPE_KEY)  # type: ignore[call-overload]
+    pipe = state.allocs.get(PIPE_KEY)
     if pipe is None:
         pipe = Pipe(ub_usable(state.ub.size))
-        state.allocs[PIPE_KEY] = pipe  # type: ignore[index]
+        state.allocs[PIPE_KEY] = pipe
     return pipe
 
 

@@ -56,8 +56,8 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     for impls in (FuncFunctions(), ArithFunctions(), ScfFunctions(), BuiltinFunctions()):
         interp.register_implementations(impls)
     interp.register_implementations(AscTensorFunctions(), override=True)
-    for impls in _optional_impls():
-        interp.register_implementations(impls, override=True)
+    for optional in _optional_impls():
+        interp.register_implementations(optional, override=True)
     return interp
 
 

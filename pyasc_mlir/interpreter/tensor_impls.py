@@ -16,6 +16,7 @@ Floating-point exceptions (log of a negative, overflow) give NaN/Inf silently, a
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -38,11 +39,25 @@ from pyasc_mlir.types import np_dtype_of
 
 __all__ = ["BINARY", "COMPARE", "UNARY", "AscTensorFunctions", "erf"]
 
-UNARY = {k: r.tensor_impl() for k, r in opset.UNARY.items()}
+
+def _semantics(records: dict[str, opset.OpRecord]) -> dict[str, Callable[..., Any]]:
+    """Kind -> ``record.tensor_impl()``. Every unary, binary and compare record has ``numpy``
+    or ``reference`` semantics; ``TypeError`` (at import) names a record of the op table that
+    has neither."""
+    table: dict[str, Callable[..., Any]] = {}
+    for kind, record in records.items():
+        f = record.tensor_impl()
+        if f is None:
+            raise TypeError(f"op table: {record.category} {kind!r} has no numpy/reference")
+        table[kind] = f
+    return table
+
+
+UNARY = _semantics(opset.UNARY)
 """Kind -> semantics on float32 values (float32 NumPy, or float64 for the records that say so)."""
-BINARY = {k: r.tensor_impl() for k, r in opset.BINARY.items()}
+BINARY = _semantics(opset.BINARY)
 """Kind -> semantics of ``asc.binary`` on float32 values."""
-COMPARE = {k: r.tensor_impl() for k, r in opset.COMPARE.items()}
+COMPARE = _semantics(opset.COMPARE)
 """Predicate -> ``asc.compare`` semantics (``bool`` result)."""
 
 

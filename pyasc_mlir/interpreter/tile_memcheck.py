@@ -9,7 +9,7 @@ defined iff its shadow is all ones; a mask bit iff its shadow bit is set. The ru
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from xdsl.ir import Operation
@@ -74,7 +74,7 @@ def define(sh: np.ndarray, ok: Any = True) -> None:
     sh[...] = np.where(ok, full_value(sh), 0) if ok is not True else full_value(sh)
 
 
-def elems_defined(state: BlockState, buf: np.ndarray, n: int) -> np.ndarray | bool:
+def elems_defined(state: BlockState, buf: np.ndarray, n: int) -> np.ndarray | Literal[True]:
     """Definedness of the first ``n`` elements (mask bits for masks) of ``buf``; ``True`` when
     it has no shadow (GM, or memory check off)."""
     sh = shadow_of(state, buf)

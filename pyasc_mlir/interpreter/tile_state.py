@@ -147,7 +147,8 @@ class BlockState:
         tiling: tiling struct values, field -> int.
         ub: the block's Unified Buffer as ``uint8``.
         allocs: per ``asc.alloc`` op run in this block: ``[dtype, elements, nbytes, offset,
-            buffers, times_run]``.
+            buffers, times_run]``; under string keys, per-block objects of the ``ascendc``
+            level (its ``TPipe`` at ``ascendc_state.PIPE_KEY``), cleared with them.
         shadow: memory check only (else ``None``): one byte per UB byte holding its "defined"
             bits (0xFF: written since the block started).
         fresh: memory check only: ``(address, array, shadow)`` of fresh (offset-less) allocs.
@@ -157,7 +158,7 @@ class BlockState:
     num: int = 1
     tiling: dict[str, int] = field(default_factory=dict)
     ub: np.ndarray = field(default_factory=lambda: np.full(UB_BYTES_DEFAULT, POISON_BYTE, np.uint8))
-    allocs: dict[Operation, list[Any]] = field(default_factory=dict)
+    allocs: dict[Operation | str, Any] = field(default_factory=dict)
     shadow: np.ndarray | None = None
     fresh: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
 

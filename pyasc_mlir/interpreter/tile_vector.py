@@ -36,15 +36,28 @@ from pyasc_mlir.interpreter.tile_state import TileFunctionsBase, as_int, block_s
 
 __all__ = ["BINARY", "COMPARE", "SCALAR", "UNARY", "TileVectorFunctions"]
 
+
+def _semantics(records: dict[str, opset.OpRecord]) -> dict[str, Callable[..., Any]]:
+    """Kind -> ``record.tile_impl()`` for records that all have one (binary, scalar and
+    compare records always have ``numpy``); ``TypeError`` (at import) names one without."""
+    table: dict[str, Callable[..., Any]] = {}
+    for kind, record in records.items():
+        f = record.tile_impl()
+        if f is None:
+            raise TypeError(f"op table: {record.category} {kind!r} has no tile-level semantics")
+        table[kind] = f
+    return table
+
+
 UNARY: dict[str, Callable[..., Any]] = {
     k: f for k, r in opset.UNARY.items() if (f := r.tile_impl()) is not None
 }
 """Kind -> ``f(src, out=dst)`` in the buffer dtype (the op table's tile-level semantics)."""
-BINARY: dict[str, Callable[..., Any]] = {k: r.tile_impl() for k, r in opset.BINARY.items()}
+BINARY = _semantics(opset.BINARY)
 """Kind -> ``f(lhs, rhs, out=dst)`` in the buffer dtype."""
-SCALAR: dict[str, Callable[..., Any]] = {k: r.tile_impl() for k, r in opset.SCALAR.items()}
+SCALAR = _semantics(opset.SCALAR)
 """Kind -> ``f(src, scalar, out=dst)`` in the buffer dtype."""
-COMPARE: dict[str, Callable[..., Any]] = {k: r.tile_impl() for k, r in opset.COMPARE.items()}
+COMPARE = _semantics(opset.COMPARE)
 """Predicate -> ``f(lhs, rhs)`` giving ``bool`` lanes."""
 
 
