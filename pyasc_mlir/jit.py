@@ -207,7 +207,7 @@ class JitFunction:
         """Evaluate the operator in the frontend only (no passes, no g++), so that the
         recording around it sees the compile-time values it reads."""
         concrete, _ = pipeline.dynamic_request(self.fn, descs, self.dynamic)
-        build_module(self.fn, list(concrete), self.fn.__name__)  # type: ignore[arg-type]
+        build_module(self.fn, list(concrete), self.fn.__name__)
 
     def _forget_if_globals_changed(self) -> None:
         if self._watch and reads.changed(self._watch):
