@@ -168,7 +168,7 @@ def test_masked_softmax_with_minus_inf(dtype, shape):
 
 
 def test_kernel_with_inf_compiles_where_the_header_lacks_the_helper(tmp_path: Path) -> None:
-    op = pa.compile(u_mask, [pa.TensorDesc((7,), "float32")], output_dir=tmp_path / "op")
+    pa.compile(u_mask, [pa.TensorDesc((7,), "float32")], output_dir=tmp_path / "op")
     text = (tmp_path / "op" / "kernel.cpp").read_text()
     assert "PYASC_F32_BITS(0xff800000u)" in text and "inff" not in text
     assert "#ifndef PYASC_F32_BITS" in text
