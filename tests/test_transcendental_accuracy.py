@@ -287,3 +287,10 @@ def test_fuzz_model_covers_the_decomposition(kind):
     err = np.abs(decomposed(kind, x).astype(np.float64) - r)
     assert np.all(err <= bound)
     assert np.all(bound <= 32 * opset_numerics.U * np.abs(r) + 2 * opset_numerics.TINY)
+
+
+def test_coefficients_are_reproduced_by_the_documented_fit():
+    derived = opset_numerics.derive_coefficients()
+    for name, coeffs in derived.items():
+        stored = getattr(opset_numerics, name)
+        np.testing.assert_allclose(coeffs, stored, rtol=1e-5, atol=1e-9, err_msg=name)
