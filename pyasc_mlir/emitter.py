@@ -74,8 +74,10 @@ def c_float(value: float, ty: str) -> str:
 
     ``value`` is first rounded to ``ty`` (``"float"`` or ``"half"``, IEEE binary32/binary16,
     round to nearest even, overflow to inf: NumPy's ``float32(value)``/``float16(value)``),
-    so no second rounding happens in the C++ compiler. A finite result prints as its shortest
-    round-trip decimal, ``(half)0.0999755859375f`` (exact in ``float``); ``inf``/``-inf``/NaN
+    so no second rounding happens in the C++ compiler. A finite ``float`` prints as the
+    shortest decimal that reads back as it (``(float)0.1f``), a finite ``half`` as its exact
+    value (``(half)0.0999755859375f``: exact in ``float``, so ``(half)`` does not round a second
+    time); ``inf``/``-inf``/NaN
     print as their binary32 bit pattern, ``(float)PYASC_F32_BITS(0xff800000u)`` (sign and NaN
     payload kept; ``(half)`` of a binary32 inf/NaN is the binary16 inf/NaN).
 
@@ -86,8 +88,10 @@ def c_float(value: float, ty: str) -> str:
         raise ValueError(f"c_float: no float constant of C++ type {ty!r}")
     with np.errstate(over="ignore"):
         rounded = (np.float16 if ty == "half" else np.float32)(value)
+    if np.isfinite(rounded) and ty == "float":
+        return f"(float){str(rounded)}f"  # the shortest decimal that reads back as it
     if np.isfinite(rounded):
-        return f"({ty}){float(rounded)!r}f"
+        return f"(half){float(rounded)!r}f"  # exact in float: no double rounding
     bits = int(np.float32(rounded).view(np.uint32))  # sign and NaN payload kept
     return f"({ty})PYASC_F32_BITS(0x{bits:08x}u)"
 

@@ -56,14 +56,51 @@ def run_all(op: pa.CompiledOp, *xs: np.ndarray) -> dict[str, np.ndarray]:
         (-math.nan, "float", "(float)PYASC_F32_BITS(0xffc00000u)"),
         (-math.inf, "half", "(half)PYASC_F32_BITS(0xff800000u)"),
         (1e6, "half", "(half)PYASC_F32_BITS(0x7f800000u)"),  # overflows fp16: inf, as NumPy
-        (0.1, "float", "(float)0.10000000149011612f"),  # the fp32 value, exactly
+        (0.1, "float", "(float)0.1f"),  # the shortest decimal of the fp32 value
         (0.1, "half", "(half)0.0999755859375f"),  # the fp16 value, exactly
         (-0.0, "float", "(float)-0.0f"),
-        (1e-45, "float", "(float)1.401298464324817e-45f"),
+        (1e-45, "float", "(float)1e-45f"),
+        (2.0**-149 * 3, "float", "(float)4e-45f"),
+        (16777217.0, "float", "(float)1.6777216e+07f"),  # rounded to fp32 first
     ],
 )
 def test_constants_print_as_exact_values(value, ty, text):
     assert emitter.c_float(value, ty) == text
+
+
+def test_printed_constants_read_back_bit_exact_in_cpp(tmp_path: Path) -> None:
+    """g++ reads every printed constant back as NumPy's rounding of the value (what the
+    interpreters use), fp32 and fp16, subnormals, overflow and non-finite values included."""
+    rng = np.random.default_rng(7)
+    values = np.concatenate(
+        [
+            rng.standard_normal(100) * 10.0 ** rng.integers(-50, 40, 100),
+            rng.standard_normal(50) * 10.0 ** rng.integers(-9, 6, 50),
+            [0.0, -0.0, math.inf, -math.inf, math.nan, 65519.9, 65520.0, 3.5e38, 1e-46, 6e-8],
+        ]
+    ).tolist()
+    lines = []
+    for i, v in enumerate(values):
+        lines.append(f"  f[{i}] = {emitter.c_float(v, 'float')};")
+        lines.append(f"  h[{i}] = {emitter.c_float(v, 'half')};")
+    src = (
+        f'#include "kernel_operator.h"\nfloat f[{len(values)}]; half h[{len(values)}];\n'
+        'extern "C" void fill(float* of, half* oh) {\n'
+        + "\n".join(lines)
+        + f"\n  for (int i = 0; i < {len(values)}; ++i) {{ of[i] = f[i]; oh[i] = h[i]; }}\n}}\n"
+    )
+    lib = build_library({"kernel.cpp": src}, PLATFORM, cache_dir=tmp_path)
+    import ctypes
+
+    fill = ctypes.CDLL(str(lib)).fill
+    of = np.zeros(len(values), np.float32)
+    oh = np.zeros(len(values), np.float16)
+    fill(of.ctypes.data_as(ctypes.c_void_p), oh.ctypes.data_as(ctypes.c_void_p))
+    with np.errstate(over="ignore"):
+        want_f = np.array(values).astype(np.float32)
+        want_h = np.array(values).astype(np.float16)
+    np.testing.assert_array_equal(of.view(np.uint32), want_f.view(np.uint32))
+    np.testing.assert_array_equal(oh.view(np.uint16), want_h.view(np.uint16))
 
 
 # --------------------------------------------------------------------------- operators
