@@ -226,6 +226,7 @@ def every_executor(kind: str, x: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
 @pytest.mark.parametrize("kind", FUNCS)
 def test_every_executor_within_bound_on_a_dense_grid(kind, dtype):
