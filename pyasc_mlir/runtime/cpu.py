@@ -220,6 +220,32 @@ def _compile(
         )
 
 
+def _compile_with_pch(
+    workdir: Path,
+    sources: dict[str, str],
+    platform: Platform,
+    pch: Path | None,
+    extra: Sequence[str],
+) -> None:
+    """:func:`_compile`, from the precompiled header when there is one. When that fails the
+    build is retried from the plain header: if the retry fails too the sources are at fault and
+    its error is raised with the precompiled header left intact (it is shared by every build);
+    only a precompiled header proven unusable (the retry succeeds) is dropped."""
+    try:
+        _compile(workdir, sources, platform, pch, extra)
+        return
+    except CompileError:
+        if pch is None:
+            raise
+    _compile(workdir, sources, platform, None, extra)  # raises: a kernel error, pch kept
+    warnings.warn(
+        f"precompiled header {pch} is unusable; dropped (built without it)",
+        CacheWarning,
+        stacklevel=3,
+    )
+    shutil.rmtree(pch, ignore_errors=True)
+
+
 def build_library(
     sources: dict[str, str],
     platform: Platform,
@@ -275,20 +301,7 @@ def build_library(
         for name, text in sources.items():
             (tmp / name).write_text(text)
         pch_dir = _pch_dir(root, platform, extra) if pch else None
-        try:
-            _compile(tmp, sources, platform, pch_dir, extra)
-        except CompileError:
-            if pch_dir is None:
-                raise
-            # A damaged precompiled header must not break every build: drop it and retry
-            # from the plain header (a real error in the sources fails again, below).
-            warnings.warn(
-                f"precompiled header {pch_dir} is unusable; rebuilding without it",
-                CacheWarning,
-                stacklevel=2,
-            )
-            shutil.rmtree(pch_dir, ignore_errors=True)
-            _compile(tmp, sources, platform, None, extra)
+        _compile_with_pch(tmp, sources, platform, pch_dir, extra)
         (tmp / (LIBRARY_NAME + ".sha256")).write_text(_sha256(tmp / LIBRARY_NAME))
         if entry.exists() and not lib.is_file():
             shutil.rmtree(entry, ignore_errors=True)  # a broken entry from an older crash

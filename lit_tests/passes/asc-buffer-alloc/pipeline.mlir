@@ -7,7 +7,7 @@
 // out 2 x 512 at 1024; once-per-kernel buffers: the weight at 2048 and its broadcast to a
 // whole tile (loop-invariant, hoisted before the tile loop) at 2560; the scratch arena starts
 // at 3072. asc-tile computes in place where an operand dies (mean on the sum's buffer, the
-// whole sigmoid chain on the copy-out buffer), so the arena needs two 512 B slots: the
+// whole 1/(1 + exp(-y)) chain on the copy-out buffer), so the arena needs two 512 B slots: the
 // sum/mean buffer and the reduction's work buffer.
 
 // CHECK-LABEL: func.func @ln_kernel(
@@ -35,7 +35,11 @@ func.func @ln(%x: tensor<4x40xf32>, %w: tensor<40xf32>) -> tensor<4x40xf32> {
   %d = asc.binary "sub" %x, %sb : tensor<4x40xf32>
   %wb = asc.broadcast %w : tensor<40xf32> -> tensor<4x40xf32>
   %y = asc.binary "mul" %d, %wb : tensor<4x40xf32>
-  %e = asc.unary "sigmoid" %y : tensor<4x40xf32>
+  %n = asc.unary "neg" %y : tensor<4x40xf32>
+  %ex = asc.unary "exp" %n : tensor<4x40xf32>
+  %one = asc.constant 1.0 : f64 -> tensor<4x40xf32>
+  %den = asc.binary "add" %ex, %one : tensor<4x40xf32>
+  %e = asc.unary "reciprocal" %den : tensor<4x40xf32>
   func.return %e : tensor<4x40xf32>
 }
 

@@ -49,6 +49,10 @@
 // Real Ascend toolchains do not define PYASC_LOC; the emitted kernel.cpp defines it as nothing
 // when the header did not.
 //
+// Non-finite constants: PYASC_F32_BITS(0xff800000u) is the float with that IEEE-754 bit pattern
+// (-inf here); the emitter prints inf/-inf/NaN constants this way, as C++ has no literal for
+// them (kernel.cpp falls back to __builtin_bit_cast where the header does not define it).
+//
 // Memory check (-DPYASC_MEMCHECK=1, a separately cached library): UB starts every block filled
 // with 0xFF bytes (NaN in fp16/fp32, -1 in integers) and a shadow map holds one "defined" bit
 // per UB bit, all clear at the block start. Writes define bits, elementwise ops propagate
@@ -103,6 +107,16 @@
 
 using half = _Float16;
 #include "pyasc_cpu/bf16.h"  // bfloat16_t
+
+namespace pyasc {
+// The float whose IEEE-754 binary32 encoding is `bits` (memcpy: no union, no aliasing issue).
+inline float f32_bits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+}  // namespace pyasc
+#define PYASC_F32_BITS(bits) ::pyasc::f32_bits(static_cast<uint32_t>(bits))
 
 // Hardware pipes (used as PipeBarrier<PIPE_V>()).
 enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL };
