@@ -148,7 +148,7 @@ func.func @in_range(%g: memref<513xf32, #asc.scope<gm>>, %n: index) {
   %c16 = arith.constant 16 : index
   %c256 = arith.constant 256 : index
   %u = asc.alloc "in" {buffers = 1 : i64} : memref<256xf32, #asc.scope<ub>>
-  asc.copy_in %g[%c256] -> %u[%c16] blocks %c16 x %c7 gap %c0 stride %c16 : memref<513xf32, #asc.scope<gm>>, memref<256xf32, #asc.scope<ub>>
+  asc.copy_in %g[%c256] -> %u[%c0] blocks %c16 x %c7 gap %c0 stride %c16 : memref<513xf32, #asc.scope<gm>>, memref<256xf32, #asc.scope<ub>>
   asc.vunary "exp" %u, %u, %n : memref<256xf32, #asc.scope<ub>>, memref<256xf32, #asc.scope<ub>>
   asc.vunary "exp" %u, %u, %c256 : memref<256xf32, #asc.scope<ub>>, memref<256xf32, #asc.scope<ub>>
   func.return

@@ -5,7 +5,7 @@
 // types carry no size, so counts are checked for sign and DataCopy for whole DataBlocks.
 
 // CHECK-NOT: Traceback
-// CHECK: bounds.mlir:[[# @LINE + 5]]:3: error: Operation does not verify: ascendc.data_copy: count 33 (132 bytes) is not a multiple of the 32-byte DataBlock; use ascendc.data_copy_pad
+// CHECK: bounds.mlir:[[# @LINE + 6]]:3: error: Operation does not verify: ascendc.data_copy: count 33 (132 bytes) is not a multiple of the 32-byte DataBlock; use ascendc.data_copy_pad
 func.func @data_copy_count(%g: memref<64xf32, #asc.scope<gm>>, %q: !ascendc.queue) {
   %c33 = arith.constant 33 : index
   %gt = ascendc.global_buffer %g : memref<64xf32, #asc.scope<gm>> -> !ascendc.global_tensor<f32>

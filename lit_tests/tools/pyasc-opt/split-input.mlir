@@ -4,7 +4,7 @@
 // the chunks that are fine are printed, and the exit status is 1 if any chunk failed.
 
 // CHECK-NOT:  Traceback
-// CHECK:      split-input.mlir:[[# @LINE + 3]]:3: error: Operation does not verify: asc.unary: unknown unary kind 'foo'
+// CHECK:      split-input.mlir:[[# @LINE + 4]]:3: error: Operation does not verify: asc.unary: unknown unary kind 'foo'
 // CHECK-NEXT:   %y = asc.unary "foo" %x : tensor<4xf32>
 // CHECK-NEXT:   ^
 func.func @first(%x: tensor<4xf32>) {

@@ -15,7 +15,7 @@ func.func @tensor_level(%x: tensor<16xf32>) -> tensor<16xf32> {
 // -----
 
 // The tile-level kernel is not lowered: the first asc op is reported where it is.
-// CHECK:      target-ascendc.mlir:[[# @LINE + 7]]:3: error: -t ascendc: 'asc.alloc' is not lowered to the ascendc dialect
+// CHECK:      target-ascendc.mlir:[[# @LINE + 11]]:3: error: -t ascendc: 'asc.alloc' is not lowered to the ascendc dialect
 // CHECK-NEXT:   %in = asc.alloc "in" {buffers = 1 : i64, offset = 0 : i64} : memref<256xf32, #asc.scope<ub>>
 // CHECK-NEXT:   ^
 // CHECK-NEXT: hint: run -p convert-asc-to-ascendc (after asc-buffer-alloc), or -p asc-to-ascendc from the tensor level

@@ -3,7 +3,7 @@
 
 // In a file with expected-* annotations, --verify-diagnostics checks them as mlir-opt does:
 // `{{text}}` must be part of an error reported at the annotated line (the annotation's own
-// line, @+N / @-N lines away, or @above / @below: the nearest line that is not an
+// line, @+N / @-N lines away, or @above / @below: the nearest line that holds no
 // annotation); errors nobody expected and expected errors that did not occur fail the run.
 
 func.func @same_line(%x: tensor<4xf32>) {
@@ -31,8 +31,9 @@ func.func @minus_one(%x: tensor<4xf32>) {
 
 func.func @below(%x: tensor<4xf32>) {
   // expected-error @below {{unknown unary kind 'bar'}}
-  // a plain comment is a line too; annotations are skipped
+  // expected-error @+2 {{unknown unary kind 'qux'}}
   %y = asc.unary "bar" %x : tensor<4xf32>
+  %z = asc.unary "qux" %x : tensor<4xf32>
   func.return
 }
 
@@ -75,5 +76,5 @@ func.func @fine(%x: tensor<4xf32>) {
 // MISMATCH:      verify-mismatch.mlir:4:6: error: expected error "unknown unary kind 'fooo'" was not produced
 // MISMATCH:      verify-mismatch.mlir:12:6: error: expected error "this never happens" was not produced
 // MISMATCH:      verify-mismatch.mlir:20:3: error: unexpected error: Operation does not verify: asc.unary: unknown unary kind 'bar'
-// MISMATCH:      verify-mismatch.mlir:24:32: error: expected error "at line 23" was not produced
+// MISMATCH:      verify-mismatch.mlir:24:30: error: expected error "at line 23" was not produced
 // MISMATCH-NOT:  error:
