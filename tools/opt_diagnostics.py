@@ -20,6 +20,7 @@ import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
@@ -72,7 +73,7 @@ class LocatingParser(Parser):
     """The MLIR parser, recording where each op starts (``FileLineColLoc``). ``line_offset``:
     lines of the input before this chunk (``--split-input-file``)."""
 
-    def __init__(self, ctx, text: str, name: str, line_offset: int = 0):  # type: ignore[no-untyped-def]
+    def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
         super().__init__(ctx, text, name)
         self.file_name = name
         self.line_offset = line_offset

@@ -224,9 +224,11 @@ class PyAscOptMain(xDSLOptMain):
             self.register_pass(name, loader)
         self.pipelines = {name: list(members) for name, members in PIPELINES.items()}
         for name, members in self.pipelines.items():
-            self.register_pass(
-                name, lambda n=name, m=members: pipeline_pass(n, m, self.available_passes)
-            )
+            self.register_pass(name, self.pipeline_loader(name, members))
+
+    def pipeline_loader(self, name: str, members: list[str]) -> Callable[[], type[ModulePass]]:
+        """The loader of named pipeline ``name`` as one pass class (see :func:`pipeline_pass`)."""
+        return lambda: pipeline_pass(name, members, self.available_passes)
 
     def register_all_targets(self) -> None:
         self.available_targets["mlir"] = _mlir_target
@@ -452,7 +454,7 @@ class PyAscOptMain(xDSLOptMain):
             print(d.format(source), file=stream)
         stream.flush()
 
-    def run(self) -> int:  # type: ignore[override]
+    def run(self) -> int:
         """Process every chunk; the exit status (0, or 1 when any chunk failed)."""
         name, text = self.read_input()
         out = self.open_output()

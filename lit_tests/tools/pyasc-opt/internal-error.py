@@ -1,5 +1,6 @@
 # RUN: %python %s %S/Inputs/one-op.mlir 2>&1 | filecheck %s
 # RUN: env PYASC_LOG_LEVEL=2 %python %s %S/Inputs/one-op.mlir 2>&1 | filecheck %s --check-prefix=STACK
+# ruff: noqa: E501  (RUN lines cannot be wrapped)
 """An exception escaping a pass (a bug) is a diagnostic naming the pass and the op it was
 working on, at that op's location; the Python stack only with PYASC_LOG_LEVEL=2."""
 
