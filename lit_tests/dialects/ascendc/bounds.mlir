@@ -2,15 +2,16 @@
 // RUN: not pyasc-opt %s --split-input-file 2>&1 | filecheck %s
 
 // ascendc ops whose constant counts or offsets are out of range do not verify. LocalTensor
-// types carry no size, so counts are checked for sign and DataCopy for whole DataBlocks.
+// types carry no size, so counts are checked for sign (a DataCopy count that is not whole
+// DataBlocks is legal: the hardware rounds it down) and TBuf offsets against the TBuf.
 
 // CHECK-NOT: Traceback
-// CHECK: bounds.mlir:[[# @LINE + 6]]:3: error: Operation does not verify: ascendc.data_copy: count 33 (132 bytes) is not a multiple of the 32-byte DataBlock; use ascendc.data_copy_pad
+// CHECK: bounds.mlir:[[# @LINE + 6]]:3: error: Operation does not verify: ascendc.data_copy: count -33 is negative
 func.func @data_copy_count(%g: memref<64xf32, #asc.scope<gm>>, %q: !ascendc.queue) {
-  %c33 = arith.constant 33 : index
+  %c33 = arith.constant -33 : index
   %gt = ascendc.global_buffer %g : memref<64xf32, #asc.scope<gm>> -> !ascendc.global_tensor<f32>
   %t = ascendc.alloc_tensor %q : !ascendc.local_tensor<f32>
-  // expected-error @+1 {{count 33 (132 bytes) is not a multiple of the 32-byte DataBlock}}
+  // expected-error @+1 {{ascendc.data_copy: count -33 is negative}}
   ascendc.data_copy %t, %gt, %c33 : !ascendc.local_tensor<f32>, !ascendc.global_tensor<f32>
   func.return
 }
