@@ -123,8 +123,10 @@ class AllocOp(IRDLOperation):
     assembly_format = "$role attr-dict `:` type($result)"
 
     def __init__(self, role: str, elements: int, dtype: Attribute):
-        super().__init__(properties={"role": StringAttr(role), "buffers": IntegerAttr(1, 64)},
-                         result_types=[buffer_type(elements, dtype, "ub")])
+        super().__init__(
+            properties={"role": StringAttr(role), "buffers": IntegerAttr(1, 64)},
+            result_types=[buffer_type(elements, dtype, "ub")],
+        )
 
     @property
     def nbytes(self) -> int:
@@ -139,13 +141,16 @@ class AllocOp(IRDLOperation):
         check_kind(self, self.role.data, ALLOC_ROLES, "role")
         ub_buffer(self, self.result, "result")
         if self.nbytes % DATA_BLOCK_BYTES:
-            raise VerifyException(f"{self.name}: UB buffer of {self.nbytes} bytes is not a "
-                                  "multiple of the 32-byte DataBlock")
+            raise VerifyException(
+                f"{self.name}: UB buffer of {self.nbytes} bytes is not a "
+                "multiple of the 32-byte DataBlock"
+            )
         if self.buffers.value.data not in (1, 2, 3, 4):
             raise VerifyException(f"{self.name}: buffers must be 1..4")
         if self.offset is not None and self.offset.value.data % DATA_BLOCK_BYTES:
-            raise VerifyException(f"{self.name}: UB offset {self.offset.value.data} is not 32-byte "
-                                  "aligned")
+            raise VerifyException(
+                f"{self.name}: UB offset {self.offset.value.data} is not 32-byte aligned"
+            )
 
 
 class _CopyBase(IRDLOperation):
@@ -170,9 +175,15 @@ class _CopyBase(IRDLOperation):
     def _verify_ranges(self, gm: SSAValue, ub: SSAValue, bits: int) -> None:
         """Constant offsets, sizes and strides: not negative, inside both buffers, and the UB
         side DataBlock aligned (see ``pyasc_mlir.dialects.bounds``; i1 masks: bounds only)."""
-        known = check_not_negative(self, gm_offset=self.gm_offset, ub_offset=self.ub_offset,
-                                   count=self.count, length=self.length, gm_gap=self.gm_gap,
-                                   ub_stride=self.ub_stride)
+        known = check_not_negative(
+            self,
+            gm_offset=self.gm_offset,
+            ub_offset=self.ub_offset,
+            count=self.count,
+            length=self.length,
+            gm_gap=self.gm_gap,
+            ub_stride=self.ub_stride,
+        )
         count, length = known.get("count"), known.get("length")
         gap, stride = known.get("gm_gap"), known.get("ub_stride")
         gm_stride = None if length is None or gap is None else length + gap
@@ -189,9 +200,11 @@ class CopyInOp(_CopyBase):
     name = "asc.copy_in"
     source = operand_def(MemRefType)
     dest = operand_def(MemRefType)
-    assembly_format = ("$source `[` $gm_offset `]` `->` $dest `[` $ub_offset `]` `blocks` "
-                       "$count `x` $length `gap` $gm_gap `stride` $ub_stride attr-dict `:` "
-                       "type($source) `,` type($dest)")
+    assembly_format = (
+        "$source `[` $gm_offset `]` `->` $dest `[` $ub_offset `]` `blocks` "
+        "$count `x` $length `gap` $gm_gap `stride` $ub_stride attr-dict `:` "
+        "type($source) `,` type($dest)"
+    )
 
     def __init__(self, src: SSAValue, dst: SSAValue, operands: Sequence[SSAValue]):
         super().__init__(operands=[src, dst, *operands])
@@ -207,9 +220,11 @@ class CopyOutOp(_CopyBase):
     name = "asc.copy_out"
     source = operand_def(MemRefType)
     dest = operand_def(MemRefType)
-    assembly_format = ("$source `[` $ub_offset `]` `->` $dest `[` $gm_offset `]` `blocks` "
-                       "$count `x` $length `gap` $gm_gap `stride` $ub_stride attr-dict `:` "
-                       "type($source) `,` type($dest)")
+    assembly_format = (
+        "$source `[` $ub_offset `]` `->` $dest `[` $gm_offset `]` `blocks` "
+        "$count `x` $length `gap` $gm_gap `stride` $ub_stride attr-dict `:` "
+        "type($source) `,` type($dest)"
+    )
 
     def __init__(self, src: SSAValue, dst: SSAValue, operands: Sequence[SSAValue]):
         super().__init__(operands=[src, dst, *operands])
@@ -257,11 +272,12 @@ class VBinaryOp(_VectorBase):
     dst = operand_def(MemRefType)
     lhs = operand_def(MemRefType)
     rhs = operand_def(MemRefType)
-    assembly_format = ("$kind $dst `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) `,` "
-                       "type($lhs) `,` type($rhs)")
+    assembly_format = (
+        "$kind $dst `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) `,` "
+        "type($lhs) `,` type($rhs)"
+    )
 
-    def __init__(self, kind: str, dst: SSAValue, lhs: SSAValue, rhs: SSAValue,
-                 count: SSAValue):
+    def __init__(self, kind: str, dst: SSAValue, lhs: SSAValue, rhs: SSAValue, count: SSAValue):
         super().__init__(operands=[dst, lhs, rhs, count], properties={"kind": StringAttr(kind)})
 
     def verify_(self) -> None:
@@ -279,13 +295,15 @@ class VScalarOp(_VectorBase):
     scalar = prop_def(FloatAttr)
     dst = operand_def(MemRefType)
     src = operand_def(MemRefType)
-    assembly_format = ("$kind $dst `,` $src `,` $scalar `,` $count attr-dict `:` type($dst) `,` "
-                       "type($src)")
+    assembly_format = (
+        "$kind $dst `,` $src `,` $scalar `,` $count attr-dict `:` type($dst) `,` type($src)"
+    )
 
-    def __init__(self, kind: str, dst: SSAValue, src: SSAValue, scalar: float,
-                 count: SSAValue):
-        super().__init__(operands=[dst, src, count], properties={
-            "kind": StringAttr(kind), "scalar": FloatAttr(float(scalar), 64)})
+    def __init__(self, kind: str, dst: SSAValue, src: SSAValue, scalar: float, count: SSAValue):
+        super().__init__(
+            operands=[dst, src, count],
+            properties={"kind": StringAttr(kind), "scalar": FloatAttr(float(scalar), 64)},
+        )
 
     def verify_(self) -> None:
         check_kind(self, self.kind.data, SCALAR_KINDS, "scalar kind")
@@ -335,8 +353,7 @@ class VCastOp(_VectorBase):
     round = prop_def(StringAttr)
     dst = operand_def(MemRefType)
     src = operand_def(MemRefType)
-    assembly_format = ("$round $dst `,` $src `,` $count attr-dict `:` type($dst) `,` "
-                       "type($src)")
+    assembly_format = "$round $dst `,` $src `,` $count attr-dict `:` type($dst) `,` type($src)"
 
     def __init__(self, dst: SSAValue, src: SSAValue, count: SSAValue, round_mode: str = "rint"):
         super().__init__(operands=[dst, src, count], properties={"round": StringAttr(round_mode)})
@@ -357,13 +374,17 @@ class VCompareOp(_VectorBase):
     mask = operand_def(MemRefType)
     lhs = operand_def(MemRefType)
     rhs = operand_def(MemRefType)
-    assembly_format = ("$predicate $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` "
-                       "type($mask) `,` type($lhs) `,` type($rhs)")
+    assembly_format = (
+        "$predicate $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` "
+        "type($mask) `,` type($lhs) `,` type($rhs)"
+    )
 
-    def __init__(self, predicate: str, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
-                 count: SSAValue):
-        super().__init__(operands=[mask, lhs, rhs, count],
-                         properties={"predicate": StringAttr(predicate)})
+    def __init__(
+        self, predicate: str, mask: SSAValue, lhs: SSAValue, rhs: SSAValue, count: SSAValue
+    ):
+        super().__init__(
+            operands=[mask, lhs, rhs, count], properties={"predicate": StringAttr(predicate)}
+        )
 
     def verify_(self) -> None:
         check_kind(self, self.predicate.data, COMPARE_PREDICATES, "predicate")
@@ -382,19 +403,23 @@ class VSelectOp(_VectorBase):
     mask = operand_def(MemRefType)
     lhs = operand_def(MemRefType)
     rhs = operand_def(MemRefType)
-    assembly_format = ("$dst `,` $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) "
-                       "`,` type($mask) `,` type($lhs) `,` type($rhs)")
+    assembly_format = (
+        "$dst `,` $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) "
+        "`,` type($mask) `,` type($lhs) `,` type($rhs)"
+    )
 
-    def __init__(self, dst: SSAValue, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
-                 count: SSAValue):
+    def __init__(
+        self, dst: SSAValue, mask: SSAValue, lhs: SSAValue, rhs: SSAValue, count: SSAValue
+    ):
         super().__init__(operands=[dst, mask, lhs, rhs, count])
 
     def verify_(self) -> None:
         self._same_dtype(self.dst, self.lhs, self.rhs)
         if ub_buffer(self, self.mask, "mask").element_type != IntegerType(1):
             raise VerifyException(f"{self.name}: mask must be an i1 buffer")
-        check_count(self, self.count, destination=self.dst, mask=self.mask, lhs=self.lhs,
-                    rhs=self.rhs)
+        check_count(
+            self, self.count, destination=self.dst, mask=self.mask, lhs=self.lhs, rhs=self.rhs
+        )
 
 
 @irdl_op_definition
@@ -417,13 +442,24 @@ class VReduceOp(IRDLOperation):
     m = operand_def(IndexType)
     length = operand_def(IndexType)
     ls = operand_def(IndexType)
-    assembly_format = ("$kind $axis $dst `,` $src `,` $work `rows` $rows `m` $m `len` $length "
-                       "`ls` $ls attr-dict `:` type($dst) `,` type($src) `,` type($work)")
+    assembly_format = (
+        "$kind $axis $dst `,` $src `,` $work `rows` $rows `m` $m `len` $length "
+        "`ls` $ls attr-dict `:` type($dst) `,` type($src) `,` type($work)"
+    )
 
-    def __init__(self, kind: str, axis: str, dst: SSAValue, src: SSAValue, work: SSAValue,
-                 sizes: Sequence[SSAValue]):
-        super().__init__(operands=[dst, src, work, *sizes],
-                         properties={"kind": StringAttr(kind), "axis": StringAttr(axis)})
+    def __init__(
+        self,
+        kind: str,
+        axis: str,
+        dst: SSAValue,
+        src: SSAValue,
+        work: SSAValue,
+        sizes: Sequence[SSAValue],
+    ):
+        super().__init__(
+            operands=[dst, src, work, *sizes],
+            properties={"kind": StringAttr(kind), "axis": StringAttr(axis)},
+        )
 
     def verify_(self) -> None:
         check_kind(self, self.kind.data, VECTOR_REDUCE_KINDS, "reduce kind")
@@ -454,19 +490,29 @@ class VBroadcastOp(IRDLOperation):
     rows = operand_def(IndexType)
     m = operand_def(IndexType)
     ls = operand_def(IndexType)
-    assembly_format = ("$dst `,` $src `rows` $rows `m` $m `ls` $ls attr-dict `:` type($dst) `,` "
-                       "type($src)")
+    assembly_format = (
+        "$dst `,` $src `rows` $rows `m` $m `ls` $ls attr-dict `:` type($dst) `,` type($src)"
+    )
 
-    def __init__(self, dst: SSAValue, src: SSAValue, sizes: Sequence[SSAValue],
-                 has: Sequence[bool]):
-        super().__init__(operands=[dst, src, *sizes], properties={
-            "src_rows": BoolAttr.from_bool(has[0]), "src_m": BoolAttr.from_bool(has[1]),
-            "src_l": BoolAttr.from_bool(has[2])})
+    def __init__(
+        self, dst: SSAValue, src: SSAValue, sizes: Sequence[SSAValue], has: Sequence[bool]
+    ):
+        super().__init__(
+            operands=[dst, src, *sizes],
+            properties={
+                "src_rows": BoolAttr.from_bool(has[0]),
+                "src_m": BoolAttr.from_bool(has[1]),
+                "src_l": BoolAttr.from_bool(has[2]),
+            },
+        )
 
     @property
     def src_has(self) -> tuple[bool, bool, bool]:
-        return (bool(self.src_rows.value.data), bool(self.src_m.value.data),
-                bool(self.src_l.value.data))
+        return (
+            bool(self.src_rows.value.data),
+            bool(self.src_m.value.data),
+            bool(self.src_l.value.data),
+        )
 
     def verify_(self) -> None:
         d = ub_buffer(self, self.dst, "destination")
@@ -478,9 +524,11 @@ class VBroadcastOp(IRDLOperation):
             total = known["rows"] * known["m"] * known["ls"]
             size = d.get_shape()[0]
             if total > size:
-                raise VerifyException(f"{self.name}: the destination tile rows {known['rows']} x "
-                                      f"m {known['m']} x ls {known['ls']} = {total} elements "
-                                      f"exceeds the {size} elements of the destination buffer")
+                raise VerifyException(
+                    f"{self.name}: the destination tile rows {known['rows']} x "
+                    f"m {known['m']} x ls {known['ls']} = {total} elements "
+                    f"exceeds the {size} elements of the destination buffer"
+                )
 
 
 @irdl_op_definition
@@ -511,16 +559,29 @@ class MmadOp(TransposeFlags):
     lda = operand_def(IndexType)
     ldb = operand_def(IndexType)
     ls = operand_def(IndexType)
-    assembly_format = ("$dst `,` $a `[` $a_offset `]` `,` $b `[` $b_offset `]` `m` $m `n` $n "
-                       "`k` $k `lda` $lda `ldb` $ldb `ls` $ls attr-dict `:` type($dst) `,` "
-                       "type($a) `,` type($b)")
+    assembly_format = (
+        "$dst `,` $a `[` $a_offset `]` `,` $b `[` $b_offset `]` `m` $m `n` $n "
+        "`k` $k `lda` $lda `ldb` $ldb `ls` $ls attr-dict `:` type($dst) `,` "
+        "type($a) `,` type($b)"
+    )
 
-    def __init__(self, dst: SSAValue, a: SSAValue, b: SSAValue, sizes: Sequence[SSAValue],
-                 transpose_a: bool = False, transpose_b: bool = False):
+    def __init__(
+        self,
+        dst: SSAValue,
+        a: SSAValue,
+        b: SSAValue,
+        sizes: Sequence[SSAValue],
+        transpose_a: bool = False,
+        transpose_b: bool = False,
+    ):
         """``sizes``: ``a_offset, b_offset, m, n, k, lda, ldb, ls``."""
-        super().__init__(operands=[dst, a, b, *sizes], properties={
-            "transpose_a": BoolAttr.from_bool(transpose_a),
-            "transpose_b": BoolAttr.from_bool(transpose_b)})
+        super().__init__(
+            operands=[dst, a, b, *sizes],
+            properties={
+                "transpose_a": BoolAttr.from_bool(transpose_a),
+                "transpose_b": BoolAttr.from_bool(transpose_b),
+            },
+        )
 
     def verify_(self) -> None:
         d = ub_buffer(self, self.dst, "destination")
@@ -528,11 +589,21 @@ class MmadOp(TransposeFlags):
             raise VerifyException(f"{self.name}: destination must be an f32 UB buffer")
         a = gm_buffer(self, self.a, "operand a")
         b = gm_buffer(self, self.b, "operand b")
-        if a.element_type != b.element_type or not isinstance(a.element_type,
-                                                               Float16Type | Float32Type):
+        if a.element_type != b.element_type or not isinstance(
+            a.element_type, Float16Type | Float32Type
+        ):
             raise VerifyException(f"{self.name}: a and b must share one dtype, f16 or f32")
-        check_not_negative(self, a_offset=self.a_offset, b_offset=self.b_offset, m=self.m,
-                           n=self.n, k=self.k, lda=self.lda, ldb=self.ldb, ls=self.ls)
+        check_not_negative(
+            self,
+            a_offset=self.a_offset,
+            b_offset=self.b_offset,
+            m=self.m,
+            n=self.n,
+            k=self.k,
+            lda=self.lda,
+            ldb=self.ldb,
+            ls=self.ls,
+        )
 
 
 @irdl_op_definition
@@ -545,11 +616,23 @@ class LaunchOp(IRDLOperation):
     block_dim = prop_def(IntegerAttr)
     inputs = var_operand_def(TensorType)
     outputs = var_result_def(TensorType)
-    assembly_format = ("$callee `<` $block_dim `>` `(` $inputs `)` attr-dict `:` "
-                       "functional-type($inputs, $outputs)")
+    assembly_format = (
+        "$callee `<` $block_dim `>` `(` $inputs `)` attr-dict `:` "
+        "functional-type($inputs, $outputs)"
+    )
 
-    def __init__(self, callee: str, block_dim: int, inputs: Sequence[SSAValue],
-                 result_types: Sequence[Attribute]):
-        super().__init__(operands=[list(inputs)], result_types=[list(result_types)],
-                         properties={"callee": FlatSymbolRefAttr(callee),
-                                     "block_dim": IntegerAttr(block_dim, 64)})
+    def __init__(
+        self,
+        callee: str,
+        block_dim: int,
+        inputs: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+    ):
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[list(result_types)],
+            properties={
+                "callee": FlatSymbolRefAttr(callee),
+                "block_dim": IntegerAttr(block_dim, 64),
+            },
+        )
