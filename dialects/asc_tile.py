@@ -57,6 +57,13 @@ from pyasc_mlir.dialects.asc_attrs import (
     gm_buffer,
     ub_buffer,
 )
+from pyasc_mlir.dialects.bounds import (
+    check_blocks,
+    check_count,
+    check_not_negative,
+    check_tiling_field,
+    check_ub_alignment,
+)
 from pyasc_mlir.platform import DATA_BLOCK_BYTES
 
 
@@ -96,6 +103,9 @@ class TilingFieldOp(IRDLOperation):
 
     def __init__(self, field: str):
         super().__init__(properties={"field": StringAttr(field)}, result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        check_tiling_field(self, self.field.data)
 
 
 @irdl_op_definition
@@ -160,6 +170,27 @@ class _CopyBase(IRDLOperation):
         u = ub_buffer(self, ub, "UB operand")
         if g.element_type != u.element_type:
             raise VerifyException(f"{self.name}: GM and UB dtypes differ")
+        self._verify_ranges(gm, ub, element_bits(u.element_type))
+
+    def _verify_ranges(self, gm: SSAValue, ub: SSAValue, bits: int) -> None:
+        """Constant offsets, sizes and strides: not negative, inside both buffers, and the UB
+        side DataBlock aligned (see ``pyasc_mlir.dialects.bounds``; i1 masks: bounds only)."""
+        known = check_not_negative(
+            self,
+            gm_offset=self.gm_offset,
+            ub_offset=self.ub_offset,
+            count=self.count,
+            length=self.length,
+            gm_gap=self.gm_gap,
+            ub_stride=self.ub_stride,
+        )
+        count, length = known.get("count"), known.get("length")
+        gap, stride = known.get("gm_gap"), known.get("ub_stride")
+        gm_stride = None if length is None or gap is None else length + gap
+        check_blocks(self, "GM", gm, self.gm_offset, count, length, gm_stride)
+        check_blocks(self, "UB", ub, self.ub_offset, count, length, stride)
+        if bits >= 8:
+            check_ub_alignment(self, self.ub_offset, stride, length, count, bits // 8)
 
 
 @irdl_op_definition
@@ -229,6 +260,7 @@ class VUnaryOp(_VectorBase):
     def verify_(self) -> None:
         check_kind(self, self.kind.data, VECTOR_UNARY_KINDS, "vector unary kind")
         self._same_dtype(self.dst, self.src)
+        check_count(self, self.count, destination=self.dst, source=self.src)
 
 
 @irdl_op_definition
@@ -251,6 +283,7 @@ class VBinaryOp(_VectorBase):
     def verify_(self) -> None:
         check_kind(self, self.kind.data, BINARY_KINDS, "vector binary kind")
         self._same_dtype(self.dst, self.lhs, self.rhs)
+        check_count(self, self.count, destination=self.dst, lhs=self.lhs, rhs=self.rhs)
 
 
 @irdl_op_definition
@@ -275,6 +308,7 @@ class VScalarOp(_VectorBase):
     def verify_(self) -> None:
         check_kind(self, self.kind.data, SCALAR_KINDS, "scalar kind")
         self._same_dtype(self.dst, self.src)
+        check_count(self, self.count, destination=self.dst, source=self.src)
 
 
 @irdl_op_definition
@@ -291,6 +325,7 @@ class VDupOp(_VectorBase):
 
     def verify_(self) -> None:
         ub_buffer(self, self.dst, "destination")
+        check_count(self, self.count, destination=self.dst)
 
 
 @irdl_op_definition
@@ -307,6 +342,7 @@ class VCopyOp(_VectorBase):
 
     def verify_(self) -> None:
         self._same_dtype(self.dst, self.src)
+        check_count(self, self.count, destination=self.dst, source=self.src)
 
 
 @irdl_op_definition
@@ -326,6 +362,7 @@ class VCastOp(_VectorBase):
         check_kind(self, self.round.data, ROUND_MODES, "round mode")
         ub_buffer(self, self.dst, "destination")
         ub_buffer(self, self.src, "source")
+        check_count(self, self.count, destination=self.dst, source=self.src)
 
 
 @irdl_op_definition
@@ -354,6 +391,7 @@ class VCompareOp(_VectorBase):
         self._same_dtype(self.lhs, self.rhs)
         if ub_buffer(self, self.mask, "mask").element_type != IntegerType(1):
             raise VerifyException(f"{self.name}: mask must be an i1 buffer")
+        check_count(self, self.count, mask=self.mask, lhs=self.lhs, rhs=self.rhs)
 
 
 @irdl_op_definition
@@ -379,6 +417,9 @@ class VSelectOp(_VectorBase):
         self._same_dtype(self.dst, self.lhs, self.rhs)
         if ub_buffer(self, self.mask, "mask").element_type != IntegerType(1):
             raise VerifyException(f"{self.name}: mask must be an i1 buffer")
+        check_count(
+            self, self.count, destination=self.dst, mask=self.mask, lhs=self.lhs, rhs=self.rhs
+        )
 
 
 @irdl_op_definition
@@ -426,6 +467,10 @@ class VReduceOp(IRDLOperation):
         for v in (self.dst, self.src, self.work):
             if not isinstance(ub_buffer(self, v, "operand").element_type, AnyFloat):
                 raise VerifyException(f"{self.name}: operands must be float buffers")
+        known = check_not_negative(self, rows=self.rows, m=self.m, len=self.length, ls=self.ls)
+        length, ls = known.get("len"), known.get("ls")
+        if length is not None and ls is not None and length > ls:
+            raise VerifyException(f"{self.name}: len {length} exceeds the row stride ls {ls}")
 
 
 @irdl_op_definition
@@ -474,6 +519,16 @@ class VBroadcastOp(IRDLOperation):
         s = ub_buffer(self, self.src, "source")
         if d.element_type != s.element_type:
             raise VerifyException(f"{self.name}: dtypes differ")
+        known = check_not_negative(self, rows=self.rows, m=self.m, ls=self.ls)
+        if len(known) == 3:
+            total = known["rows"] * known["m"] * known["ls"]
+            size = d.get_shape()[0]
+            if total > size:
+                raise VerifyException(
+                    f"{self.name}: the destination tile rows {known['rows']} x "
+                    f"m {known['m']} x ls {known['ls']} = {total} elements "
+                    f"exceeds the {size} elements of the destination buffer"
+                )
 
 
 @irdl_op_definition
@@ -538,6 +593,17 @@ class MmadOp(TransposeFlags):
             a.element_type, Float16Type | Float32Type
         ):
             raise VerifyException(f"{self.name}: a and b must share one dtype, f16 or f32")
+        check_not_negative(
+            self,
+            a_offset=self.a_offset,
+            b_offset=self.b_offset,
+            m=self.m,
+            n=self.n,
+            k=self.k,
+            lda=self.lda,
+            ldb=self.ldb,
+            ls=self.ls,
+        )
 
 
 @irdl_op_definition

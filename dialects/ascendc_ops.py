@@ -33,6 +33,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from pyasc_mlir.dialects import opset
+from pyasc_mlir.dialects.asc_attrs import element_bits
 from pyasc_mlir.dialects.ascendc_types import (
     GlobalTensorType,
     LocalTensorType,
@@ -41,6 +42,7 @@ from pyasc_mlir.dialects.ascendc_types import (
     Tensor,
     elem,
 )
+from pyasc_mlir.dialects.bounds import check_not_negative, check_tiling_field
 
 
 def _calls(records: dict[str, opset.OpRecord]) -> dict[str, str]:
@@ -142,6 +144,20 @@ class TBufGetOp(IRDLOperation):
             result_types=[LocalTensorType(dtype)],
         )
 
+    def verify_(self) -> None:
+        offset = self.offset.value.data
+        if offset < 0:
+            raise VerifyException(f"{self.name}: offset {offset} is negative")
+        init = self.buf.owner
+        if isinstance(init, InitTBufOp):
+            nbytes = init.length.value.data
+            at = offset * element_bits(elem(self.result.type)) // 8
+            if at >= nbytes:
+                raise VerifyException(
+                    f"{self.name}: offset {offset} (byte {at}) is past the "
+                    f"end of the {nbytes}-byte TBuf"
+                )
+
 
 @irdl_op_definition
 class AllocTensorOp(IRDLOperation):
@@ -208,6 +224,9 @@ class SubviewOp(IRDLOperation):
     def __init__(self, source: SSAValue, offset: SSAValue):
         super().__init__(operands=[source, offset], result_types=[source.type])
 
+    def verify_(self) -> None:
+        check_not_negative(self, offset=self.offset)
+
 
 @irdl_op_definition
 class DataCopyOp(IRDLOperation):
@@ -222,6 +241,11 @@ class DataCopyOp(IRDLOperation):
 
     def __init__(self, dst: SSAValue, src: SSAValue, count: SSAValue):
         super().__init__(operands=[dst, src, count])
+
+    def verify_(self) -> None:
+        # A count that is not whole DataBlocks is legal Ascend C (the hardware rounds it
+        # down, which the interpreters model); only its sign is checked here.
+        check_not_negative(self, count=self.count)
 
 
 @irdl_op_definition
@@ -249,6 +273,13 @@ class DataCopyPadOp(IRDLOperation):
         kinds = {type(self.dst.type), type(self.src.type)}
         if kinds != {LocalTensorType, GlobalTensorType}:
             raise VerifyException(f"{self.name}: copies between GM and UB only")
+        check_not_negative(
+            self,
+            block_count=self.block_count,
+            block_len=self.block_len,
+            src_stride=self.src_stride,
+            dst_stride=self.dst_stride,
+        )
 
 
 @irdl_op_definition
@@ -272,6 +303,7 @@ class VecBinaryOp(IRDLOperation):
             raise VerifyException(f"{self.name}: unknown API {self.api.data}")
         if not self.dst.type == self.lhs.type == self.rhs.type:
             raise VerifyException(f"{self.name}: operand types differ")
+        check_not_negative(self, count=self.count)
 
 
 @irdl_op_definition
@@ -292,6 +324,7 @@ class VecUnaryOp(IRDLOperation):
     def verify_(self) -> None:
         if self.api.data not in VEC_UNARY.values():
             raise VerifyException(f"{self.name}: unknown API {self.api.data}")
+        check_not_negative(self, count=self.count)
 
 
 @irdl_op_definition
@@ -316,6 +349,7 @@ class VecScalarOp(IRDLOperation):
     def verify_(self) -> None:
         if self.api.data not in VEC_SCALAR.values():
             raise VerifyException(f"{self.name}: unknown API {self.api.data}")
+        check_not_negative(self, count=self.count)
 
 
 @irdl_op_definition
@@ -331,6 +365,9 @@ class DuplicateOp(IRDLOperation):
     def __init__(self, dst: SSAValue, scalar: SSAValue, count: SSAValue):
         super().__init__(operands=[dst, scalar, count])
 
+    def verify_(self) -> None:
+        check_not_negative(self, count=self.count)
+
 
 @irdl_op_definition
 class GetValueOp(IRDLOperation):
@@ -344,6 +381,9 @@ class GetValueOp(IRDLOperation):
 
     def __init__(self, tensor: SSAValue, index: SSAValue):
         super().__init__(operands=[tensor, index], result_types=[elem(tensor.type)])
+
+    def verify_(self) -> None:
+        check_not_negative(self, index=self.index)
 
 
 @irdl_op_definition
@@ -363,6 +403,7 @@ class CastOp(IRDLOperation):
     def verify_(self) -> None:
         if self.round.data not in ROUND.values():
             raise VerifyException(f"{self.name}: unknown round mode {self.round.data}")
+        check_not_negative(self, count=self.count)
 
 
 @irdl_op_definition
@@ -382,6 +423,9 @@ class CompareOp(IRDLOperation):
 
     def __init__(self, mode: str, mask: SSAValue, lhs: SSAValue, rhs: SSAValue, count: SSAValue):
         super().__init__(operands=[mask, lhs, rhs, count], properties={"mode": StringAttr(mode)})
+
+    def verify_(self) -> None:
+        check_not_negative(self, count=self.count)
 
 
 @irdl_op_definition
@@ -404,6 +448,9 @@ class SelectOp(IRDLOperation):
     ):
         super().__init__(operands=[dst, mask, lhs, rhs, count])
 
+    def verify_(self) -> None:
+        check_not_negative(self, count=self.count)
+
 
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
@@ -424,6 +471,7 @@ class ReduceOp(IRDLOperation):
     def verify_(self) -> None:
         if self.api.data not in REDUCE.values():
             raise VerifyException(f"{self.name}: unknown API {self.api.data}")
+        check_not_negative(self, count=self.count)
 
 
 @irdl_op_definition
@@ -449,6 +497,9 @@ class TilingFieldOp(IRDLOperation):
 
     def __init__(self, field: str):
         super().__init__(properties={"field": StringAttr(field)}, result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        check_tiling_field(self, self.field.data)
 
 
 @irdl_op_definition

@@ -52,8 +52,8 @@ func.func @tensor_level(%x: tensor<4x40xf32>, %w: tensor<40xf32>, %h: tensor<4x4
 
 // CHECK-LABEL: func.func @tile_level(
 // CHECK-SAME:      %gx: memref<160xf32, #asc.scope<gm>>, %gw: memref<40xf32, #asc.scope<gm>>, %gy: memref<160xf32, #asc.scope<gm>>)
-// CHECK-SAME:      attributes {asc.kernel}
-func.func @tile_level(%gx: memref<160xf32, #asc.scope<gm>>, %gw: memref<40xf32, #asc.scope<gm>>, %gy: memref<160xf32, #asc.scope<gm>>) attributes {asc.kernel} {
+// CHECK-SAME:      attributes {asc.kernel, asc.tiling = {tile_units = 1 : i64}}
+func.func @tile_level(%gx: memref<160xf32, #asc.scope<gm>>, %gw: memref<40xf32, #asc.scope<gm>>, %gy: memref<160xf32, #asc.scope<gm>>) attributes {asc.kernel, asc.tiling = {tile_units = 1 : i64}} {
   // CHECK-NEXT: %bi = asc.block_idx
   %bi = asc.block_idx
   // CHECK-NEXT: %bn = asc.block_num
