@@ -76,16 +76,15 @@ from pyasc_mlir.dialects.asc_tile import (
     MmadOp,
     TilingFieldOp,
     VBinaryOp,
-    VBroadcastOp,
     VCastOp,
     VCompareOp,
     VCopyOp,
     VDupOp,
-    VReduceOp,
     VScalarOp,
     VSelectOp,
     VUnaryOp,
 )
+from pyasc_mlir.dialects.asc_tile_rows import VBroadcastOp, VReduceOp
 
 __all__ = [
     "ALLOC_ROLES",

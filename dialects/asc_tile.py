@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
-    AnyFloat,
     BoolAttr,
     FlatSymbolRefAttr,
     Float16Type,
@@ -48,7 +47,6 @@ from pyasc_mlir.dialects.asc_attrs import (
     COMPARE_PREDICATES,
     ROUND_MODES,
     SCALAR_KINDS,
-    VECTOR_REDUCE_KINDS,
     VECTOR_UNARY_KINDS,
     TransposeFlags,
     buffer_type,
@@ -420,115 +418,6 @@ class VSelectOp(_VectorBase):
         check_count(
             self, self.count, destination=self.dst, mask=self.mask, lhs=self.lhs, rhs=self.rhs
         )
-
-
-@irdl_op_definition
-class VReduceOp(IRDLOperation):
-    """Reduce a ``[rows, m, ls]`` tile (``src``, valid length ``length`` <= ``ls`` per row)
-    with ``kind`` (sum | max | min).
-
-    ``axis = "last"``: ``dst[(r*m + j) * 16] = reduce(src[(r*m + j)*ls : ... + length])``
-    (one ``ReduceSum/Max/Min`` per row; results 16 elements apart, one DataBlock for fp16,
-    two for fp32). ``axis = "mid"``: ``dst[r*ls + k] = reduce_j src[(r*m + j)*ls + k]`` for
-    k < ls (``Add``/``Max``/``Min`` of whole rows). ``work`` is scratch for ``ReduceSum``."""
-
-    name = "asc.vreduce"
-    kind = prop_def(StringAttr)
-    axis = prop_def(StringAttr)
-    dst = operand_def(MemRefType)
-    src = operand_def(MemRefType)
-    work = operand_def(MemRefType)
-    rows = operand_def(IndexType)
-    m = operand_def(IndexType)
-    length = operand_def(IndexType)
-    ls = operand_def(IndexType)
-    assembly_format = (
-        "$kind $axis $dst `,` $src `,` $work `rows` $rows `m` $m `len` $length "
-        "`ls` $ls attr-dict `:` type($dst) `,` type($src) `,` type($work)"
-    )
-
-    def __init__(
-        self,
-        kind: str,
-        axis: str,
-        dst: SSAValue,
-        src: SSAValue,
-        work: SSAValue,
-        sizes: Sequence[SSAValue],
-    ):
-        super().__init__(
-            operands=[dst, src, work, *sizes],
-            properties={"kind": StringAttr(kind), "axis": StringAttr(axis)},
-        )
-
-    def verify_(self) -> None:
-        check_kind(self, self.kind.data, VECTOR_REDUCE_KINDS, "reduce kind")
-        check_kind(self, self.axis.data, ("last", "mid"), "reduce axis")
-        for v in (self.dst, self.src, self.work):
-            if not isinstance(ub_buffer(self, v, "operand").element_type, AnyFloat):
-                raise VerifyException(f"{self.name}: operands must be float buffers")
-        known = check_not_negative(self, rows=self.rows, m=self.m, len=self.length, ls=self.ls)
-        length, ls = known.get("len"), known.get("ls")
-        if length is not None and ls is not None and length > ls:
-            raise VerifyException(f"{self.name}: len {length} exceeds the row stride ls {ls}")
-
-
-@irdl_op_definition
-class VBroadcastOp(IRDLOperation):
-    """Expand a tile: ``dst`` is ``[rows, m, ls]``; ``src`` is the same with size-1 dims
-    where ``src_rows``/``src_m``/``src_l`` are false (a missing trailing dim is stored as 16
-    elements, value at index 0). Lowers to UB->UB ``DataCopy`` (rows, m) and ``Duplicate``
-    (lanes)."""
-
-    name = "asc.vbroadcast"
-    irdl_options = (ParsePropInAttrDict(),)
-    src_rows = prop_def(BoolAttr)
-    src_m = prop_def(BoolAttr)
-    src_l = prop_def(BoolAttr)
-    dst = operand_def(MemRefType)
-    src = operand_def(MemRefType)
-    rows = operand_def(IndexType)
-    m = operand_def(IndexType)
-    ls = operand_def(IndexType)
-    assembly_format = (
-        "$dst `,` $src `rows` $rows `m` $m `ls` $ls attr-dict `:` type($dst) `,` type($src)"
-    )
-
-    def __init__(
-        self, dst: SSAValue, src: SSAValue, sizes: Sequence[SSAValue], has: Sequence[bool]
-    ):
-        super().__init__(
-            operands=[dst, src, *sizes],
-            properties={
-                "src_rows": BoolAttr.from_bool(has[0]),
-                "src_m": BoolAttr.from_bool(has[1]),
-                "src_l": BoolAttr.from_bool(has[2]),
-            },
-        )
-
-    @property
-    def src_has(self) -> tuple[bool, bool, bool]:
-        return (
-            bool(self.src_rows.value.data),
-            bool(self.src_m.value.data),
-            bool(self.src_l.value.data),
-        )
-
-    def verify_(self) -> None:
-        d = ub_buffer(self, self.dst, "destination")
-        s = ub_buffer(self, self.src, "source")
-        if d.element_type != s.element_type:
-            raise VerifyException(f"{self.name}: dtypes differ")
-        known = check_not_negative(self, rows=self.rows, m=self.m, ls=self.ls)
-        if len(known) == 3:
-            total = known["rows"] * known["m"] * known["ls"]
-            size = d.get_shape()[0]
-            if total > size:
-                raise VerifyException(
-                    f"{self.name}: the destination tile rows {known['rows']} x "
-                    f"m {known['m']} x ls {known['ls']} = {total} elements "
-                    f"exceeds the {size} elements of the destination buffer"
-                )
 
 
 @irdl_op_definition

@@ -28,15 +28,29 @@ from typing import Any, Protocol
 import numpy as np
 
 from pyasc_mlir.dialects import opset_special as special
+from pyasc_mlir.dialects.opset_fuzz import (
+    abs_interval,
+    erf_error,
+    exp_error,
+    libm_error,
+    log_error,
+    recip_error,
+    rsqrt_error,
+    sigmoid_error,
+    softplus_error,
+    sqrt_error,
+    tanh_error,
+    unit_range,
+)
 from pyasc_mlir.dialects.opset_numerics import (
-    TU,
-    U,
     decompose_erf,
     decompose_sigmoid,
     decompose_softplus,
     decompose_tanh,
     erf,
-    rel,
+    sigmoid64,
+    softplus64,
+    tanh64,
 )
 
 __all__ = [
@@ -232,110 +246,11 @@ def _rsqrt_lanes(x: np.ndarray) -> np.ndarray:
     return (1.0 / np.sqrt(x.astype(np.float64))).astype(x.dtype)
 
 
-def _sigmoid64(x: np.ndarray) -> np.ndarray:
-    x64 = np.asarray(x, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        e = np.exp(-np.abs(x64))
-    return np.where(x64 >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
-def _tanh64(x: np.ndarray) -> np.ndarray:
-    return np.tanh(np.asarray(x, dtype=np.float64))
-
-
 # --------------------------------------------------------------------------- decompositions
-
-
-def _softplus64(x: np.ndarray) -> np.ndarray:
-    x64 = np.asarray(x, dtype=np.float64)
-    return np.maximum(x64, 0.0) + np.log1p(np.exp(-np.abs(x64)))
 
 
 def _softplus_fold(v: float) -> float:
     return max(v, 0.0) + math.log1p(math.exp(-abs(v)))
-
-
-# --------------------------------------------------------------------------- fuzz models
-
-
-def _abs_interval(lo: float, hi: float) -> tuple[float, float]:
-    return (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))), max(abs(lo), abs(hi))
-
-
-def _exp_error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r = np.exp(v)
-    return r, r * np.expm1(e) + rel(r, TU)
-
-
-def _log_error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r = np.log(v)
-    low = v - e
-    bound = np.where(low > 0, -np.log1p(-np.minimum(e / v, 0.5)), np.inf)
-    bound = np.where((low > 0) & (e / v > 0.5), np.log(v) - np.log(low), bound)
-    return r, bound + rel(r, TU) + U * 1e-30
-
-
-def _sqrt_error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r = np.sqrt(v)
-    low = np.maximum(v - e, 0.0)
-    den = r + np.sqrt(low)
-    lin = np.where(den > 0, e / np.where(den > 0, den, 1.0), np.inf)
-    return r, np.minimum(lin, np.sqrt(e)) + rel(r, 2 * U)
-
-
-def _rsqrt_error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r = 1.0 / np.sqrt(v)
-    low = v - e
-    bound = np.where(low > 0, 1.0 / np.sqrt(np.where(low > 0, low, 1.0)) - r, np.inf)
-    return r, bound + rel(r, TU)
-
-
-def _recip_error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r = 1.0 / v
-    d = np.abs(v) - e
-    bound = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0) - np.abs(r), np.inf)
-    return r, bound + rel(r, 2 * U)
-
-
-def _sigmoid_error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lipschitz 1/4; the fp32 decomposition within 3 ulps (``ULP_BOUNDS``, 1 ulp <= 2U)."""
-    r = _sigmoid64(v)
-    return r, 0.25 * e + rel(r, 8 * U)
-
-
-def _tanh_error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """1-Lipschitz; the fp32 decomposition within 2 ulps (``ULP_BOUNDS``), doubled."""
-    r = np.tanh(v)
-    return r, e + rel(r, 8 * U)
-
-
-def _erf_error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lipschitz ``2/sqrt(pi)``; the fp32 decomposition within 2 ulps (``ULP_BOUNDS``),
-    doubled."""
-    r = erf(v)
-    return r, 1.1284 * e + rel(r, 8 * U)
-
-
-def _libm_error(
-    f: Callable[[np.ndarray], np.ndarray],
-) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """A 1-Lipschitz function computed by libm within an ulp or two (sin, cos)."""
-
-    def error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        r = f(v)
-        return r, e + rel(r, TU)
-
-    return error
-
-
-def _unit_range(lo: float, hi: float) -> tuple[float, float]:
-    return -1.0, 1.0
-
-
-def _softplus_error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """1-Lipschitz (the derivative is sigmoid); the fp32 expansion is within a few ulps."""
-    r = _softplus64(v)
-    return r, e + rel(r, 8 * U)
 
 
 # --------------------------------------------------------------------------- the table
@@ -398,7 +313,7 @@ RECORDS: tuple[OpRecord, ...] = (
         numpy=_exp,
         call=AscendCCall("Exp"),
         fuzz=FuzzModel(
-            "exp", lambda lo, hi: (math.exp(lo), math.exp(hi)), _exp_error, max_input=30.0
+            "exp", lambda lo, hi: (math.exp(lo), math.exp(hi)), exp_error, max_input=30.0
         ),
     ),
     _unary(
@@ -408,7 +323,7 @@ RECORDS: tuple[OpRecord, ...] = (
         numpy=_log,
         call=AscendCCall("Ln"),
         fuzz=FuzzModel(
-            "log", lambda lo, hi: (math.log(lo), math.log(hi)), _log_error, positive=True
+            "log", lambda lo, hi: (math.log(lo), math.log(hi)), log_error, positive=True
         ),
     ),
     _unary(
@@ -418,7 +333,7 @@ RECORDS: tuple[OpRecord, ...] = (
         numpy=np.sqrt,
         call=AscendCCall("Sqrt"),
         fuzz=FuzzModel(
-            "sqrt", lambda lo, hi: (math.sqrt(lo), math.sqrt(hi)), _sqrt_error, positive=True
+            "sqrt", lambda lo, hi: (math.sqrt(lo), math.sqrt(hi)), sqrt_error, positive=True
         ),
     ),
     _unary(
@@ -432,7 +347,7 @@ RECORDS: tuple[OpRecord, ...] = (
         fuzz=FuzzModel(
             "rsqrt",
             lambda lo, hi: (1 / math.sqrt(hi), 1 / math.sqrt(lo)),
-            _rsqrt_error,
+            rsqrt_error,
             positive=True,
         ),
     ),
@@ -443,7 +358,7 @@ RECORDS: tuple[OpRecord, ...] = (
         py_fold=builtins.abs,
         numpy=np.abs,
         call=AscendCCall("Abs"),
-        fuzz=FuzzModel("abs", _abs_interval, lambda v, e: (np.abs(v), e)),
+        fuzz=FuzzModel("abs", abs_interval, lambda v, e: (np.abs(v), e)),
     ),
     _unary(
         "relu",
@@ -463,7 +378,7 @@ RECORDS: tuple[OpRecord, ...] = (
         "reciprocal",
         numpy=np.reciprocal,
         call=AscendCCall("Reciprocal"),
-        fuzz=FuzzModel("recip", lambda lo, hi: (1 / hi, 1 / lo), _recip_error, positive=True),
+        fuzz=FuzzModel("recip", lambda lo, hi: (1 / hi, 1 / lo), recip_error, positive=True),
     ),
     _unary(
         "sigmoid",
@@ -471,20 +386,20 @@ RECORDS: tuple[OpRecord, ...] = (
         "ulps / 1 fp16 ulp everywhere, subnormal results included (docs/DESIGN.md, "
         "Numerics).",
         py_fold=_sigmoid_fold,
-        reference=_sigmoid64,
+        reference=sigmoid64,
         composite=True,
         decompose=decompose_sigmoid,
-        fuzz=FuzzModel("sigmoid", lambda lo, hi: (0.0, 1.0), _sigmoid_error),
+        fuzz=FuzzModel("sigmoid", lambda lo, hi: (0.0, 1.0), sigmoid_error),
     ),
     _unary(
         "tanh",
         "Elementwise hyperbolic tangent (f16/f32, any shape); within 2 fp32 ulps / "
         "1 fp16 ulp everywhere, ``tanh(-0) = -0`` (docs/DESIGN.md, Numerics).",
         py_fold=math.tanh,
-        reference=_tanh64,
+        reference=tanh64,
         composite=True,
         decompose=decompose_tanh,
-        fuzz=FuzzModel("tanh", _unit_range, _tanh_error),
+        fuzz=FuzzModel("tanh", unit_range, tanh_error),
     ),
     _unary(
         "erf",
@@ -494,7 +409,7 @@ RECORDS: tuple[OpRecord, ...] = (
         reference=erf,
         composite=True,
         decompose=decompose_erf,
-        fuzz=FuzzModel("erf", _unit_range, _erf_error),
+        fuzz=FuzzModel("erf", unit_range, erf_error),
     ),
     _unary(
         "sin",
@@ -502,7 +417,7 @@ RECORDS: tuple[OpRecord, ...] = (
         py_fold=math.sin,
         numpy=np.sin,
         call=AscendCCall("Sin"),
-        fuzz=FuzzModel("sin", _unit_range, _libm_error(np.sin)),
+        fuzz=FuzzModel("sin", unit_range, libm_error(np.sin)),
     ),
     _unary(
         "cos",
@@ -510,18 +425,18 @@ RECORDS: tuple[OpRecord, ...] = (
         py_fold=math.cos,
         numpy=np.cos,
         call=AscendCCall("Cos"),
-        fuzz=FuzzModel("cos", _unit_range, _libm_error(np.cos)),
+        fuzz=FuzzModel("cos", unit_range, libm_error(np.cos)),
     ),
     _unary(
         "softplus",
         "Elementwise ``log(1 + exp(x))``, computed without overflow.",
         methods=(),
         py_fold=_softplus_fold,
-        reference=_softplus64,
+        reference=softplus64,
         composite=True,
         decompose=decompose_softplus,
         fuzz=FuzzModel(
-            "softplus", lambda lo, hi: (_softplus_fold(lo), _softplus_fold(hi)), _softplus_error
+            "softplus", lambda lo, hi: (_softplus_fold(lo), _softplus_fold(hi)), softplus_error
         ),
     ),
     # binary (broadcasts are explicit asc.broadcast ops)

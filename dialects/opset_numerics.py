@@ -271,3 +271,22 @@ def decompose_softplus(b: Builder, x: Any) -> Any:
     ratio = b.binary("div", b.binary("mul", b.unary("log", u), e), b.binary_const("sub", u, 1.0))
     log1p = b.select(b.compare("eq", u, b.const(1.0, x)), e, ratio)
     return b.binary("add", b.unary("relu", x), log1p)
+
+
+def sigmoid64(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-x))`` in float64 without overflow (the tensor-level reference)."""
+    x64 = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        e = np.exp(-np.abs(x64))
+    return np.where(x64 >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def tanh64(x: np.ndarray) -> np.ndarray:
+    """``tanh`` in float64 (the tensor-level reference)."""
+    return np.tanh(np.asarray(x, dtype=np.float64))
+
+
+def softplus64(x: np.ndarray) -> np.ndarray:
+    """``log(1 + exp(x))`` in float64 without overflow (the tensor-level reference)."""
+    x64 = np.asarray(x, dtype=np.float64)
+    return np.maximum(x64, 0.0) + np.log1p(np.exp(-np.abs(x64)))
