@@ -472,24 +472,24 @@ def _checked_kernel(k: func.FuncOp) -> list[str]:
     runs the kernel. A static kernel checks the block count and every tiling field against
     its compiled values; a kernel with dynamic dims (its tiling is computed per shape from the
     recipe that ``pyasc_signature`` carries) checks that the block count is the tiling's
-    ``block_dim``. The argument count is checked by ``RunBlock``."""
+    ``block_dim``. The argument count is checked by the runtime's block runner."""
     name = k.sym_name.data
     fields = tiling_fields(k)
     nargs = len(k.body.block.args) + 2
     params = ", ".join(f"GM_ADDR a{i}" for i in range(nargs))
-    fail = "::AscendC::cpu::Fail"
     lines = [
         f"static void pyasc_checked_{name}({params})",
         "{",
         f"    const int64_t* got = reinterpret_cast<const int64_t*>(a{nargs - 1});",
-        "    const int64_t blocks = ::AscendC::GetBlockNum();",
+        "    const int64_t blocks = GetBlockNum();",
     ]
     names = list(fields)
     if isinstance(k.attributes.get(DYNAMIC_SPEC_ATTR), StringAttr):
         at = names.index("block_dim")
         lines += [
-            f'    if (blocks != got[{at}]) {fail}({c_string(name)}, ": launch refused: '
-            f'", blocks, " blocks but the tiling says block_dim = ", got[{at}]);'
+            f"    if (blocks != got[{at}]) PYASC_LAUNCH_REFUSED({c_string(name)}, "
+            f'": launch refused: ", blocks, " blocks but the tiling says block_dim = ", '
+            f"got[{at}]);"
         ]
     else:
         values = ", ".join(f"{v}LL" for v in fields.values()) or "0LL"
@@ -499,10 +499,10 @@ def _checked_kernel(k: func.FuncOp) -> list[str]:
         lines += [
             f"    static const int64_t expected[] = {{{values}}};",
             f"    static const char* const field[] = {{{quoted}}};",
-            f"    if (blocks != {blocks}LL) {fail}({refused}, blocks, "
-            f'" blocks, the library was compiled for {blocks} (block_dim)");',
+            f"    if (blocks != {blocks}LL) PYASC_LAUNCH_REFUSED({refused}, blocks, "
+            f'" blocks, the library was compiled for block_dim = {blocks}");',
             f"    for (int i = 0; i < {len(names)}; ++i)",
-            f'        if (got[i] != expected[i]) {fail}({refused}, "tiling field ", '
+            f'        if (got[i] != expected[i]) PYASC_LAUNCH_REFUSED({refused}, "tiling field ", '
             'field[i], " = ", got[i], ", the library was compiled for ", expected[i]);',
         ]
     lines += [f"    {name}({', '.join(f'a{i}' for i in range(nargs))});", "}"]
@@ -544,13 +544,7 @@ def emit_cpu_entry(module: ModuleOp, signature: str | None = None) -> str:
         if len(ks) == 1:
             lines.append(f"PYASC_CPU_ENTRY({target})")
         elif checked:
-            lines += [
-                f'extern "C" int pyasc_run_block_{name}(int64_t block_idx, '
-                "int64_t block_num, uint8_t** args, int64_t nargs) {",
-                f"    return ::AscendC::cpu::RunBlock({target}, block_idx, block_num, "
-                "args, nargs);",
-                "}",
-            ]
+            lines.append(f"PYASC_CPU_ENTRY_CHECKED({name}, {target})")
         else:
             lines.append(f"PYASC_CPU_ENTRY_NAMED({name})")
     if len(ks) > 1:

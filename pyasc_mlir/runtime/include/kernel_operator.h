@@ -1688,8 +1688,18 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
                                           uint8_t** args, int64_t nargs) {                     \
     return ::AscendC::cpu::RunBlock(KERNEL, block_idx, block_num, args, nargs);                \
   }
+// The same entry, pyasc_run_block_<NAME>, running TARGET (a checked wrapper of kernel NAME).
+#define PYASC_CPU_ENTRY_CHECKED(NAME, TARGET)                                                  \
+  extern "C" int pyasc_run_block_##NAME(int64_t block_idx, int64_t block_num,                 \
+                                        uint8_t** args, int64_t nargs) {                       \
+    return ::AscendC::cpu::RunBlock(TARGET, block_idx, block_num, args, nargs);                \
+  }
 #define PYASC_CPU_LAST_ERROR()                                                                 \
   extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }           \
   extern "C" int pyasc_last_error_kind() { return ::AscendC::cpu::LastErrorKind(); }
+
+// A checked CPU entry (cpu_entry.cpp, emitted per kernel) refuses a launch the library was not
+// compiled for: the block count or a tiling field differs from op.json's signature.
+#define PYASC_LAUNCH_REFUSED(...) ::AscendC::cpu::Fail(__VA_ARGS__)
 
 #endif  // PYASC_KERNEL_OPERATOR_H
