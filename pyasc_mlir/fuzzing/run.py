@@ -112,15 +112,19 @@ def _write_failures(report: FuzzReport, failing: Sequence[tuple[Spec, Program, V
 
 def run_fuzz(programs: int = 200, seed: int = 0, workers: int = 1, out_dir: str | Path =
              DEFAULT_OUT, shrink_budget: float = 120.0, max_shrink: int = 3,
-             max_ops: int = 15, log: Callable[[str], None] | None = print) -> FuzzReport:
+             max_ops: int = 15, log: Callable[[str], None] | None = print,
+             special: bool = True) -> FuzzReport:
     """Generate ``programs`` random operators (reproducible in ``seed``), check each at every
     stage, shrink up to ``max_shrink`` failures and write a regression test per failure.
+    ``special``: special values (NaN, +-inf, +-0, fp16 subnormals and overflow edge) in inputs
+    and constants, ``-inf`` masks and comparison chains (:mod:`pyasc_mlir.fuzzing.specials`);
+    the same seed gives other programs with and without.
 
     ``workers`` > 1 checks chunks in a process pool (fork); 1 runs in this process (what
     tests that monkeypatch the compiler need)."""
     say = log or (lambda s: None)
     t0 = time.perf_counter()
-    chunks = [Chunk(seed, i, min(CHUNK, programs - i * CHUNK), max_ops)
+    chunks = [Chunk(seed, i, min(CHUNK, programs - i * CHUNK), max_ops, special)
               for i in range(ceil_div(programs, CHUNK))]
     report = FuzzReport()
     results = _check_chunks(chunks, workers, say, t0)
@@ -147,14 +151,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="seconds of shrinking per failure (120)")
     ap.add_argument("--max-shrink", type=int, default=3,
                     help="distinct failures to shrink (3); the others are written unshrunk")
+    sp = ap.add_mutually_exclusive_group()
+    sp.add_argument("--special-values", dest="special", action="store_true", default=True,
+                    help="special values (NaN, +-inf, +-0, fp16 subnormals, 65504/65520) in "
+                    "inputs and constants, -inf masks, comparison chains (the default)")
+    sp.add_argument("--no-special", dest="special", action="store_false",
+                    help="ordinary finite values only (the programs of earlier versions)")
     ap.add_argument("--show", type=int, default=None, metavar="I",
                     help="print the source of program I of the run and exit")
     args = ap.parse_args(argv)
     if args.show is not None:
         plat = Chunk(args.seed, args.show // CHUNK, 1).platform
-        print(generate_one(Spec(args.seed, args.show, plat, args.max_ops)).source())
+        print(generate_one(Spec(args.seed, args.show, plat, args.max_ops, args.special))
+              .source())
         return 0
-    print(f"pyasc fuzz: {args.programs} programs, seed {args.seed}, {args.workers} workers")
+    print(f"pyasc fuzz: {args.programs} programs, seed {args.seed}, {args.workers} workers, "
+          f"special values {'on' if args.special else 'off'}")
     report = run_fuzz(args.programs, args.seed, args.workers, args.out, args.shrink_budget,
-                      args.max_shrink, args.max_ops)
+                      args.max_shrink, args.max_ops, special=args.special)
     return 1 if report.failed else 0

@@ -49,7 +49,7 @@ def shrink(spec: Spec, signature: str, known: dict[str, Verdict], budget_s: floa
 
     @hypothesis_settings(shrink=True)
     @hseed(spec.hseed)
-    @given(programs(spec.platform, spec.max_ops))
+    @given(programs(spec.platform, spec.max_ops, spec.special))
     def body(p: Program) -> None:
         v = cache.get(p.key)
         if v is None:
