@@ -148,8 +148,9 @@ def ieee_max(a: np.ndarray, b: np.ndarray, smaller: bool = False) -> np.ndarray:
     return r
 
 
-def _binary_value(fn: str, av: np.ndarray, bv: np.ndarray, ae: np.ndarray, be: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _binary_value(
+    fn: str, av: np.ndarray, bv: np.ndarray, ae: np.ndarray, be: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     if fn in ("add", "sub"):
         r = av + bv if fn == "add" else av - bv
         return r, ae + be + rel(r, U)
@@ -166,8 +167,16 @@ def _binary_value(fn: str, av: np.ndarray, bv: np.ndarray, ae: np.ndarray, be: n
     raise ValueError(fn)
 
 
-def _binary_certain(fn: str, av: np.ndarray, bv: np.ndarray, ae: np.ndarray, be: np.ndarray,
-                    xa: np.ndarray, xb: np.ndarray, r: np.ndarray) -> np.ndarray:
+def _binary_certain(
+    fn: str,
+    av: np.ndarray,
+    bv: np.ndarray,
+    ae: np.ndarray,
+    be: np.ndarray,
+    xa: np.ndarray,
+    xb: np.ndarray,
+    r: np.ndarray,
+) -> np.ndarray:
     """Where the class of ``r = fn(a, b)`` is certain (see the module docstring)."""
     cert = (xa & np.isnan(av)) | (xb & np.isnan(bv))  # NaN propagates
     if fn in ("maximum", "minimum"):
@@ -193,8 +202,14 @@ def _ev_binary(fn: str, a: EV, b: EV) -> EV:
     return _done(r, e, cert)
 
 
-_CMP_NP = {"lt": np.less, "gt": np.greater, "le": np.less_equal, "ge": np.greater_equal,
-           "eq": np.equal, "ne": np.not_equal}
+_CMP_NP = {
+    "lt": np.less,
+    "gt": np.greater,
+    "le": np.less_equal,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}
 
 
 def _ev_compare(pred: str, a: EV, b: EV) -> EV:
@@ -227,8 +242,11 @@ def _ev_sum(x: EV, axes: list[int], keep: bool = True) -> EV:
     with np.errstate(all="ignore"):
         v = np.sum(x.v, axis=ax, keepdims=keep)
         n = math.prod(x.v.shape[i] for i in axes)
-        e = np.sum(x.e, axis=ax, keepdims=keep) + _sum_gamma(x.v.shape, axes) * np.sum(
-            np.abs(x.v), axis=ax, keepdims=keep) + TINY * n
+        e = (
+            np.sum(x.e, axis=ax, keepdims=keep)
+            + _sum_gamma(x.v.shape, axes) * np.sum(np.abs(x.v), axis=ax, keepdims=keep)
+            + TINY * n
+        )
 
         def every(m: np.ndarray) -> np.ndarray:
             return np.all(m, axis=ax, keepdims=keep)
@@ -256,8 +274,9 @@ def _ev_extreme(fn: str, x: EV, axes: list[int], keep: bool) -> EV:
         else:
             signed = np.any((x.v == 0) & np.signbit(x.v), axis=ax, keepdims=keep)
         v[zero] = np.where(signed, -0.0, 0.0)[zero]
-        cert = np.all(xs, axis=ax, keepdims=keep) | np.any(xs & np.isnan(x.v), axis=ax,
-                                                             keepdims=keep)
+        cert = np.all(xs, axis=ax, keepdims=keep) | np.any(
+            xs & np.isnan(x.v), axis=ax, keepdims=keep
+        )
     return _done(v, np.max(x.e, axis=ax, keepdims=keep), cert)
 
 
@@ -375,8 +394,11 @@ def _ev_node(n: Node, vals: list[EV], ms: list[Meta]) -> EV:
     if k == "reshape":
         (a,) = args
         shape = tuple(n.p("shape"))
-        return EV(a.v.reshape(shape), np.broadcast_to(a.e, a.v.shape).reshape(shape),
-                  a.xs().reshape(shape))
+        return EV(
+            a.v.reshape(shape),
+            np.broadcast_to(a.e, a.v.shape).reshape(shape),
+            a.xs().reshape(shape),
+        )
     if k in ("softmax", "layernorm", "logsumexp"):
         (a,) = args
         return _ev_pattern(n, a)
@@ -410,7 +432,7 @@ def reference(p: Program, arrays: Sequence[np.ndarray]) -> list[tuple[EV, str]]:
     vals: list[EV] = [exact(a) for a in arrays]
     for n in p.nodes:
         vals.append(_ev_node(n, vals, ms))
-    return [(EV(vals[i].v, np.broadcast_to(vals[i].e, vals[i].v.shape), vals[i].xs()),
-             ms[i].dtype) for i in p.outputs]
-
-
+    return [
+        (EV(vals[i].v, np.broadcast_to(vals[i].e, vals[i].v.shape), vals[i].xs()), ms[i].dtype)
+        for i in p.outputs
+    ]

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-F16_TINY = 2.0 ** -24
+F16_TINY = 2.0**-24
 """The smallest fp16 subnormal (5.96e-8)."""
 F16_MAX = 65504.0
 """The largest finite fp16 value; ``65520`` (half-way to ``2**16``) rounds to inf."""
@@ -40,8 +40,7 @@ _VALUES = {
     "zero": (0.0, -0.0),
     "nan": (math.nan,),
     "inf": (math.inf, -math.inf),
-    "sub": (F16_TINY, -F16_TINY, 3 * F16_TINY, 1023 * F16_TINY, -1023 * F16_TINY,
-            2.0 ** -15),
+    "sub": (F16_TINY, -F16_TINY, 3 * F16_TINY, 1023 * F16_TINY, -1023 * F16_TINY, 2.0**-15),
 }
 _EDGE = {
     "float16": (F16_MAX, -F16_MAX, 65472.0, 32768.0),

@@ -68,15 +68,11 @@ class Verdict:
         return f"{self.status}:{self.where}:{exc}"
 
 
-
-
 def exc_text(exc: BaseException) -> str:
     """``Type: message (at file:line)`` of ``exc``, for a verdict's detail."""
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"
-
-
 
 
 def _fmt(x: float) -> str:
@@ -105,8 +101,11 @@ def compare(got: Any, ref: EV, dtype: str, k: float) -> tuple[str | None, int, f
         ok = ((g64 >= lo) & (g64 <= hi)) | ~checked | strict
         diff = np.abs(g64 - ref.v)
         spacing = np.abs(np.spacing(np.abs(ref.v).astype(want))).astype(np.float64)
-        ratio_arr = np.where(checked & ~strict & np.isfinite(diff),
-                             np.maximum(diff - spacing, 0) / np.maximum(e, TINY), 0.0)
+        ratio_arr = np.where(
+            checked & ~strict & np.isfinite(diff),
+            np.maximum(diff - spacing, 0) / np.maximum(e, TINY),
+            0.0,
+        )
     ratio = float(ratio_arr.max()) if ratio_arr.size else 0.0
     if ok.all():
         return None, int((~checked).sum()), ratio
@@ -114,9 +113,15 @@ def compare(got: Any, ref: EV, dtype: str, k: float) -> tuple[str | None, int, f
     idx = tuple(int(i) for i in bad[0])
     with np.errstate(all="ignore"):
         rounded = float(np.asarray(ref.v[idx]).astype(want))
-    return (f"{len(bad)} of {g.size} elements outside the bound; first at {idx}: got "
+    return (
+        (
+            f"{len(bad)} of {g.size} elements outside the bound; first at {idx}: got "
             f"{_fmt(g64[idx])}, expected {_fmt(ref.v[idx])} (rounded {_fmt(rounded)}) +- "
-            f"{_fmt(tol[idx])} (bound {_fmt(e[idx])} x {k:g})"), int((~checked).sum()), ratio
+            f"{_fmt(tol[idx])} (bound {_fmt(e[idx])} x {k:g})"
+        ),
+        int((~checked).sum()),
+        ratio,
+    )
 
 
 def _class_failure(g: np.ndarray, ref: EV, want: np.dtype) -> tuple[str | None, np.ndarray]:
@@ -133,25 +138,28 @@ def _class_failure(g: np.ndarray, ref: EV, want: np.dtype) -> tuple[str | None, 
         return None, strict
     where = np.argwhere(bad)
     idx = tuple(int(i) for i in where[0])
-    return (f"{len(where)} of {g.size} special values wrong; first at {idx}: got "
-            f"{class_name(float(g[idx]))}, expected {class_name(float(rounded[idx]))}"), strict
+    return (
+        f"{len(where)} of {g.size} special values wrong; first at {idx}: got "
+        f"{class_name(float(g[idx]))}, expected {class_name(float(rounded[idx]))}"
+    ), strict
 
 
-def _stage_class_failure(a64: np.ndarray, b64: np.ndarray, checked: np.ndarray
-                         ) -> str | None:
+def _stage_class_failure(a64: np.ndarray, b64: np.ndarray, checked: np.ndarray) -> str | None:
     """Bit-for-bit agreement on NaN-ness and the sign of zeros and infinities where the bound
     is finite: None, or a description of the first disagreement."""
     ca, cb = classes(a64), classes(b64)
     nan = (ca == 1) != (cb == 1)
-    zero = (np.isin(ca, (4, 5)) & np.isin(cb, (4, 5)) | np.isin(ca, (2, 3)) & np.isin(cb, (2, 3)))
+    zero = np.isin(ca, (4, 5)) & np.isin(cb, (4, 5)) | np.isin(ca, (2, 3)) & np.isin(cb, (2, 3))
     bad = checked & (nan | (zero & (ca != cb)))
     if not bad.any():
         return None
     where = np.argwhere(bad)
     idx = tuple(int(i) for i in where[0])
     what = "NaN-ness" if nan[idx] else "sign"
-    return (f"{len(where)} of {a64.size} elements differ in {what}; first at {idx}: "
-            f"{class_name(float(a64[idx]))} vs {class_name(float(b64[idx]))}")
+    return (
+        f"{len(where)} of {a64.size} elements differ in {what}; first at {idx}: "
+        f"{class_name(float(a64[idx]))} vs {class_name(float(b64[idx]))}"
+    )
 
 
 def compare_stages(a: Any, b: Any, ref: EV, dtype: str, k: float) -> str | None:
@@ -175,14 +183,19 @@ def compare_stages(a: Any, b: Any, ref: EV, dtype: str, k: float) -> str | None:
         return None
     bad = np.argwhere(~ok)
     idx = tuple(int(i) for i in bad[0])
-    return (f"{len(bad)} of {a64.size} elements differ; first at {idx}: {_fmt(a64[idx])} vs "
-            f"{_fmt(b64[idx])} (reference {_fmt(ref.v[idx])}, bound {_fmt(e[idx])} x {k:g})")
+    return (
+        f"{len(bad)} of {a64.size} elements differ; first at {idx}: {_fmt(a64[idx])} vs "
+        f"{_fmt(b64[idx])} (reference {_fmt(ref.v[idx])}, bound {_fmt(e[idx])} x {k:g})"
+    )
 
 
-
-def _stage_outputs(op: Any, arrays: Sequence[np.ndarray], n_refs: int,
-                   cpu: list[np.ndarray] | str | None, stages: Sequence[str]
-                   ) -> dict[str, list[np.ndarray]] | Verdict:
+def _stage_outputs(
+    op: Any,
+    arrays: Sequence[np.ndarray],
+    n_refs: int,
+    cpu: list[np.ndarray] | str | None,
+    stages: Sequence[str],
+) -> dict[str, list[np.ndarray]] | Verdict:
     """Every stage's outputs, or the verdict of the first stage that crashed or returned the
     wrong number of outputs."""
     results: dict[str, list[np.ndarray]] = {}
@@ -203,9 +216,14 @@ def _stage_outputs(op: Any, arrays: Sequence[np.ndarray], n_refs: int,
     return results
 
 
-def run_checks(p: Program, op: Any, cpu: list[np.ndarray] | str | None,
-               stages: Sequence[str] = STAGES, k_ref: float = K_REF,
-               k_stage: float = K_STAGE) -> Verdict:
+def run_checks(
+    p: Program,
+    op: Any,
+    cpu: list[np.ndarray] | str | None,
+    stages: Sequence[str] = STAGES,
+    k_ref: float = K_REF,
+    k_stage: float = K_STAGE,
+) -> Verdict:
     """Run ``op`` (a :class:`~pyasc_mlir.driver.CompiledOp` of ``p``) at every interpreter
     stage of ``stages`` on ``p``'s inputs, take ``cpu`` as the CPU build's outputs (or its
     error text), and judge them: each stage against the reference within ``k_ref`` times the
@@ -222,14 +240,20 @@ def run_checks(p: Program, op: Any, cpu: list[np.ndarray] | str | None,
             unchecked = max(unchecked, unc)
             ratio = max(ratio, r)
             if msg is not None:
-                return Verdict("mismatch", stage, f"{stage} output {j}: {msg}", 0.0, unchecked,
-                               ratio)
+                return Verdict(
+                    "mismatch", stage, f"{stage} output {j}: {msg}", 0.0, unchecked, ratio
+                )
     order = [s for s in ("tile", "ascendc", "cpu") if s in results]
     for s1, s2 in zip(order, order[1:], strict=False):
-        for j, (a, b, (ref, dt)) in enumerate(zip(results[s1], results[s2], refs,
-                                                  strict=True)):
+        for j, (a, b, (ref, dt)) in enumerate(zip(results[s1], results[s2], refs, strict=True)):
             msg = compare_stages(a, b, ref, dt, k_stage)
             if msg is not None:
-                return Verdict("mismatch", f"{s1}~{s2}", f"{s1} vs {s2} output {j}: {msg}",
-                               0.0, unchecked, ratio)
+                return Verdict(
+                    "mismatch",
+                    f"{s1}~{s2}",
+                    f"{s1} vs {s2} output {j}: {msg}",
+                    0.0,
+                    unchecked,
+                    ratio,
+                )
     return Verdict("ok", "", "", 0.0, unchecked, ratio)
