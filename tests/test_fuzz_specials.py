@@ -236,3 +236,28 @@ def test_sprinkle_replaces_a_few_elements_deterministically() -> None:
         sprinkle(x, "mix", "float16", np.random.default_rng(5)),
         equal_nan=True,
     )
+
+
+def test_failures_are_counted_by_class() -> None:
+    from pyasc_mlir.fuzzing.report import failure_class
+
+    wrong = fuzz.Verdict(
+        "mismatch",
+        "cpu",
+        "cpu output 0: 1 of 9 special values wrong; first at (0,): got 1, expected NaN",
+    )
+    assert failure_class(wrong) == "mismatch at cpu: expected NaN, got finite"
+    sign = fuzz.Verdict(
+        "mismatch",
+        "tile~cpu",
+        "tile vs cpu output 0: 3 of 9 elements differ in sign; first at (1,): +0 vs -0",
+    )
+    assert failure_class(sign) == "mismatch at tile~cpu: sign (+0 vs -0)"
+    gxx = fuzz.Verdict(
+        "crash",
+        "build",
+        "CompileError: g++ failed\nkernels.cpp:7:3: error: 'inff' was not declared in this scope",
+    )
+    assert "non-finite constant" in failure_class(gxx)
+    value = fuzz.Verdict("mismatch", "tile", "tile output 0: 1 of 9 elements outside the bound")
+    assert failure_class(value) == "mismatch:tile: value out of bound"

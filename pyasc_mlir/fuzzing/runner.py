@@ -162,9 +162,9 @@ def _build(lowered: Sequence[Lowered], platform: str) -> tuple[Path | None, dict
             return None, {lowered[0].prog.key: exc_text(exc)[:4000]}
         bad = blame(str(exc), [x.kernel_src for x in lowered])
         if bad and len(bad) < len(lowered):  # g++ names the culprits: one more build
-            errors = {lowered[i].prog.key: exc_text(exc)[:4000] for i in bad}
+            culprits = {lowered[i].prog.key: exc_text(exc)[:4000] for i in bad}
             lib, more = _build([x for i, x in enumerate(lowered) if i not in bad], platform)
-            return lib, {**errors, **more}
+            return lib, {**culprits, **more}
     errors: dict[str, str] = {}
     good = []
     for x in lowered:
