@@ -32,6 +32,7 @@ from pyasc_mlir.fuzzing.program import (
     Program,
     axes_of,
     bshape,
+    input_meta,
     node_meta,
 )
 from pyasc_mlir.fuzzing.source import CMP_SYM
@@ -179,7 +180,7 @@ def programs(platform: str = DEFAULT_PLATFORM, max_ops: int = 15, special: bool 
         # first choice: spend that choice on this unused salt, not on the rank.
         draw(st.integers(0, 255))
         inputs = _draw_inputs(draw, st)
-        ms = [Meta(i.shape, i.dtype, i.lo, i.hi) for i in inputs]
+        ms = [input_meta(i) for i in inputs]
         nodes = _draw_ops(draw, st, ms, max_ops)
         outs = _draw_outputs(draw, st, ms, len(inputs))
         db = draw(st.integers(0, 4)) != 4
