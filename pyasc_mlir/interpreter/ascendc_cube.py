@@ -69,24 +69,30 @@ def _live_matmul(op: Operation, api: str, mm: MatmulObject) -> dict[str, int]:
     return mm.tiling
 
 
-def _gm_matrix(op: Operation, api: str, g: GlobalTensor, rows: int, cols: int,
-               ld: int) -> np.ndarray:
+def _gm_matrix(
+    op: Operation, api: str, g: GlobalTensor, rows: int, cols: int, ld: int
+) -> np.ndarray:
     """A ``[rows, cols]`` view of ``g`` with row stride ``ld`` (checked against the GM)."""
     last = (rows - 1) * ld + cols
     if g.offset + last > g.array.size:
-        raise api_mem_fail(op, api, f"a [{rows}, {cols}] matrix with row stride {ld} from GM "
-                                    f"element {g.offset} ends at element {g.offset + last}, past "
-                                    f"the GlobalTensor of {g.array.size} elements")
+        raise api_mem_fail(
+            op,
+            api,
+            f"a [{rows}, {cols}] matrix with row stride {ld} from GM "
+            f"element {g.offset} ends at element {g.offset + last}, past "
+            f"the GlobalTensor of {g.array.size} elements",
+        )
     isz = g.array.itemsize
-    return as_strided(g.array[g.offset:], shape=(rows, cols), strides=(ld * isz, isz))
+    return as_strided(g.array[g.offset :], shape=(rows, cols), strides=(ld * isz, isz))
 
 
 class AscendcCubeFunctions(AscendcFunctionsBase):
     """The ``Matmul`` object calls and ``TCubeTiling``."""
 
     @impl(ac.CubeTilingOp)
-    def run_cube_tiling(self, interpreter: Interpreter, op: ac.CubeTilingOp,
-                        args: PythonValues) -> PythonValues:
+    def run_cube_tiling(
+        self, interpreter: Interpreter, op: ac.CubeTilingOp, args: PythonValues
+    ) -> PythonValues:
         """``TCubeTiling t{}; t.F = tiling.PREFIX_F; ...``: a dict of the fields."""
         tiling = block_state(interpreter).tiling
         prefix = op.prefix.data
@@ -96,23 +102,34 @@ class AscendcCubeFunctions(AscendcFunctionsBase):
         return ({f: tiling[f"{prefix}_{f}"] for f in ct.TCUBE_FIELDS},)
 
     @impl(ac.MatmulObjectOp)
-    def run_matmul_object(self, interpreter: Interpreter, op: ac.MatmulObjectOp,
-                          args: PythonValues) -> PythonValues:
+    def run_matmul_object(
+        self, interpreter: Interpreter, op: ac.MatmulObjectOp, args: PythonValues
+    ) -> PythonValues:
         """Declares a Matmul object (unregistered)."""
-        return (MatmulObject(local_dtype(op.result.type.element_type),
-                             bool(op.transpose_a.value.data), bool(op.transpose_b.value.data)),)
+        return (
+            MatmulObject(
+                local_dtype(op.result.type.element_type),
+                bool(op.transpose_a.value.data),
+                bool(op.transpose_b.value.data),
+            ),
+        )
 
     @impl(ac.RegistMatmulOp)
-    def run_regist_matmul(self, interpreter: Interpreter, op: ac.RegistMatmulOp,
-                          args: PythonValues) -> PythonValues:
+    def run_regist_matmul(
+        self, interpreter: Interpreter, op: ac.RegistMatmulOp, args: PythonValues
+    ) -> PythonValues:
         """``REGIST_MATMUL_OBJ``: before any ``InitBuffer``; checks each TCubeTiling against
         the documented constraints (``cube_tiling.tiling_violations``) and takes its
         ``transLength`` bytes of UB (coupled-core platforms)."""
         api = "REGIST_MATMUL_OBJ"
         pipe = pipe_of(block_state(interpreter))
         if pipe.cursor:
-            raise api_fail(op, api, f"must come before the first InitBuffer ({pipe.cursor} bytes "
-                                    "of UB were already handed out)")
+            raise api_fail(
+                op,
+                api,
+                f"must come before the first InitBuffer ({pipe.cursor} bytes "
+                "of UB were already handed out)",
+            )
         plat = _kernel_platform(op)
         for mm, tiling in zip(args[::2], args[1::2], strict=True):
             if mm.tiling is not None:
@@ -125,15 +142,17 @@ class AscendcCubeFunctions(AscendcFunctionsBase):
                 pipe.take(op, round32(tiling["transLength"]))
         return ()
 
-    def _set_tensor(self, op: ac.MatmulSetTensorAOp | ac.MatmulSetTensorBOp, args: PythonValues,
-                    side: str) -> None:
+    def _set_tensor(
+        self, op: ac.MatmulSetTensorAOp | ac.MatmulSetTensorBOp, args: PythonValues, side: str
+    ) -> None:
         mm, g = args
         api = f"Matmul::SetTensor{side}"
         _live_matmul(op, api, mm)
         trans = bool(op.transpose.value.data)
         if trans and not (mm.trans_a if side == "A" else mm.trans_b):
-            raise api_fail(op, api, f"isTranspose{side} = true needs isTrans = true in "
-                                    f"{side}'s MatmulType")
+            raise api_fail(
+                op, api, f"isTranspose{side} = true needs isTrans = true in {side}'s MatmulType"
+            )
         if side == "A":
             mm.a = (g, trans)
         else:
@@ -141,38 +160,46 @@ class AscendcCubeFunctions(AscendcFunctionsBase):
         mm.next_block, mm.block = 0, None
 
     @impl(ac.MatmulSetTensorAOp)
-    def run_matmul_set_tensor_a(self, interpreter: Interpreter, op: ac.MatmulSetTensorAOp,
-                                args: PythonValues) -> PythonValues:
+    def run_matmul_set_tensor_a(
+        self, interpreter: Interpreter, op: ac.MatmulSetTensorAOp, args: PythonValues
+    ) -> PythonValues:
         """``mm.SetTensorA(gm, isTransposeA)``."""
         self._set_tensor(op, args, "A")
         return ()
 
     @impl(ac.MatmulSetTensorBOp)
-    def run_matmul_set_tensor_b(self, interpreter: Interpreter, op: ac.MatmulSetTensorBOp,
-                                args: PythonValues) -> PythonValues:
+    def run_matmul_set_tensor_b(
+        self, interpreter: Interpreter, op: ac.MatmulSetTensorBOp, args: PythonValues
+    ) -> PythonValues:
         """``mm.SetTensorB(gm, isTransposeB)``."""
         self._set_tensor(op, args, "B")
         return ()
 
     @impl(ac.MatmulSetTailOp)
-    def run_matmul_set_tail(self, interpreter: Interpreter, op: ac.MatmulSetTailOp,
-                            args: PythonValues) -> PythonValues:
+    def run_matmul_set_tail(
+        self, interpreter: Interpreter, op: ac.MatmulSetTailOp, args: PythonValues
+    ) -> PythonValues:
         """``mm.SetTail(m, n, k)``: each in ``[1, singleCoreM/N/K]``."""
         mm, m, n, k = args
         t = _live_matmul(op, "Matmul::SetTail", mm)
         tail = (as_int(m), as_int(n), as_int(k))
-        for name, v, top in zip("MNK", tail, (t["singleCoreM"], t["singleCoreN"],
-                                              t["singleCoreK"]), strict=True):
+        for name, v, top in zip(
+            "MNK", tail, (t["singleCoreM"], t["singleCoreN"], t["singleCoreK"]), strict=True
+        ):
             if not 1 <= v <= top:
-                raise api_fail(op, "Matmul::SetTail", f"tail{name} = {v} is outside [1, "
-                                                      f"singleCore{name} = {top}]")
+                raise api_fail(
+                    op,
+                    "Matmul::SetTail",
+                    f"tail{name} = {v} is outside [1, singleCore{name} = {top}]",
+                )
         mm.tail = tail
         mm.next_block, mm.block = 0, None
         return ()
 
     @impl(ac.MatmulIterateOp)
-    def run_matmul_iterate(self, interpreter: Interpreter, op: ac.MatmulIterateOp,
-                           args: PythonValues) -> PythonValues:
+    def run_matmul_iterate(
+        self, interpreter: Interpreter, op: ac.MatmulIterateOp, args: PythonValues
+    ) -> PythonValues:
         """``mm.Iterate()``: the next ``[baseM, baseN]`` block of C (M first when
         ``iterateOrder`` is 0), f32 accumulation over the whole K; nothing when all blocks
         were computed."""
@@ -188,22 +215,32 @@ class AscendcCubeFunctions(AscendcFunctionsBase):
             mm.block = None
             return ()
         i = mm.next_block
-        mi, ni = (i % m_blocks, i // m_blocks) if t["iterateOrder"] == 0 else (
-            i // n_blocks, i % n_blocks)
+        mi, ni = (
+            (i % m_blocks, i // m_blocks)
+            if t["iterateOrder"] == 0
+            else (i // n_blocks, i % n_blocks)
+        )
         mm.next_block += 1
         r0, c0 = mi * bm, ni * bn
         rows, cols = min(bm, tm - r0), min(bn, tn - c0)
         (ga, ta), (gb, tb) = mm.a, mm.b
-        lhs = (_gm_matrix(op, api, ga, tk, r0 + rows, t["M"])[:, r0:].T if ta else
-               _gm_matrix(op, api, ga, r0 + rows, tk, t["Ka"])[r0:])
-        rhs = (_gm_matrix(op, api, gb, c0 + cols, tk, t["Kb"])[c0:].T if tb else
-               _gm_matrix(op, api, gb, tk, c0 + cols, t["N"])[:, c0:])
+        lhs = (
+            _gm_matrix(op, api, ga, tk, r0 + rows, t["M"])[:, r0:].T
+            if ta
+            else _gm_matrix(op, api, ga, r0 + rows, tk, t["Ka"])[r0:]
+        )
+        rhs = (
+            _gm_matrix(op, api, gb, c0 + cols, tk, t["Kb"])[c0:].T
+            if tb
+            else _gm_matrix(op, api, gb, tk, c0 + cols, t["N"])[:, c0:]
+        )
         mm.block = (r0, c0, np.matmul(lhs.astype(np.float32), rhs.astype(np.float32)))
         return ()
 
     @impl(ac.MatmulGetTensorCOp)
-    def run_matmul_get_tensor_c(self, interpreter: Interpreter, op: ac.MatmulGetTensorCOp,
-                                args: PythonValues) -> PythonValues:
+    def run_matmul_get_tensor_c(
+        self, interpreter: Interpreter, op: ac.MatmulGetTensorCOp, args: PythonValues
+    ) -> PythonValues:
         """``mm.GetTensorC(ub)``: the block Iterate computed, ND with row stride ``baseN``
         (its rows only; columns past its width are 0); ``ub`` must hold ``baseM * baseN``
         elements (documented). Memory check: defines ``rows * baseN`` elements."""
@@ -211,13 +248,21 @@ class AscendcCubeFunctions(AscendcFunctionsBase):
         api = "Matmul::GetTensorC"
         t = _live_matmul(op, api, mm)
         if mm.block is None:
-            raise api_fail(op, api, "no block to get: Iterate computed none since the last "
-                                    "GetTensorC / SetTensorA / SetTensorB / SetTail")
+            raise api_fail(
+                op,
+                api,
+                "no block to get: Iterate computed none since the last "
+                "GetTensorC / SetTensorA / SetTensorB / SetTail",
+            )
         bm, bn = t["baseM"], t["baseN"]
         state = block_state(interpreter)
         if dst.size < bm * bn:
-            raise api_mem_fail(op, api, f"C LocalTensor at UB offset {dst.offset} holds {dst.size} "
-                                        f"elements; baseM * baseN = {bm * bn} are required")
+            raise api_mem_fail(
+                op,
+                api,
+                f"C LocalTensor at UB offset {dst.offset} holds {dst.size} "
+                f"elements; baseM * baseN = {bm * bn} are required",
+            )
         _, _, values = mm.block
         rows, cols = values.shape
         d = local_view(op, api, "C", dst, rows * bn, state.ub).reshape(rows, bn)
@@ -229,8 +274,9 @@ class AscendcCubeFunctions(AscendcFunctionsBase):
         return ()
 
     @impl(ac.MatmulEndOp)
-    def run_matmul_end(self, interpreter: Interpreter, op: ac.MatmulEndOp,
-                       args: PythonValues) -> PythonValues:
+    def run_matmul_end(
+        self, interpreter: Interpreter, op: ac.MatmulEndOp, args: PythonValues
+    ) -> PythonValues:
         """``mm.End()``: no Matmul call may follow."""
         (mm,) = args
         _live_matmul(op, "Matmul::End", mm)

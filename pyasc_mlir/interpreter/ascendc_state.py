@@ -19,10 +19,29 @@ from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.interpreter.tile_state import BlockState
 from pyasc_mlir.platform import DATA_BLOCK_BYTES, round_up, ub_usable
 
-__all__ = ["ALLOCATED", "F16", "F32", "FREE", "PIPE_KEY", "QUEUED", "U8",
-           "AscendcFunctionsBase", "AscendcInterpretationError", "AscendcMemoryError",
-           "GlobalTensor", "LocalTensor", "Pipe", "Queue", "TBuf", "api_fail", "api_mem_fail",
-           "elem_dtype", "local_dtype", "pipe_of", "round32"]
+__all__ = [
+    "ALLOCATED",
+    "F16",
+    "F32",
+    "FREE",
+    "PIPE_KEY",
+    "QUEUED",
+    "U8",
+    "AscendcFunctionsBase",
+    "AscendcInterpretationError",
+    "AscendcMemoryError",
+    "GlobalTensor",
+    "LocalTensor",
+    "Pipe",
+    "Queue",
+    "TBuf",
+    "api_fail",
+    "api_mem_fail",
+    "elem_dtype",
+    "local_dtype",
+    "pipe_of",
+    "round32",
+]
 
 PIPE_KEY = "ascendc.pipe"
 """Key of the block's :class:`Pipe` in ``BlockState.allocs`` (cleared at every block start)."""
@@ -136,8 +155,12 @@ class Queue:
         """The index of the buffer at UB byte ``offset`` (raises if not one of this queue)."""
         end = self.base + self.length * self.num
         if self.length == 0 or not self.base <= offset < end:
-            raise api_fail(op, api, f"tensor at UB offset {offset} does not belong to this "
-                                    f"queue (buffers at [{self.base}, {end}))")
+            raise api_fail(
+                op,
+                api,
+                f"tensor at UB offset {offset} does not belong to this "
+                f"queue (buffers at [{self.base}, {end}))",
+            )
         return (offset - self.base) // self.length
 
 
@@ -160,9 +183,13 @@ class Pipe:
         """Hand out ``nbytes`` from the cursor; returns their UB offset (raises on overflow)."""
         need = self.cursor + nbytes
         if need > self.usable:
-            raise api_fail(op, "TPipe::InitBuffer", f"UB overflow: need {need} bytes, usable "
-                                                    f"{self.usable} ({self.cursor} already "
-                                                    f"taken, {nbytes} requested)")
+            raise api_fail(
+                op,
+                "TPipe::InitBuffer",
+                f"UB overflow: need {need} bytes, usable "
+                f"{self.usable} ({self.cursor} already "
+                f"taken, {nbytes} requested)",
+            )
         off = self.cursor
         self.cursor = need
         return off
