@@ -1,18 +1,23 @@
 """The differential fuzzer (``pyasc_mlir.fuzzing``, ``pyasc fuzz``).
 
-* ``test_ci_batch``: the fixed-seed CI batch -- 200 random operators, each checked against the
-  NumPy reference at every interpreter stage and on the CPU build (marked ``fuzz``; it runs in
-  the default ``python -m pytest -q``; ``-m "not fuzz"`` skips it, and it is ``slow``: not in the
-  fast subset ``-m "not slow"``).
+* ``test_ci_batch``: the fixed-seed CI batch -- 200 random operators with special values
+  (NaN, +-inf, +-0, fp16 subnormals and overflow edge, -inf masks, comparison chains), each
+  checked against the NumPy reference at every interpreter stage and on the CPU build (marked
+  ``fuzz``; it runs in the default ``python -m pytest -q``; ``-m "not fuzz"`` skips it, and it
+  is ``slow``: not in the fast subset ``-m "not slow"``).
 * The fuzzer itself: reproducible in its seed, its comparison catches a wrong element / NaN /
   wrong row but accepts fp16 rounding, an injected compiler bug is detected, shrunk and
   written as a regression test that fails while the bug is there and passes once it is gone,
   and the ``pyasc fuzz`` command works end to end.
+* Special values: generated (every class, the -inf mask, the NaN test), judged by class (a
+  dropped NaN, a wrong zero sign), and an injected NaN-dropping max is caught and shrunk; the
+  reference's semantics on hand-written cases are in ``tests/test_fuzz_specials.py``.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import sys
 from pathlib import Path
@@ -39,6 +44,7 @@ def test_ci_batch(tmp_path: Path) -> None:
         shrink_budget=60,
         max_shrink=2,
         log=None,
+        special=True,
     )
     print(report.summary())
     assert report.programs == CI_PROGRAMS
@@ -178,7 +184,14 @@ def test_injected_pass_bug_is_found_shrunk_and_written(
 
     monkeypatch.setattr(kernel_builder.KernelBuilder, "_binary", swapped_sub)
     report = fuzz.run_fuzz(
-        8, seed=1, workers=1, out_dir=tmp_path, shrink_budget=60, max_shrink=1, log=None
+        8,
+        seed=1,
+        workers=1,
+        out_dir=tmp_path,
+        shrink_budget=60,
+        max_shrink=1,
+        log=None,
+        special=False,
     )
     assert report.mismatches >= 1, report.summary()
     prog, verdict, path = report.failures[0]
@@ -225,9 +238,133 @@ def test_cpu_only_divergence_is_reported(tmp_path: Path, monkeypatch: pytest.Mon
 def test_cli_runs_a_small_batch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from pyasc_mlir.tools.cli import main
 
-    rc = main(["fuzz", "--programs", "3", "--seed", "7", "--workers", "1", "--out", str(tmp_path)])
+    rc = main(
+        [
+            "fuzz",
+            "--programs",
+            "3",
+            "--seed",
+            "7",
+            "--workers",
+            "1",
+            "--no-special",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0, out
+    assert "special values off" in out
     assert "3 programs in" in out and "0 mismatches, 0 crashes" in out
     assert main(["fuzz", "--show", "2", "--seed", "7"]) == 0
     assert "def fz_" in capsys.readouterr().out
+    assert main(["fuzz", "--show", "2", "--seed", "7", "--no-special"]) == 0
+    plain = capsys.readouterr().out
+    assert main(["fuzz", "--show", "2", "--seed", "7", "--special-values"]) == 0
+    assert capsys.readouterr().out != plain  # special values change the programs
+
+
+# ----------------------------------------------------------------------------- special values
+
+
+def test_special_value_programs_are_generated_and_valid() -> None:
+    """With special values, inputs carry every class, constants include NaN / +-inf / -0,
+    the -inf mask idiom and comparison chains (the NaN test ``x != x``) appear, every program
+    lowers (or is a documented rejection), and without them a seed keeps its programs."""
+    from pyasc_mlir.fuzzing.runner import lower_only
+    from pyasc_mlir.fuzzing.specials import INPUT_CLASSES
+
+    progs = [fuzz.generate_one(fuzz.Spec(11, i, "910B2", 15, True)) for i in range(40)]
+    assert {i.special for p in progs for i in p.inputs} >= set(INPUT_CLASSES)
+    consts = [a[1] for p in progs for n in p.nodes for a in n.args if a[0] == "c"]
+    assert any(math.isnan(c) for c in consts) and -math.inf in consts and math.inf in consts
+    assert any(c == 0 and math.copysign(1, c) < 0 for c in consts)
+    assert any(n.kind == "where" and ("c", -math.inf) in n.args for p in progs for n in p.nodes)
+    assert any(n.kind == "compare" and n.args[0] == n.args[1] for p in progs for n in p.nodes)
+    assert any('float("-inf")' in p.source() for p in progs)
+    for p in progs[:12]:
+        v = lower_only(p)
+        assert v.status in ("ok", "rejected"), (v, p.source())
+    plain = [fuzz.generate_one(fuzz.Spec(11, i, "910B2")) for i in range(4)]
+    assert all(not i.special for p in plain for i in p.inputs)
+    assert [p.key for p in plain] == [
+        fuzz.generate_one(fuzz.Spec(11, i, "910B2", 15, False)).key for i in range(4)
+    ]
+    assert '"special"' not in plain[0].to_json()  # keys of programs without specials kept
+
+
+def test_special_value_program_is_judged_by_class() -> None:
+    """``x - x`` on an input with NaN, +-inf, +-0, subnormals and edge values: +0 where x is
+    finite, NaN where it is not -- checked exactly at every stage and on the CPU build; a
+    stage output with a -0 or a dropped NaN is caught."""
+    p = Program(
+        (Input((16, 33), "float32", -1.0, 1.0, "uniform", "mix"),),
+        (Node("binary", (("v", 0), ("v", 0)), (("fn", "sub"),)),),
+        (1,),
+        "910B2",
+        True,
+        5,
+    )
+    (x,) = fuzz.make_inputs(p)
+    assert np.isnan(x).any() and np.isinf(x).any() and (np.signbit(x) & (x == 0)).any()
+    ((ref, dt),) = fuzz.reference(p, [x])
+    finite = np.isfinite(x)
+    assert ref.xs().all() and np.isnan(ref.v[~finite]).all()
+    assert (ref.v[finite] == 0).all() and not np.signbit(ref.v[finite]).any()
+    (v,) = fuzz.check_programs([p])
+    assert v.status == "ok", v
+    got = np.where(finite, 0.0, np.nan).astype(np.float32)
+    assert fuzz.compare(got, ref, dt, 4)[0] is None
+    neg = got.copy()
+    neg[np.argmax(finite)] = -0.0
+    assert "got -0, expected +0" in fuzz.compare(neg, ref, dt, 4)[0]
+    dropped = np.zeros_like(got)
+    assert "got +0, expected NaN" in fuzz.compare(dropped, ref, dt, 4)[0]
+
+
+def _drops_nan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tile interpreter's max / min / relu become NaN-dropping (``fmax``: the other
+    operand wins)."""
+    from pyasc_mlir.interpreter import tile_vector
+
+    monkeypatch.setitem(tile_vector.BINARY, "max", np.fmax)
+    monkeypatch.setitem(tile_vector.BINARY, "min", np.fmin)
+    monkeypatch.setitem(tile_vector.SCALAR, "maxs", np.fmax)
+    monkeypatch.setitem(tile_vector.SCALAR, "mins", np.fmin)
+    monkeypatch.setitem(
+        tile_vector.UNARY, "relu", lambda x, out: np.fmax(x, x.dtype.type(0), out=out)
+    )
+
+
+def test_injected_nan_dropping_max_is_caught_and_shrunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A NaN-dropping ``maximum`` in the tile interpreter is reported as a special-value
+    mismatch at ``tile`` on a generated program and shrunk to a few ops that still drop a
+    NaN (the tile stage only: no g++)."""
+    from pyasc_mlir.fuzzing.shrinking import shrink
+
+    _drops_nan(monkeypatch)
+    stages = ("tensor", "tile")
+    found = None
+    for i in range(60):
+        spec = fuzz.Spec(3, i, "910B2", 15, True)
+        p = fuzz.generate_one(spec)
+        if not any(i.special in ("nan", "mix") for i in p.inputs) or not any(
+            n.p("fn") in ("maximum", "minimum", "relu") for n in p.nodes
+        ):
+            continue
+        (v,) = fuzz.check_programs([p], stages)
+        if v.failed:
+            found = (spec, p, v)
+            break
+    assert found is not None, "no generated program exposed the NaN-dropping max"
+    spec, p, v = found
+    assert v.status == "mismatch" and v.where == "tile", v
+    assert "special values wrong" in v.detail and "expected NaN" in v.detail, v.detail
+    best = shrink(spec, v.signature, {p.key: v}, 60)
+    assert best is not None
+    small, sv = best
+    assert sv.where == "tile" and "expected NaN" in sv.detail, sv
+    assert len(small.nodes) <= min(6, len(p.nodes) - 1), small.source()
+    assert any(n.p("fn") in ("maximum", "minimum", "relu") for n in small.nodes), small.source()
+    monkeypatch.undo()
+    assert fuzz.check_programs([small], stages)[0].status == "ok"  # no bug, no mismatch

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from pyasc_mlir.dialects import opset
+from pyasc_mlir.fuzzing.specials import finite_extent
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 
 MAX_ELEMS = 20000
@@ -50,6 +51,9 @@ class Input:
     hi: float
     dist: str = "uniform"
     """``uniform``, ``grid`` (9 levels: ties and exact zeros) or ``normal`` (clipped)."""
+    special: str = ""
+    """A special-value class of :data:`pyasc_mlir.fuzzing.specials.INPUT_CLASSES` some
+    elements are replaced with (``""``: none)."""
 
 
 @dataclass(frozen=True)
@@ -86,8 +90,12 @@ class Program:
         """The program as canonical JSON (sorted keys; tuples as lists)."""
 
         def enc(o: Any) -> Any:
-            if dataclasses.is_dataclass(o):
-                return {f.name: enc(getattr(o, f.name)) for f in dataclasses.fields(o)}
+            if dataclasses.is_dataclass(o):  # (an input without special values: no key)
+                return {
+                    f.name: enc(getattr(o, f.name))
+                    for f in dataclasses.fields(o)
+                    if not (f.name == "special" and not getattr(o, f.name))
+                }
             if isinstance(o, tuple | list):
                 return [enc(x) for x in o]
             return o
@@ -103,7 +111,8 @@ class Program:
             return tuple(tup(y) for y in x) if isinstance(x, list) else x
 
         ins = tuple(
-            Input(tuple(i["shape"]), i["dtype"], i["lo"], i["hi"], i["dist"]) for i in d["inputs"]
+            Input(tuple(i["shape"]), i["dtype"], i["lo"], i["hi"], i["dist"], i.get("special", ""))
+            for i in d["inputs"]
         )
         nodes = tuple(Node(n["kind"], tup(n["args"]), tup(n["params"])) for n in d["nodes"])
         return Program(
@@ -122,7 +131,7 @@ class Program:
 
     def metas(self) -> list[Meta]:
         """Shape / dtype / value interval of every value (raises ``ValueError`` if invalid)."""
-        ms = [Meta(i.shape, i.dtype, min(i.lo, i.hi), max(i.lo, i.hi)) for i in self.inputs]
+        ms = [input_meta(i) for i in self.inputs]
         for n in self.nodes:
             ms.append(node_meta(n, ms))
         return ms
@@ -143,11 +152,23 @@ class Meta:
     dtype: str  # float16 | float32 | bool
     lo: float = 0.0
     hi: float = 0.0
+    sp: bool = False
+    """The value may hold special values (NaN, inf, signed zeros) beyond the interval, which
+    bounds its finite values."""
 
     @property
     def mag(self) -> float:
         """The largest magnitude in the interval."""
         return max(abs(self.lo), abs(self.hi))
+
+
+def input_meta(i: Input) -> Meta:
+    """An input's meta: its range, widened to the finite values of its special class."""
+    lo, hi = min(i.lo, i.hi), max(i.lo, i.hi)
+    if not i.special:
+        return Meta(i.shape, i.dtype, lo, hi)
+    slo, shi = finite_extent(i.special, i.dtype)
+    return Meta(i.shape, i.dtype, min(lo, slo), max(hi, shi), True)
 
 
 def bshape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -220,7 +241,9 @@ def _operand_meta(arg: tuple[str, Any], ms: Sequence[Meta]) -> Meta:
     if tag == "v":
         return ms[x]
     c = float(np.float32(const_value(arg, ms)))
-    return Meta((), "const", c, c)
+    if not math.isfinite(c):  # NaN or an infinity: no finite value
+        return Meta((), "const", 0.0, 0.0, True)
+    return Meta((), "const", c, c, c == 0.0 and math.copysign(1.0, c) < 0)
 
 
 def const_value(arg: tuple[str, Any], ms: Sequence[Meta]) -> float:
@@ -281,8 +304,14 @@ def _pattern_meta(k: str, a: Meta) -> Meta:
 
 
 def node_meta(n: Node, ms: Sequence[Meta]) -> Meta:
-    """Shape, dtype and value interval of a node's result (``ValueError`` if ill-formed)."""
+    """Shape, dtype and value interval of a node's result (``ValueError`` if ill-formed); it
+    may hold special values if an operand may."""
     ops = [_operand_meta(a, ms) for a in n.args]
+    m = _node_meta(n, ops)
+    return dataclasses.replace(m, sp=True) if any(o.sp for o in ops) else m
+
+
+def _node_meta(n: Node, ops: Sequence[Meta]) -> Meta:
     tensors = [m for m in ops if m.dtype != "const"]
     k = n.kind
     if k == "unary":

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyasc_mlir.fuzzing.program import Program
+from pyasc_mlir.fuzzing.specials import CLASS_NAMES
 from pyasc_mlir.fuzzing.verdicts import K_REF, Verdict
 
 
@@ -48,6 +49,11 @@ class FuzzReport:
             f"{K_REF:g}); programs with unchecked "
             f"elements (infinite bound): {self.unchecked_programs}",
         ]
+        if self.failures:
+            lines.append("failures by class:")
+            classes = Counter(failure_class(v) for _, v, _ in self.failures)
+            for cls, n in classes.most_common():
+                lines.append(f"  {n:5d} x {cls}")
         if self.reject_reasons:
             lines.append("rejected (documented compile limits):")
             for msg, n in self.reject_reasons.most_common():
@@ -62,6 +68,26 @@ class FuzzReport:
 
 
 _NUM = re.compile(r"\d+")
+_CLASS = re.compile(r"got (\S+), expected (\S+)")
+_STAGE_CLASS = re.compile(r"differ in (\S+); first at \S+: (\S+) vs (\S+)")
+
+
+def failure_class(v: Verdict) -> str:
+    """What kind of failure ``v`` is, to count: a special value of the wrong class
+    (``mismatch at cpu: expected NaN, got finite``), a disagreement of two stages on NaN-ness
+    or a sign, a g++ rejection of a non-finite constant, or the verdict's status, stage and
+    exception."""
+    first = v.detail.splitlines()[0] if v.detail else ""
+    m = _CLASS.search(first)
+    if m and "special values wrong" in first:
+        got = m.group(1) if m.group(1) in CLASS_NAMES else "finite"
+        return f"{v.status} at {v.where}: expected {m.group(2)}, got {got}"
+    m = _STAGE_CLASS.search(first)
+    if m:
+        return f"{v.status} at {v.where}: {m.group(1)} ({m.group(2)} vs {m.group(3)})"
+    if v.status == "crash" and v.where == "build" and re.search(r"\b(inff|nanf)\b", v.detail):
+        return "crash at build: a non-finite constant printed as inff / nanf"
+    return v.signature + ("" if v.status == "crash" else " value out of bound")
 
 
 def reject_reason(msg: str) -> str:

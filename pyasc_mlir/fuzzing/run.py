@@ -136,16 +136,20 @@ def run_fuzz(
     max_shrink: int = 3,
     max_ops: int = 15,
     log: Callable[[str], None] | None = print,
+    special: bool = True,
 ) -> FuzzReport:
     """Generate ``programs`` random operators (reproducible in ``seed``), check each at every
     stage, shrink up to ``max_shrink`` failures and write a regression test per failure.
+    ``special``: special values (NaN, +-inf, +-0, fp16 subnormals and overflow edge) in inputs
+    and constants, ``-inf`` masks and comparison chains (:mod:`pyasc_mlir.fuzzing.specials`);
+    the same seed gives other programs with and without.
 
     ``workers`` > 1 checks chunks in a process pool (fork); 1 runs in this process (what
     tests that monkeypatch the compiler need)."""
     say = log or (lambda s: None)
     t0 = time.perf_counter()
     chunks = [
-        Chunk(seed, i, min(CHUNK, programs - i * CHUNK), max_ops)
+        Chunk(seed, i, min(CHUNK, programs - i * CHUNK), max_ops, special)
         for i in range(ceil_div(programs, CHUNK))
     ]
     report = FuzzReport()
@@ -189,6 +193,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=3,
         help="distinct failures to shrink (3); the others are written unshrunk",
     )
+    sp = ap.add_mutually_exclusive_group()
+    sp.add_argument(
+        "--special-values",
+        dest="special",
+        action="store_true",
+        default=True,
+        help="special values (NaN, +-inf, +-0, fp16 subnormals, 65504/65520) in "
+        "inputs and constants, -inf masks, comparison chains (the default)",
+    )
+    sp.add_argument(
+        "--no-special",
+        dest="special",
+        action="store_false",
+        help="ordinary finite values only (the programs of earlier versions)",
+    )
     ap.add_argument(
         "--show",
         type=int,
@@ -199,9 +218,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.show is not None:
         plat = Chunk(args.seed, args.show // CHUNK, 1).platform
-        print(generate_one(Spec(args.seed, args.show, plat, args.max_ops)).source())
+        print(generate_one(Spec(args.seed, args.show, plat, args.max_ops, args.special)).source())
         return 0
-    print(f"pyasc fuzz: {args.programs} programs, seed {args.seed}, {args.workers} workers")
+    print(
+        f"pyasc fuzz: {args.programs} programs, seed {args.seed}, {args.workers} workers, "
+        f"special values {'on' if args.special else 'off'}"
+    )
     report = run_fuzz(
         args.programs,
         args.seed,
@@ -210,5 +232,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.shrink_budget,
         args.max_shrink,
         args.max_ops,
+        special=args.special,
     )
     return 1 if report.failed else 0

@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import importlib.util
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -126,6 +127,25 @@ def batch_source(kernel_sources: Sequence[str], kernel_names: Sequence[str]) -> 
     return "\n".join(parts)
 
 
+_GXX_ERROR = re.compile(r"kernels\.cpp:(\d+):\d+: error")
+
+
+def blame(diagnostics: str, kernel_sources: Sequence[str]) -> set[int]:
+    """The indices of the kernels of a :func:`batch_source` that g++'s ``diagnostics`` report
+    an error in (by line number; empty if none is named)."""
+    starts, line = [], 1
+    for src in kernel_sources:
+        starts.append(line)
+        line += src.count("\n") + 1
+    out = set()
+    for m in _GXX_ERROR.finditer(diagnostics):
+        n = int(m.group(1))
+        i = max((j for j, s in enumerate(starts) if s <= n), default=-1)
+        if 0 <= i < len(kernel_sources) and n < starts[i] + kernel_sources[i].count("\n") + 1:
+            out.add(i)
+    return out
+
+
 def _fuzz_cache() -> Path:
     from pyasc_mlir.runtime.cpu import default_cache_dir
 
@@ -145,6 +165,11 @@ def _build(lowered: Sequence[Lowered], platform: str) -> tuple[Path | None, dict
     except Exception as exc:  # noqa: BLE001
         if len(lowered) == 1:
             return None, {lowered[0].prog.key: exc_text(exc)[:4000]}
+        bad = blame(str(exc), [x.kernel_src for x in lowered])
+        if bad and len(bad) < len(lowered):  # g++ names the culprits: one more build
+            culprits = {lowered[i].prog.key: exc_text(exc)[:4000] for i in bad}
+            lib, more = _build([x for i, x in enumerate(lowered) if i not in bad], platform)
+            return lib, {**culprits, **more}
     errors: dict[str, str] = {}
     good = []
     for x in lowered:

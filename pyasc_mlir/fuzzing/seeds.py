@@ -32,6 +32,8 @@ class Chunk:
     index: int
     count: int
     max_ops: int = 15
+    special: bool = False
+    """Special values in inputs and constants (:mod:`pyasc_mlir.fuzzing.specials`)."""
 
     @property
     def platform(self) -> str:
@@ -41,7 +43,10 @@ class Chunk:
     def specs(self) -> list[Spec]:
         """The chunk's programs: numbers ``index * CHUNK`` on."""
         first = self.index * CHUNK
-        return [Spec(self.seed, first + i, self.platform, self.max_ops) for i in range(self.count)]
+        return [
+            Spec(self.seed, first + i, self.platform, self.max_ops, self.special)
+            for i in range(self.count)
+        ]
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class Spec:
     number: int
     platform: str
     max_ops: int = 15
+    special: bool = False
 
     @property
     def hseed(self) -> int:
@@ -89,7 +95,7 @@ def generate_one(spec: Spec) -> Program:
 
     @hypothesis_settings(shrink=False)
     @hseed(spec.hseed)
-    @given(programs(spec.platform, spec.max_ops))
+    @given(programs(spec.platform, spec.max_ops, spec.special))
     def collect(p: Program) -> None:
         seen.append(p)
 

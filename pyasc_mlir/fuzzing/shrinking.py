@@ -50,7 +50,7 @@ def shrink(
 
     @hypothesis_settings(shrink=True)
     @hseed(spec.hseed)
-    @given(programs(spec.platform, spec.max_ops))
+    @given(programs(spec.platform, spec.max_ops, spec.special))
     def body(p: Program) -> None:
         v = cache.get(p.key)
         if v is None:

@@ -30,6 +30,8 @@ def _num(x: Any) -> str:
         x = int(x)
     if isinstance(x, int):
         return str(x)
+    if not math.isfinite(x):  # float("-inf"), float("nan"): the spelling the idiom uses
+        return f'float("{float(x)!r}")'
     r = repr(float(x))
     return f"({r})" if r.startswith("-") else r
 

@@ -6,6 +6,13 @@ against the first, float16 / float32 / mixed dtypes and value ranges that stress
 kept in domain by the value intervals of :func:`~pyasc_mlir.fuzzing.program.node_meta`), and
 returned values. Choices are ordered simplest first, so Hypothesis shrinks towards small,
 simple programs. The order of the draws fixes which program a seed gives: keep it.
+
+With ``special`` (:func:`programs`), inputs may carry a special-value class, constants are also
+drawn from :data:`~pyasc_mlir.fuzzing.specials.SPECIAL_CONSTS`, and two more kinds of ops are
+drawn (:data:`SPECIAL_KINDS`): ``masked`` -- ``pa.where(mask, x, float("-inf"))`` then a
+softmax, logsumexp, row max or row sum -- and ``chain`` -- comparisons combined with ``&`` /
+``|`` (``(x > a) & (x < b)``, the NaN test ``x != x``) selecting with ``where``. These draws
+are made only with ``special``: without it a seed gives the programs it gave before.
 """
 
 from __future__ import annotations
@@ -25,9 +32,11 @@ from pyasc_mlir.fuzzing.program import (
     Program,
     axes_of,
     bshape,
+    input_meta,
     node_meta,
 )
 from pyasc_mlir.fuzzing.source import CMP_SYM
+from pyasc_mlir.fuzzing.specials import INPUT_CLASSES, SPECIAL_CONSTS
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 
 LAST_DIMS = (
@@ -130,22 +139,40 @@ KINDS = (
     "binary",
     "reduce",
 )
+SPECIAL_KINDS = ("masked", "chain", "masked")
+"""Kinds drawn in addition to :data:`KINDS` with special values."""
+MASK_FILLS = (-math.inf, -math.inf, -65504.0, math.inf, 0.0)
+"""What ``masked`` puts where the mask is false (mostly the attention-mask ``-inf``)."""
+MASKED_TAILS = ("softmax", "logsumexp", "max", "sum")
 
 
 def _valid_meta(m: Meta) -> bool:
     return m.dtype == "bool" or (math.isfinite(m.lo) and math.isfinite(m.hi) and m.mag <= BIG)
 
 
-def _strategies() -> Any:
-    from hypothesis import strategies as st
+class _Strategies:
+    """``hypothesis.strategies`` and whether special values are drawn (``special``)."""
 
-    return st
+    def __init__(self, special: bool) -> None:
+        from hypothesis import strategies
+
+        self._st = strategies
+        self.special = special
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._st, name)
 
 
-def programs(platform: str = DEFAULT_PLATFORM, max_ops: int = 15) -> Any:
+def _consts(st: Any) -> tuple[float, ...]:
+    return (*CONSTS, *SPECIAL_CONSTS) if st.special else CONSTS
+
+
+def programs(platform: str = DEFAULT_PLATFORM, max_ops: int = 15, special: bool = False) -> Any:
     """A Hypothesis strategy of :class:`~pyasc_mlir.fuzzing.program.Program` for ``platform``
-    with at most ``max_ops`` ops (plus a cast when a mask is returned)."""
-    st = _strategies()
+    with at most ``max_ops`` ops (plus a cast when a mask is returned); with ``special``,
+    special values (NaN, +-inf, +-0, fp16 subnormals and overflow edge) in inputs and
+    constants, ``-inf`` masks and comparison chains (module docstring)."""
+    st = _Strategies(special)
 
     @st.composite
     def strat(draw: Any) -> Program:
@@ -153,7 +180,7 @@ def programs(platform: str = DEFAULT_PLATFORM, max_ops: int = 15) -> Any:
         # first choice: spend that choice on this unused salt, not on the rank.
         draw(st.integers(0, 255))
         inputs = _draw_inputs(draw, st)
-        ms = [Meta(i.shape, i.dtype, i.lo, i.hi) for i in inputs]
+        ms = [input_meta(i) for i in inputs]
         nodes = _draw_ops(draw, st, ms, max_ops)
         outs = _draw_outputs(draw, st, ms, len(inputs))
         db = draw(st.integers(0, 4)) != 4
@@ -187,7 +214,8 @@ def _draw_inputs(draw: Any, st: Any) -> list[Input]:
         dt = mode if mode != "mixed" else draw(st.sampled_from(("float16", "float32")))
         lo, hi = draw(st.sampled_from(RANGES))
         dist = draw(st.sampled_from(("uniform", "grid", "normal")))
-        inputs.append(Input(shape, dt, lo, hi, dist))
+        special = draw(st.sampled_from(("", *INPUT_CLASSES))) if st.special else ""
+        inputs.append(Input(shape, dt, lo, hi, dist, special))
     return inputs
 
 
@@ -280,7 +308,7 @@ def _draw_unary(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> lis
     if fn in GUARDED:
         guard = draw(st.sampled_from(("abs", "max", "where", "none")))
         c = draw(st.sampled_from(GUARD_CONSTS))
-        if guard == "none" and m.lo <= 1e-3:
+        if guard == "none" and (m.lo <= 1e-3 or m.sp):
             guard = "abs"
     if fn in MODELS and m.hi > MODELS[fn].max_input:
         return None
@@ -291,8 +319,8 @@ def _draw_binary(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> li
     a = _pick_float(draw, st, ms)
     fn = draw(st.sampled_from(BINARY_FNS))
     if draw(st.integers(0, 3)) == 0:
-        b: tuple[str, Any] = ("c", draw(st.sampled_from(CONSTS)))
-        if fn == "div" and b[1] == 0:
+        b: tuple[str, Any] = ("c", draw(st.sampled_from(_consts(st))))
+        if fn == "div" and (b[1] == 0 or not math.isfinite(b[1])):
             b = ("c", 2.0)
         if draw(st.integers(0, 5)) == 0 and ms[0].shape:  # x0.shape[d] or len(x0)
             b = ("s", (0, draw(st.integers(0, len(ms[0].shape) - 1))))
@@ -311,7 +339,7 @@ def _draw_binary(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> li
         guard = draw(st.sampled_from(("abs", "max", "none")))
         c = draw(st.sampled_from(GUARD_CONSTS))
         bm = ms[b[1]]
-        if guard == "none" and not (bm.lo > 1e-2 or bm.hi < -1e-2):
+        if guard == "none" and (not (bm.lo > 1e-2 or bm.hi < -1e-2) or bm.sp):
             guard = "abs"
     return [Node("binary", args, _params(fn=fn, guard=guard, c=c, form=form))]
 
@@ -320,7 +348,7 @@ def _draw_compare(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> l
     """A compare followed by a ``where`` on it (``compare_where``) or mask logic (``mask``)."""
     a = _pick_float(draw, st, ms)
     pred = draw(st.sampled_from(tuple(CMP_SYM)))
-    b = ("c", draw(st.sampled_from(CONSTS)))
+    b = ("c", draw(st.sampled_from(_consts(st))))
     if draw(st.booleans()):
         bi = _pick(
             draw,
@@ -355,8 +383,8 @@ def _draw_cast(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> list
     a = _pick_float(draw, st, ms, lambda i, m: True)
     to = draw(st.sampled_from(("float16", "float32")))
     m = ms[a]
-    if to == "float16" and m.dtype != "bool" and m.mag > 6e4:
-        return None
+    if to == "float16" and m.dtype != "bool" and m.mag > (7e4 if st.special else 6e4):
+        return None  # (the fp16 overflow edge, 65504 / 65520, with special values)
     return [Node("cast", (("v", a),), _params(to=to, form=form))]
 
 
@@ -408,6 +436,58 @@ def _draw_pattern(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> l
     return [Node(kind, (("v", a),), params)]
 
 
+def _metas_after(ms: list[Meta], nodes: Sequence[Node]) -> list[Meta]:
+    out = list(ms)
+    for node in nodes:
+        out.append(node_meta(node, out))
+    return out
+
+
+def _draw_masked(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> list[Node] | None:
+    """``w = pa.where(x OP b, x, float("-inf"))`` (or the fill first), then a softmax,
+    logsumexp, row max or row sum of ``w``."""
+    a = _pick(draw, st, ms, lambda i, m: _is_float(i, m) and len(m.shape) >= 1)
+    if a is None:
+        return None
+    pred = draw(st.sampled_from(tuple(CMP_SYM)))
+    cmp = Node("compare", (("v", a), ("c", draw(st.sampled_from(_consts(st))))), _params(pred=pred))
+    fill = ("c", draw(st.sampled_from(MASK_FILLS)))
+    branches = (("v", a), fill) if draw(st.integers(0, 3)) else (fill, ("v", a))
+    where = Node("where", (("v", len(ms)), *branches))
+    w = ("v", len(ms) + 1)
+    tail = draw(st.sampled_from(MASKED_TAILS))
+    if tail in ("max", "sum"):
+        last = Node(
+            "reduce", (w,), _params(fn=tail, axis=-1, keepdim=True, unbiased=False, form=form)
+        )
+    else:
+        last = Node(tail, (w,))
+    return [cmp, where, last]
+
+
+def _draw_chain(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> list[Node] | None:
+    """A comparison chain selecting with ``where``: ``(x > c1) & (x < c2)``, ``(x != x) |
+    (x > c1)`` (the NaN test) or ``(x == x) & (x <= c1)``."""
+    a = _pick_float(draw, st, ms)
+    c1, c2 = (("c", draw(st.sampled_from(_consts(st)))) for _ in range(2))
+    shape = draw(st.integers(0, 2))
+    if shape == 0:
+        cmps = [
+            Node("compare", (("v", a), c1), _params(pred="gt")),
+            Node("compare", (("v", a), c2), _params(pred="lt")),
+        ]
+        fn = "and_"
+    else:
+        cmps = [
+            Node("compare", (("v", a), ("v", a)), _params(pred="ne" if shape == 1 else "eq")),
+            Node("compare", (("v", a), c1), _params(pred="gt" if shape == 1 else "le")),
+        ]
+        fn = "or_" if shape == 1 else "and_"
+    logic = Node("logic", (("v", len(ms)), ("v", len(ms) + 1)), _params(fn=fn))
+    ms2 = _metas_after(ms, [*cmps, logic])
+    return [*cmps, logic, _where_after(draw, st, ms2, len(ms) + 2)]
+
+
 _DRAW: dict[str, Callable[[Any, Any, list[Meta], str, int], list[Node] | None]] = {
     "unary": _draw_unary,
     "binary": _draw_binary,
@@ -420,6 +500,8 @@ _DRAW: dict[str, Callable[[Any, Any, list[Meta], str, int], list[Node] | None]] 
     "softmax": _draw_pattern,
     "layernorm": _draw_pattern,
     "logsumexp": _draw_pattern,
+    "masked": _draw_masked,
+    "chain": _draw_chain,
 }
 """How each of :data:`KINDS` is drawn."""
 
@@ -427,7 +509,7 @@ _DRAW: dict[str, Callable[[Any, Any, list[Meta], str, int], list[Node] | None]] 
 def _draw_nodes(draw: Any, st: Any, ms: list[Meta]) -> list[Node] | None:
     """One op (or a compare followed by its where / mask logic), or ``None`` if the drawn
     op is out of domain here (the caller draws again)."""
-    kind = draw(st.sampled_from(KINDS))
+    kind = draw(st.sampled_from(KINDS + SPECIAL_KINDS if st.special else KINDS))
     form = draw(st.integers(0, 5))
     nodes = _DRAW[kind](draw, st, ms, kind, form)
     if nodes is None:
@@ -450,7 +532,7 @@ def _where_after(draw: Any, st: Any, ms: list[Meta], c: int) -> Node:
 
     def operand() -> tuple[str, Any]:
         if draw(st.integers(0, 3)) == 0:
-            return ("c", draw(st.sampled_from(CONSTS)))
+            return ("c", draw(st.sampled_from(_consts(st))))
         i = _pick(
             draw, st, ms, lambda i, m: _is_float(i, m) and _fits(m.shape, ms[c].shape) is not None
         )

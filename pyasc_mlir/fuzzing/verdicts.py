@@ -7,7 +7,13 @@ exactly their one rounding plus the scaled fp32 error, and exact cases (max of i
 must be exact. Stages are also compared with each other with ``K =`` :data:`K_STAGE` (tile vs
 ascendc vs CPU; tensor is compared with the reference only, it does not decompose). An element
 whose bound is infinite (an operand of log/rsqrt/division within its error of zero) is not
-checked; such elements are counted.
+checked); such elements are counted.
+
+Special values. Where the reference knows an output's IEEE class for certain (``EV.x``; see
+:mod:`pyasc_mlir.fuzzing.evaluator`) and that class, after rounding to the output dtype, is NaN,
++inf, -inf, +0 or -0, the stage must give exactly that class ("special values wrong"). Two
+stages must agree bit for bit on NaN-ness and on the sign of a zero (and of an infinity) at
+every element with a finite bound.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import numpy as np
 from pyasc_mlir.dialects.opset_numerics import TINY
 from pyasc_mlir.fuzzing.evaluator import EV, make_inputs, reference
 from pyasc_mlir.fuzzing.program import Program
+from pyasc_mlir.fuzzing.specials import class_name, classes, is_special
 
 K_REF = 4.0
 """Safety factor on the error bound when comparing a stage with the reference."""
@@ -83,16 +90,21 @@ def compare(got: Any, ref: EV, dtype: str, k: float) -> tuple[str | None, int, f
         return f"dtype {g.dtype}, expected {want}", 0, math.inf
     e = np.broadcast_to(ref.e, ref.v.shape)
     checked = np.isfinite(e)
+    cls, strict = _class_failure(g, ref, want)
+    if cls is not None:
+        return cls, int((~checked).sum()), 0.0
     tol = np.where(checked, k * e, 0.0)
     with np.errstate(all="ignore"):
         lo = (ref.v - tol).astype(want).astype(np.float64)
         hi = (ref.v + tol).astype(want).astype(np.float64)
         g64 = g.astype(np.float64)
-        ok = ((g64 >= lo) & (g64 <= hi)) | ~checked
+        ok = ((g64 >= lo) & (g64 <= hi)) | ~checked | strict
         diff = np.abs(g64 - ref.v)
         spacing = np.abs(np.spacing(np.abs(ref.v).astype(want))).astype(np.float64)
         ratio_arr = np.where(
-            checked & np.isfinite(diff), np.maximum(diff - spacing, 0) / np.maximum(e, TINY), 0.0
+            checked & ~strict & np.isfinite(diff),
+            np.maximum(diff - spacing, 0) / np.maximum(e, TINY),
+            0.0,
         )
     ratio = float(ratio_arr.max()) if ratio_arr.size else 0.0
     if ok.all():
@@ -112,6 +124,44 @@ def compare(got: Any, ref: EV, dtype: str, k: float) -> tuple[str | None, int, f
     )
 
 
+def _class_failure(g: np.ndarray, ref: EV, want: np.dtype) -> tuple[str | None, np.ndarray]:
+    """Where the reference's class is certain and special (after rounding to ``want``), ``g``
+    has exactly that class: (None, or a description of the first element that has not; where
+    the class is checked)."""
+    if ref.x is None:
+        return None, np.zeros(ref.v.shape, bool)
+    with np.errstate(all="ignore"):
+        rounded = ref.v.astype(want).astype(np.float64)
+    strict = np.broadcast_to(ref.x, ref.v.shape) & is_special(rounded)
+    bad = strict & (classes(g) != classes(rounded))
+    if not bad.any():
+        return None, strict
+    where = np.argwhere(bad)
+    idx = tuple(int(i) for i in where[0])
+    return (
+        f"{len(where)} of {g.size} special values wrong; first at {idx}: got "
+        f"{class_name(float(g[idx]))}, expected {class_name(float(rounded[idx]))}"
+    ), strict
+
+
+def _stage_class_failure(a64: np.ndarray, b64: np.ndarray, checked: np.ndarray) -> str | None:
+    """Bit-for-bit agreement on NaN-ness and the sign of zeros and infinities where the bound
+    is finite: None, or a description of the first disagreement."""
+    ca, cb = classes(a64), classes(b64)
+    nan = (ca == 1) != (cb == 1)
+    zero = np.isin(ca, (4, 5)) & np.isin(cb, (4, 5)) | np.isin(ca, (2, 3)) & np.isin(cb, (2, 3))
+    bad = checked & (nan | (zero & (ca != cb)))
+    if not bad.any():
+        return None
+    where = np.argwhere(bad)
+    idx = tuple(int(i) for i in where[0])
+    what = "NaN-ness" if nan[idx] else "sign"
+    return (
+        f"{len(where)} of {a64.size} elements differ in {what}; first at {idx}: "
+        f"{class_name(float(a64[idx]))} vs {class_name(float(b64[idx]))}"
+    )
+
+
 def compare_stages(a: Any, b: Any, ref: EV, dtype: str, k: float) -> str | None:
     """Two stages agree within ``k`` times the bound (plus one ulp of the dtype): None, or a
     description of the first disagreement."""
@@ -121,6 +171,9 @@ def compare_stages(a: Any, b: Any, ref: EV, dtype: str, k: float) -> str | None:
         return f"shapes {list(a64.shape)} vs {list(b64.shape)}"
     e = np.broadcast_to(ref.e, ref.v.shape)
     checked = np.isfinite(e)
+    cls = _stage_class_failure(a64, b64, checked)
+    if cls is not None:
+        return cls
     with np.errstate(all="ignore"):
         mag = np.maximum(np.abs(a64), np.abs(b64))
         sp = np.abs(np.spacing(mag.astype(want))).astype(np.float64)
