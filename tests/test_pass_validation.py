@@ -111,12 +111,14 @@ def test_double_buffer_off_and_on_agree():
         module = validate_pass(module, PASSES[p]()(), "softmax", args)
     off = validate_pass(module, PASSES["asc-double-buffer"]()(enable=False), "softmax", args)
     on = validate_pass(module, PASSES["asc-double-buffer"]()(enable=True), "softmax", args)
-    bufs = lambda m: sorted(
-        o.buffers.value.data
-        for o in m.walk()
-        if o.name == "asc.alloc"  # noqa: E731
-        and o.role.data in ("in", "out")
-    )
+
+    def bufs(m):
+        return sorted(
+            o.buffers.value.data
+            for o in m.walk()
+            if o.name == "asc.alloc" and o.role.data in ("in", "out")
+        )
+
     assert set(bufs(off)) == {1} and set(bufs(on)) == {2}
     np.testing.assert_equal(len(bufs(off)), len(bufs(on)))
 

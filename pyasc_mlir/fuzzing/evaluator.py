@@ -131,7 +131,7 @@ def _ev_unary(fn: str, x: EV) -> EV:
     with np.errstate(all="ignore"):
         v, e = MODELS[fn].error(x.v, x.e)
     v = np.array(v, np.float64)
-    if fn in ("abs", "relu"):  # abs(-0) = relu(-0) = +0 (not NumPy's operand order)
+    if fn == "abs":  # abs(-0) = +0; relu keeps -0 (torch.relu; dialects/opset_special.py)
         v[v == 0] = 0.0
     xs = x.xs()
     cert = xs if fn in _VALUE_EXACT else xs & is_special(v)

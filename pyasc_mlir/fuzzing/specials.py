@@ -5,16 +5,16 @@ may carry one class of :data:`INPUT_CLASSES` -- a few of its elements replaced b
 class (:func:`sprinkle`) -- and constants are also drawn from :data:`SPECIAL_CONSTS`
 (``float("-inf")`` in ``pa.where(mask, x, float("-inf"))``, ``x * -0.0``, ``x + 65504.0``).
 
-The reference semantics (:mod:`pyasc_mlir.fuzzing.evaluator`) are PyTorch's and IEEE 754's:
-NaN propagates through every arithmetic op, ``maximum`` / ``minimum`` / ``relu`` and every
+The reference semantics (:mod:`pyasc_mlir.fuzzing.evaluator`) are PyTorch's and IEEE 754's: NaN
+propagates through every arithmetic op, ``maximum`` / ``minimum`` / ``relu`` and every
 reduction; ``maximum(-0, +0) = +0``, ``minimum(-0, +0) = -0`` (IEEE 754-2019
-``maximum``/``minimum``), ``relu(-0) = +0``, ``abs(-0) = +0``, ``-(+0) = -0``, odd functions
-keep the sign of zero (``tanh``, ``sin``, ``erf``, ``x ** 3``), ``x - x = +0``, ``x * 0`` has
-the sign of ``x`` (``NaN`` for an infinite ``x``), comparisons with NaN are false (``!=``
-true), a cast keeps NaN, inf and the sign of zero and rounds to nearest even (``65520`` and
-above become ``inf`` in float16). One case is left undefined: the sign of a sum (or mean) whose
-terms are all ``-0`` (IEEE addition gives ``-0``, an accumulator started at ``+0`` -- NumPy,
-PyTorch -- gives ``+0``); any zero passes there.
+``maximum``/``minimum``), ``relu(-0) = -0`` (``torch.relu``), ``abs(-0) = +0``, ``-(+0) = -0``,
+odd functions keep the sign of zero (``tanh``, ``sin``, ``erf``, ``x ** 3``), ``x - x = +0``,
+``x * 0`` has the sign of ``x`` (``NaN`` for an infinite ``x``), comparisons with NaN are false
+(``!=`` true), a cast keeps NaN, inf and the sign of zero and rounds to nearest even (``65520``
+and above become ``inf`` in float16). One case is left undefined: the sign of a sum (or mean)
+whose terms are all ``-0`` (IEEE addition gives ``-0``, an accumulator started at ``+0`` --
+NumPy, PyTorch -- gives ``+0``); any zero passes there.
 
 A value whose IEEE class (NaN, +inf, -inf, +0, -0) the reference knows for certain is checked
 for exactly that class in every stage (:func:`classes`); the stages are compared with each
