@@ -58,6 +58,14 @@ def interleaved(
     return {k: stats(v) for k, v in ts.items()}
 
 
+def _git(*args: str) -> str:
+    """The stripped standard output of ``git ARGS`` run in this folder (``OSError`` when git
+    cannot be started)."""
+    return subprocess.run(
+        ["git", *args], capture_output=True, text=True, cwd=Path(__file__).parent
+    ).stdout.strip()
+
+
 def machine() -> dict[str, Any]:
     """What the CPU figures were measured on (the NPU figures are modeled, not measured)."""
     cpu = _platform.processor() or _platform.machine()
@@ -106,18 +114,8 @@ def machine() -> dict[str, Any]:
         "gxx": gxx_ver,
     }
     try:
-        rev = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).parent,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).parent,
-        ).stdout.strip()
+        rev = _git("rev-parse", "--short", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
         info["git"] = rev + (" (+ uncommitted changes)" if dirty else "")
     except OSError:
         pass

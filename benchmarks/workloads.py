@@ -180,6 +180,34 @@ def _one_desc(s: Shape) -> list[Any]:
     return [pa.TensorDesc(s, F16)]
 
 
+def _elementwise(
+    key: str,
+    title: str,
+    fn: Callable[..., Any],
+    ufunc: Callable[[np.ndarray], np.ndarray],
+    torch_ops: Callable[..., Any],
+) -> Workload:
+    """A one-input elementwise workload ``ufunc(x)`` on fp16 ``x`` uniform in ``[-pi, pi]``:
+    [64, 128, 256] (interpreter [16, 128, 256]); ``numpy_opmath`` computes in float32 and
+    ``reference`` in float64, each rounded once to fp16."""
+    return Workload(
+        key,
+        title,
+        fn,
+        (64, 128, 256),
+        (16, 128, 256),
+        (64, 128, 256),
+        (16, 128, 256),
+        _one_desc,
+        _unary_inputs,
+        ufunc,
+        lambda x: ufunc(np.asarray(x, np.float32)).astype(x.dtype),
+        torch_ops,
+        lambda x: ufunc(np.asarray(x, np.float64)).astype(x.dtype),
+        "[64, 128, 256], fp16",
+    )
+
+
 WORKLOADS: list[Workload] = [
     Workload(
         "residual_layernorm",
@@ -262,37 +290,7 @@ WORKLOADS: list[Workload] = [
         _silu.reference,
         "the elementwise half of SwiGLU on the [4, 2048] matmul outputs (matmul excluded)",
     ),
-    Workload(
-        "sine",
-        "elementwise sine",
-        ops.sine,
-        (64, 128, 256),
-        (16, 128, 256),
-        (64, 128, 256),
-        (16, 128, 256),
-        _one_desc,
-        _unary_inputs,
-        np.sin,
-        lambda x: np.sin(np.asarray(x, np.float32)).astype(x.dtype),
-        lambda torch, x: torch.sin(x),
-        lambda x: np.sin(np.asarray(x, np.float64)).astype(x.dtype),
-        "[64, 128, 256], fp16",
-    ),
-    Workload(
-        "cosine",
-        "elementwise cosine",
-        ops.cosine,
-        (64, 128, 256),
-        (16, 128, 256),
-        (64, 128, 256),
-        (16, 128, 256),
-        _one_desc,
-        _unary_inputs,
-        np.cos,
-        lambda x: np.cos(np.asarray(x, np.float32)).astype(x.dtype),
-        lambda torch, x: torch.cos(x),
-        lambda x: np.cos(np.asarray(x, np.float64)).astype(x.dtype),
-        "[64, 128, 256], fp16",
-    ),
+    _elementwise("sine", "elementwise sine", ops.sine, np.sin, lambda torch, x: torch.sin(x)),
+    _elementwise("cosine", "elementwise cosine", ops.cosine, np.cos, lambda torch, x: torch.cos(x)),
 ]
 BY_KEY = {w.key: w for w in WORKLOADS}

@@ -23,19 +23,6 @@ from pyasc_mlir.passes.cube_plan import TILE_N_MAX
 from pyasc_mlir.passes.iteration_space import element_type_of, shape_of
 from pyasc_mlir.passes.views import VIEW_OPS, readable_in_place
 
-TENSOR_OPS = (
-    asc.ConstantOp,
-    asc.UnaryOp,
-    asc.BinaryOp,
-    asc.CompareOp,
-    asc.SelectOp,
-    asc.CastOp,
-    asc.BroadcastOp,
-    asc.ReduceOp,
-    asc.ReshapeOp,
-    asc.MatmulOp,
-    asc.TransposeOp,
-)
 EPILOGUE_OPS = (
     asc.ConstantOp,
     asc.UnaryOp,
@@ -46,6 +33,9 @@ EPILOGUE_OPS = (
     asc.BroadcastOp,
 )
 """Ops that may run on a matmul's output tile inside the Cube kernel (elementwise work)."""
+TENSOR_OPS = (*EPILOGUE_OPS, asc.ReduceOp, asc.ReshapeOp, asc.MatmulOp, asc.TransposeOp)
+"""The tensor ops a fusion group is made of: the elementwise ones and the ops that change
+shapes (reduce, reshape, matmul, transpose)."""
 
 
 def _runs(block: Block) -> list[list[Operation]]:

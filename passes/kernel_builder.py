@@ -382,6 +382,13 @@ class KernelBuilder:
             )
 
     # -- kernel ----------------------------------------------------------------------------
+    def kernel_io(self) -> tuple[list[SSAValue], list[SSAValue]]:
+        """The fusion's inputs (its body's block arguments) and its yielded results, in order:
+        the kernel's GM arguments are these inputs followed by these results."""
+        term = self.block.last_op
+        assert isinstance(term, asc.YieldOp)
+        return list(self.block.args), list(term.values)
+
     def finish(
         self,
         t: TileState,

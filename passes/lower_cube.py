@@ -258,10 +258,7 @@ class CubeKernelBuilder(KernelBuilder):
         """The kernel: core range, once-loaded epilogue inputs, then the loop over this core's
         output blocks (batch entry, block row, block column)."""
         plan = self.plan
-        args = list(self.block.args)
-        term = self.block.last_op
-        assert isinstance(term, asc.YieldOp)
-        outs = list(term.values)
+        args, outs = self.kernel_io()
         gm_types = [
             asc.buffer_type(math.prod(shape_of(v)) or 1, element_type_of(v), "gm")
             for v in [*args, *outs]

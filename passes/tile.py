@@ -226,10 +226,7 @@ class VectorKernelBuilder(KernelBuilder):
     def build(self) -> func.FuncOp:
         """The kernel: core range, once-loaded inputs, then the loop over this core's tiles."""
         plan = self.plan
-        args = list(self.block.args)
-        term = self.block.last_op
-        assert isinstance(term, asc.YieldOp)
-        outs = list(term.values)
+        args, outs = self.kernel_io()
         gm_types = [
             asc.buffer_type(
                 self._gm_elems(i, v),

@@ -129,6 +129,12 @@ def _plain_signature(fn: Callable[..., Any]) -> inspect.Signature:
     )
 
 
+def _dims(args: list[Any]) -> Any:
+    """The dims of ``x.f(d0, d1, ...)`` or ``x.f((d0, d1, ...))`` (``reshape``, ``permute``):
+    a lone tuple or list argument, else the arguments themselves."""
+    return args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else args
+
+
 class Dispatcher(Component):
     """Resolves calls and operators for the code generator."""
 
@@ -291,8 +297,7 @@ class Dispatcher(Component):
                     node,
                     "call x.reshape(d0, d1, ...) or x.reshape((d0, d1, ...))",
                 )
-            shape = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else args
-            return self.sem.reshape(m.tensor, shape, node)
+            return self.sem.reshape(m.tensor, _dims(args), node)
         if m.name == "transpose":
             if kwargs or len(args) != 2 or not all(is_int(a) for a in args):
                 self.error(
@@ -311,8 +316,7 @@ class Dispatcher(Component):
                     node,
                     "call x.permute(d0, d1, ...) with compile-time ints",
                 )
-            dims = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else args
-            return self.sem.transpose(m.tensor, dims, node)
+            return self.sem.transpose(m.tensor, _dims(args), node)
         name = "cast" if m.name == "astype" else m.name
         return self.call_op(name, getattr(ops, name), [m.tensor, *args], kwargs, node)
 

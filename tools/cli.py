@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 
 from pyasc_mlir import __version__
 from pyasc_mlir.errors import PyAscError
@@ -19,6 +20,13 @@ from pyasc_mlir.fuzzing import main as fuzz_main
 from pyasc_mlir.tools.demo import run_demo
 from pyasc_mlir.tools.profile import run_profile
 from pyasc_mlir.tools.tune import run_tune
+
+_TARGET_COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "profile": run_profile,
+    "tune": run_tune,
+}
+"""The commands on one operator ``FILE::FUNC``; a :class:`PyAscError` they raise is printed
+(exit code 1)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,15 +65,9 @@ def main(argv: list[str] | None = None) -> int:
             return fuzz_main(args.rest)
         except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
             return int(exc.code or 0)
-    if args.command == "profile":
+    if args.command in _TARGET_COMMANDS:
         try:
-            return run_profile(args.rest)
-        except PyAscError as exc:
-            print(exc, file=sys.stderr)
-            return 1
-    if args.command == "tune":
-        try:
-            return run_tune(args.rest)
+            return _TARGET_COMMANDS[args.command](args.rest)
         except PyAscError as exc:
             print(exc, file=sys.stderr)
             return 1

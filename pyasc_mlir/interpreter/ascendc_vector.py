@@ -45,16 +45,18 @@ __all__ = ["AscendcVectorFunctions"]
 
 
 def _elementwise_operands(
-    interpreter: Interpreter, op: Operation, api: str, dst: Any, src: Any, n: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Checked views of ``dst``/``src`` for a one-source elementwise call; under memory check,
-    ``dst``'s first ``n`` lanes become defined exactly where ``src``'s are."""
+    interpreter: Interpreter, op: Operation, api: str, n: int, dst: Any, **srcs: Any
+) -> list[np.ndarray]:
+    """Checked views of the first ``n`` lanes of ``dst`` and of each source (keyword: its role
+    in the messages), in that order, for an elementwise call ``api``; under memory check,
+    ``dst``'s first ``n`` lanes become defined exactly where every source's are."""
     state = block_state(interpreter)
-    d = local_view(op, api, "dst", dst, n, state.ub)
-    s = local_view(op, api, "src", src, n, state.ub)
+    views = [local_view(op, api, "dst", dst, n, state.ub)]
+    views += [local_view(op, api, role, src, n, state.ub) for role, src in srcs.items()]
     if state.shadow is not None:
-        define_lanes(state, dst, n, lanes_defined(state, src, n))
-    return d, s
+        ok = np.logical_and.reduce([lanes_defined(state, src, n) for src in srcs.values()])
+        define_lanes(state, dst, n, ok)
+    return views
 
 
 class AscendcVectorFunctions(AscendcFunctionsBase):
@@ -66,15 +68,8 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
     ) -> PythonValues:
         """``Add|Sub|Mul|Div|Max|Min(dst, a, b, count)``."""
         dst, lhs, rhs, n = args
-        n = as_int(n)
         api = op.api.data
-        ub = block_state(interpreter).ub
-        d = local_view(op, api, "dst", dst, n, ub)
-        a = local_view(op, api, "src0", lhs, n, ub)
-        b = local_view(op, api, "src1", rhs, n, ub)
-        state = block_state(interpreter)
-        if state.shadow is not None:
-            define_lanes(state, dst, n, lanes_defined(state, lhs, n) & lanes_defined(state, rhs, n))
+        d, a, b = _elementwise_operands(interpreter, op, api, as_int(n), dst, src0=lhs, src1=rhs)
         with np.errstate(all="ignore"):
             if d.dtype == F16:
                 d[...] = BINARY[api](a.astype(np.float32), b.astype(np.float32))
@@ -88,9 +83,8 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
     ) -> PythonValues:
         """``Exp|Ln|Abs|Sqrt|Rsqrt|Reciprocal|Relu(dst, src, count)``."""
         dst, src, n = args
-        n = as_int(n)
         api = op.api.data
-        d, s = _elementwise_operands(interpreter, op, api, dst, src, n)
+        d, s = _elementwise_operands(interpreter, op, api, as_int(n), dst, src=src)
         with np.errstate(all="ignore"):
             d[...] = UNARY[api](compute_lanes(s))
         return ()
@@ -101,9 +95,8 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
     ) -> PythonValues:
         """``Adds|Muls|Maxs|Mins(dst, src, (T)scalar, count)``."""
         dst, src, n = args
-        n = as_int(n)
         api = op.api.data
-        d, s = _elementwise_operands(interpreter, op, api, dst, src, n)
+        d, s = _elementwise_operands(interpreter, op, api, as_int(n), dst, src=src)
         with np.errstate(all="ignore"):
             scalar = d.dtype.type(op.scalar.value.data)
             if d.dtype == F16:
@@ -161,13 +154,7 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
         """``Cast(dst, src, RoundMode::MODE, count)`` (NONE/RINT: ties to even, FLOOR, CEIL,
         ROUND: ties away from zero, TRUNC, ODD)."""
         dst, src, n = args
-        n = as_int(n)
-        ub = block_state(interpreter).ub
-        d = local_view(op, "Cast", "dst", dst, n, ub)
-        s = local_view(op, "Cast", "src", src, n, ub)
-        state = block_state(interpreter)
-        if state.shadow is not None:
-            define_lanes(state, dst, n, lanes_defined(state, src, n))
+        d, s = _elementwise_operands(interpreter, op, "Cast", as_int(n), dst, src=src)
         try:
             d[...] = cast_values(s, d.dtype, ROUND_MODES[op.round.data])
         except InterpretationError as exc:

@@ -3,6 +3,8 @@ GM <-> UB copies ``asc.copy_in`` / ``asc.copy_out``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from xdsl.dialects.builtin import MemRefType
 from xdsl.interpreter import Interpreter, PythonValues, impl
@@ -26,6 +28,19 @@ from pyasc_mlir.interpreter.tile_state import (
 )
 
 __all__ = ["TileMemoryFunctions"]
+
+_Geometry = tuple[int, int, int, int, int, int]
+
+
+def _copy_geometry(sizes: Sequence[object]) -> _Geometry | None:
+    """A copy's ``(gm_off, ub_off, count, length, gap, stride)`` operands as ints (elements, see
+    ``_CopyBase``), or ``None`` when it moves nothing (``count`` or ``length`` <= 0; the other
+    operands are then not read)."""
+    gm_off, ub_off, count, length, gap, stride = sizes
+    count, length = as_int(count), as_int(length)
+    if count <= 0 or length <= 0:
+        return None
+    return as_int(gm_off), as_int(ub_off), count, length, as_int(gap), as_int(stride)
 
 
 class TileMemoryFunctions(TileFunctionsBase):
@@ -69,11 +84,11 @@ class TileMemoryFunctions(TileFunctionsBase):
         self, interpreter: Interpreter, op: CopyInOp, args: PythonValues
     ) -> PythonValues:
         """GM -> UB: ``count`` blocks of ``length`` elements (see ``_CopyBase``)."""
-        gm, ub, gm_off, ub_off, count, length, gap, stride = args
-        count, length = as_int(count), as_int(length)
-        if count <= 0 or length <= 0:
+        gm, ub, *sizes = args
+        geometry = _copy_geometry(sizes)
+        if geometry is None:
             return ()
-        gm_off, ub_off, gap, stride = as_int(gm_off), as_int(ub_off), as_int(gap), as_int(stride)
+        gm_off, ub_off, count, length, gap, stride = geometry
         sh = shadow_of(block_state(interpreter), ub)
         if is_mask(ub):
             gm_bits, ub_bits = mask_bits(gm), mask_bits(ub)
@@ -97,11 +112,11 @@ class TileMemoryFunctions(TileFunctionsBase):
         self, interpreter: Interpreter, op: CopyOutOp, args: PythonValues
     ) -> PythonValues:
         """UB -> GM: exactly ``length`` elements per block (see ``_CopyBase``)."""
-        ub, gm, gm_off, ub_off, count, length, gap, stride = args
-        count, length = as_int(count), as_int(length)
-        if count <= 0 or length <= 0:
+        ub, gm, *sizes = args
+        geometry = _copy_geometry(sizes)
+        if geometry is None:
             return ()
-        gm_off, ub_off, gap, stride = as_int(gm_off), as_int(ub_off), as_int(gap), as_int(stride)
+        gm_off, ub_off, count, length, gap, stride = geometry
         sh = shadow_of(block_state(interpreter), ub)
         if sh is not None:
             ok = block_view(

@@ -141,25 +141,31 @@ def _broadcast_defined(
     set_defined(state, dst, total, True)
 
 
+def _tile_elements(
+    op: VReduceOp | VBroadcastOp, role: str, shape: tuple[int, ...], buf: np.ndarray
+) -> int:
+    """The elements of a ``[rows, m, ls]`` tile of ``shape``.
+
+    Raises:
+        TileMemoryError: they exceed ``buf`` (``role``: ``source`` or ``destination``, named
+            in the message)."""
+    rows, m, ls = shape
+    total = rows * m * ls
+    if total > buf.size:
+        raise tile_mem_fail(
+            op,
+            f"{role} tile {rows} x {m} x {ls} = {total} elements exceeds its buffer of {buf.size}",
+        )
+    return total
+
+
 def _broadcast(
     op: VBroadcastOp, dst: np.ndarray, src: np.ndarray, rows: int, m: int, ls: int
 ) -> None:
     """``dst[:rows*m*ls]`` = ``src`` expanded to ``[rows, m, ls]`` (sizes checked)."""
-    total = rows * m * ls
-    if total > dst.size:
-        raise tile_mem_fail(
-            op,
-            f"destination tile {rows} x {m} x {ls} = {total} elements "
-            f"exceeds its buffer of {dst.size}",
-        )
+    total = _tile_elements(op, "destination", (rows, m, ls), dst)
     shape = _source_shape(op, rows, m, ls)
-    n_src = shape[0] * shape[1] * shape[2]
-    if n_src > src.size:
-        raise tile_mem_fail(
-            op,
-            f"source tile {shape[0]} x {shape[1]} x {shape[2]} = {n_src} "
-            f"elements exceeds its buffer of {src.size}",
-        )
+    n_src = _tile_elements(op, "source", shape, src)
     if total == 0:
         return
     s = src[:n_src].reshape(shape)
@@ -185,13 +191,7 @@ class TileReduceFunctions(TileFunctionsBase):
                 op,
                 f"bad sizes rows {rows} m {m} len {length} ls {ls} (need non-negative, len <= ls)",
             )
-        total = rows * m * ls
-        if total > src.size:
-            raise tile_mem_fail(
-                op,
-                f"source tile {rows} x {m} x {ls} = {total} elements "
-                f"exceeds its buffer of {src.size}",
-            )
+        total = _tile_elements(op, "source", (rows, m, ls), src)
         if total == 0 and (op.axis.data == "mid" or rows * m == 0):
             return ()
         state = block_state(interpreter)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.interpreter import Interpreter, PythonValues, impl
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from pyasc_mlir.dialects import opset
@@ -61,6 +62,15 @@ COMPARE = _semantics(opset.COMPARE)
 """Predicate -> ``f(lhs, rhs)`` giving ``bool`` lanes."""
 
 
+def _elementwise(
+    interpreter: Interpreter, op: Operation, n: int, dst: np.ndarray, **srcs: np.ndarray
+) -> None:
+    """Raise unless ``0 <= n <=`` the size of ``dst`` and of every source (keyword: its name in
+    the message); under memory check, ``dst[:n]`` becomes defined where every source is."""
+    check_count(op, n, dst=dst, **srcs)
+    propagate(block_state(interpreter), dst, n, *srcs.values())
+
+
 class TileVectorFunctions(TileFunctionsBase):
     """The elementwise UB -> UB ops of the tile level."""
 
@@ -71,8 +81,7 @@ class TileVectorFunctions(TileFunctionsBase):
         """``dst[:n] = kind(src[:n])``."""
         dst, src, n = args
         n = as_int(n)
-        check_count(op, n, dst=dst, src=src)
-        propagate(block_state(interpreter), dst, n, src)
+        _elementwise(interpreter, op, n, dst, src=src)
         with np.errstate(all="ignore"):
             UNARY[op.kind.data](src[:n], out=dst[:n])
         return ()
@@ -84,8 +93,7 @@ class TileVectorFunctions(TileFunctionsBase):
         """``dst[:n] = lhs[:n] kind rhs[:n]``."""
         dst, lhs, rhs, n = args
         n = as_int(n)
-        check_count(op, n, dst=dst, lhs=lhs, rhs=rhs)
-        propagate(block_state(interpreter), dst, n, lhs, rhs)
+        _elementwise(interpreter, op, n, dst, lhs=lhs, rhs=rhs)
         with np.errstate(all="ignore"):
             BINARY[op.kind.data](lhs[:n], rhs[:n], out=dst[:n])
         return ()
@@ -97,8 +105,7 @@ class TileVectorFunctions(TileFunctionsBase):
         """``dst[:n] = src[:n] (+ * max min) scalar`` with the scalar in the buffer dtype."""
         dst, src, n = args
         n = as_int(n)
-        check_count(op, n, dst=dst, src=src)
-        propagate(block_state(interpreter), dst, n, src)
+        _elementwise(interpreter, op, n, dst, src=src)
         with np.errstate(all="ignore"):
             scalar = src.dtype.type(op.scalar.value.data)
             SCALAR[op.kind.data](src[:n], scalar, out=dst[:n])
@@ -135,8 +142,7 @@ class TileVectorFunctions(TileFunctionsBase):
             bits[:n] = mask_bits(src)[:n]
             store_bits(dst, bits)
             return ()
-        check_count(op, n, dst=dst, src=src)
-        propagate(block_state(interpreter), dst, n, src)
+        _elementwise(interpreter, op, n, dst, src=src)
         dst[:n] = src[:n]
         return ()
 
@@ -157,8 +163,7 @@ class TileVectorFunctions(TileFunctionsBase):
             else:
                 dst[:n] = values  # a mask becomes 1.0 / 0.0
             return ()
-        check_count(op, n, dst=dst, src=src)
-        propagate(block_state(interpreter), dst, n, src)
+        _elementwise(interpreter, op, n, dst, src=src)
         try:
             dst[:n] = convert(src[:n], dst.dtype, op.round.data)
         except InterpretationError as exc:
