@@ -62,6 +62,19 @@ def _ub_elem(t: Attribute) -> Attribute:
     return IntegerType(8) if isinstance(e, IntegerType) and e.width.data == 1 else e
 
 
+def _tbuf_position(calc: list[asc.AllocOp]) -> str:
+    """``VECIN`` when GM data (``copy_in``) or a Matmul result (``mmad``) lands in one of the
+    scratch buffers ``calc`` (the documented paths: GM -> VECIN, GetTensorC -> VECIN), else
+    ``VECCALC``."""
+    for a in calc:
+        for use in a.result.uses:
+            op = use.operation
+            if (isinstance(op, asc.CopyInOp) and op.dest is a.result) or (
+                    isinstance(op, asc.MmadOp) and op.dst is a.result):
+                return "VECIN"
+    return "VECCALC"
+
+
 @dataclass
 class _State:
     kernel: func.FuncOp
@@ -100,7 +113,7 @@ class _Converter:
             st.calc_base = min(a.offset.value.data for a in calc)  # type: ignore[union-attr]
             top = max(a.offset.value.data + _ub_bytes(ct.dst_reserve_bytes(a))  # type: ignore
                       for a in calc)
-            st.tbuf = out.add(ac.InitTBufOp(top - st.calc_base))
+            st.tbuf = out.add(ac.InitTBufOp(top - st.calc_base, _tbuf_position(calc)))
 
     def _matmuls(self, out: AscendcBuilder) -> None:
         """One Matmul object + TCubeTiling per ``asc.mmad``, registered together; their
@@ -126,6 +139,10 @@ class _Converter:
             tiling = out.add(ac.CubeTilingOp(f"mm{i}"))
             self.st.matmuls[op] = mm
             pairs += [mm, tiling]
+        # A Matmul kernel runs on the Cube and the vector cores 1:1 (GetBlockIdx() < blockDim on
+        # both sides, as the work split assumes) and hands the Matmul API its system workspace.
+        out.add(ac.KernelTypeOp("MIX_AIC_1_1"))
+        out.add(ac.SetSysWorkspaceOp())
         out.add(ac.RegistMatmulOp(pairs))
         attrs.add_tiling_fields(self.k, fields)
 

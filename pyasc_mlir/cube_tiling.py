@@ -54,6 +54,7 @@ address space must be at least baseM * baseN"); ``asc-buffer-alloc`` reserves th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, MemRefType
@@ -65,6 +66,7 @@ from pyasc_mlir.passes.common import loc_of
 from pyasc_mlir.platform import (
     CUBE_FRACTAL,
     DATA_BLOCK_BYTES,
+    LIB_API_WORKSPACE_BYTES,
     ND_STRIDE_MAX,
     Platform,
     ceil_div,
@@ -264,6 +266,28 @@ def cube_tiling(blk: StaticBlock, plat: Platform, where: Operation | None = None
         raise fail(f"the Matmul tiling breaks TCubeTiling constraints: {'; '.join(bad)}",
                    "use a smaller M or N tile")
     return fields
+
+
+def launch_info(kernel: Operation) -> dict[str, Any]:
+    """How the host launches an ``ascendc``-level kernel (``op.json`` ``launches[i]`` and the
+    host code record it): ``kernel_type`` (``KERNEL_TYPE_<kind>``: ``MIX_AIC_1_1`` for a kernel
+    with a Matmul object, which declares it; ``AIV_ONLY`` otherwise, the default of a kernel
+    that declares none), ``workspace_bytes`` (the GM workspace to pass:
+    ``platform.LIB_API_WORKSPACE_BYTES`` for the Matmul API's system workspace, else 0),
+    ``vector_blocks`` / ``cube_blocks`` per launched block, and ``block_mapping`` in words."""
+    from pyasc_mlir.dialects import ascendc as ac  # ascendc level only; avoids a cycle
+
+    declared = [o.kind.data for o in kernel.walk() if isinstance(o, ac.KernelTypeOp)]
+    kind = declared[0] if declared else "AIV_ONLY"
+    cube = kind in ("AIC_ONLY", "MIX_AIC_1_1", "MIX_AIC_1_2")
+    vec = {"AIC_ONLY": 0, "MIX_AIC_1_2": 2}.get(kind, 1)
+    uses_mm = any(isinstance(o, ac.SetSysWorkspaceOp) for o in kernel.walk())
+    served = "i" if vec == 1 else f"i // {vec}"
+    mapping = (f"blockDim Cube blocks and {vec} x blockDim vector blocks; the Matmul objects "
+               f"of vector block i (GetBlockIdx()) run on Cube block {served}" if cube and vec
+               else "blockDim vector blocks" if vec else "blockDim Cube blocks")
+    return {"kernel_type": kind, "workspace_bytes": LIB_API_WORKSPACE_BYTES if uses_mm else 0,
+            "vector_blocks": vec, "cube_blocks": 1 if cube else 0, "block_mapping": mapping}
 
 
 def mmad_ops(kernel: Operation) -> list[asc.MmadOp]:
