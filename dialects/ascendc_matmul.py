@@ -37,7 +37,6 @@ from pyasc_mlir.dialects.ascendc_types import (
     elem,
 )
 
-
 KERNEL_TYPES = ("AIV_ONLY", "AIC_ONLY", "MIX_AIC_1_1", "MIX_AIC_1_2")
 """Kernel types an ``ascendc.kernel_type`` may declare (``KERNEL_TYPE_<name>``; Ascend C API
 reference, "设置Kernel类型")."""

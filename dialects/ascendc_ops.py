@@ -27,8 +27,8 @@ from xdsl.irdl import (
     VarConstraint,
     base,
     irdl_op_definition,
-    opt_prop_def,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
 )

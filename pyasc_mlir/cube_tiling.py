@@ -13,9 +13,10 @@ Static maxima of an ``asc.mmad`` (:func:`static_block`), first that applies:
 3. derived: ``m`` <= destination elements // ``ls``, ``n`` <= ``ls``, ``k`` <= the largest K the
    GM operands can hold at the given leading dimensions.
 
-Each maximum is then capped by the operand row that spans it (``m <= lda`` when A is
-transposed, ``k <= lda`` otherwise; ``n <= ldb`` when B is not transposed, ``k <= ldb``
-otherwise), as ``TCubeTiling`` requires ``singleCoreM/N/K <= M/N/Ka/Kb``.
+Each maximum is then capped by the GM operands (``m`` by A's row count, or ``lda`` when A is
+transposed; ``k`` by ``lda``, or A's row count; ``n`` by ``ldb``, or B's row count when B is
+transposed; ``k`` by B's row count, or ``ldb``): ``TCubeTiling``'s ``M/N/Ka/Kb`` describe the
+data (never more rows than it has) and ``singleCoreM/N/K <= M/N/Ka/Kb``.
 
 ``ls``, ``lda`` and ``ldb`` must be constants: they become ``baseN`` and the ND row strides.
 
@@ -158,22 +159,15 @@ def static_block(op: asc.MmadOp) -> StaticBlock:
                       else _const(getattr(op, key)))
     m = given["m"] if given["m"] is not None else _elements(op.dst) // ls
     n = given["n"] if given["n"] is not None else ls
-    if given["k"] is not None:
-        k = given["k"]
-    else:
-        size_a, size_b = _elements(op.a), _elements(op.b)
-        k_a = size_a // lda if op.trans_a else lda
-        k_b = ldb if op.trans_b else size_b // ldb
-        k = min(k_a, k_b)
-    # a row of an operand bounds its extent: the ND stride fields must cover singleCore*
-    if op.trans_a:
-        m = min(m, lda)
-    else:
-        k = min(k, lda)
-    if op.trans_b:
-        k = min(k, ldb)
-    else:
-        n = min(n, ldb)
+    size_a, size_b = _elements(op.a), _elements(op.b)
+    k_a = size_a // lda if op.trans_a else lda
+    k_b = ldb if op.trans_b else size_b // ldb
+    k = given["k"] if given["k"] is not None else min(k_a, k_b)
+    # the GM operands bound every extent (TCubeTiling's M/N/Ka/Kb describe the data, and
+    # singleCore* <= M/N/Ka/Kb): a row spans the stride side, the row count the other
+    m = min(m, lda if op.trans_a else size_a // lda)
+    n = min(n, size_b // ldb if op.trans_b else ldb)
+    k = min(k, k_a, k_b)
     if min(m, n, k) <= 0:
         raise _fail(op, f"static block maxima m={m} n={n} k={k} must be positive",
                     "set the max_m/max_n/max_k attributes on the op")
