@@ -144,7 +144,8 @@ def run_cpu(module, a, b, M, N, cache, memcheck=False):
     fields = tiling_fields(k)
     c = np.zeros((M, N), np.float32)
     CpuKernel(lib).run(fields["block_dim"], [a, b, c],
-                       np.array(list(fields.values()), np.int64).tobytes())
+                       np.array(list(fields.values()), np.int64).tobytes(),
+                       ct.launch_info(k)["workspace_bytes"])  # the Matmul system workspace
     return c
 
 

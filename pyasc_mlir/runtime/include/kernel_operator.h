@@ -1350,6 +1350,9 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
     SetBlock(block_idx, block_num);
     ResetUB();
     ResetCoreState();
+#ifdef HAVE_WORKSPACE  // the framework sets the system workspace: the kernel's workspace
+    if (nargs >= 2) Core().sys_workspace = args[nargs - 2];  // argument (next to last)
+#endif
     detail::Invoke(kernel, args, std::index_sequence_for<A...>{});
     FinishBlock();
     State().pipe = nullptr;

@@ -106,7 +106,11 @@ inline void CheckVecin(const char* api, const LocalTensor<T>& t) {
 }
 }  // namespace cpu
 
-template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE>
+// The bias type a Matmul gets when none is given: C's type, in GM.
+template <class C_TYPE>
+using DefaultBiasType = MatmulType<TPosition::GM, CubeFormat::ND, typename C_TYPE::T>;
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = DefaultBiasType<C_TYPE>>
 class Matmul {
  public:
   using SrcT = typename A_TYPE::T;
