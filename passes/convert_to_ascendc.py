@@ -105,7 +105,9 @@ class _Converter:
         self._matmuls(out)
         for a in sorted(allocs, key=lambda a: a.offset.value.data):  # type: ignore[union-attr]
             if a.role.data in ("in", "out"):
-                pos = "VECIN" if a.role.data == "in" else "VECOUT"
+                # C of a Matmul lands in VECIN (documented), even when it goes straight out
+                pos = "VECIN" if a.role.data == "in" or _tbuf_position([a]) == "VECIN" \
+                    else "VECOUT"
                 st.queues[a] = out.add(ac.InitQueueOp(pos, a.buffers.value.data,
                                                       _ub_bytes(ct.dst_reserve_bytes(a))))
         calc = [a for a in allocs if a.role.data in ("tmp", "const")]

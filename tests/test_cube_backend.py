@@ -242,7 +242,9 @@ def test_derived_bounds_without_attributes(cache):
     module = lower(parse(mmad_kernel(M, N, K, "f32", False, True, tile_m=16, tile_n=32,
                                      bounds=False)))
     fields = tiling_fields(kernels(module)[0])
-    assert (fields["mm0_singleCoreM"], fields["mm0_singleCoreN"]) == (16, 32)
+    # n <= the 32-column tile, capped by the data: B (transposed) has N = 20 rows
+    assert (fields["mm0_singleCoreM"], fields["mm0_singleCoreN"]) == (16, 20)
+    assert fields["mm0_N"] == 20
     assert fields["mm0_singleCoreK"] == K  # B transposed: K <= ldb
     assert_matmul(run_cpu(module, a, b, M, N, cache), ref, K)
 
