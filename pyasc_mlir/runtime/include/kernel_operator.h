@@ -42,7 +42,10 @@
 //   In pyasc_cpu/: bfloat16_t (bf16.h); kernel qualifiers, KERNEL_TASK_TYPE_DEFAULT, ASSERT,
 //   EVENT_ID*, SetFlag/WaitFlag/PipeBarrier, InitSocState (qualifiers.h, core_state.h); Cast
 //   with the Atlas A2 pair/mode table (cast.h); the level-0 (mask/repeat) vector forms,
-//   SetVectorMask/SetMaskCount/SetMaskNorm/ResetMask, LeakyRelu (vector_level0.h).
+//   SetVectorMask/SetMaskCount/SetMaskNorm/ResetMask, LeakyRelu (vector_level0.h); the MIX
+//   model (AIV blocks per kernel type), GetSubBlockIdx, GetTaskRation, SetSysWorkspace,
+//   GetSysWorkSpacePtr (mix.h); the high-level Matmul API, TCubeTiling, REGIST_MATMUL_OBJ,
+//   matmul:: (matmul.h).
 //
 // Source locations: PYASC_LOC("file.py:12:5"); (printed by the emitter before API calls)
 // records the user's source location; every cpu::Error message then ends with " at file:12:5".
