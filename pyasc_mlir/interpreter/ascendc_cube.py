@@ -113,7 +113,7 @@ class AscendcCubeFunctions(AscendcFunctionsBase):
         if state.idx >= state.num:
             raise api_fail(op, api, f"block {state.idx} of a {state.num}-block launch does not "
                                     f"exist for KERNEL_TYPE_{kind}")
-        state.allocs[KERNEL_TYPE_KEY] = kind  # type: ignore[index]
+        state.allocs[KERNEL_TYPE_KEY] = kind  # type: ignore[index, assignment]
         return ()
 
     @impl(ac.SetSysWorkspaceOp)
@@ -121,7 +121,7 @@ class AscendcCubeFunctions(AscendcFunctionsBase):
                               args: PythonValues) -> PythonValues:
         """``SetSysWorkspace(workspace)``: the Matmul API has its system workspace (the
         interpreter holds no GM workspace; only the call is recorded)."""
-        block_state(interpreter).allocs[SYS_WORKSPACE_KEY] = True  # type: ignore[index]
+        block_state(interpreter).allocs[SYS_WORKSPACE_KEY] = True  # type: ignore[index, assignment]
         return ()
 
     @impl(ac.CubeTilingOp)

@@ -22,6 +22,7 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -310,12 +311,11 @@ class CpuKernel:
             self._last_error_kind.argtypes = []
         except AttributeError:
             self._last_error_kind = None
-        try:  # libraries built before the MIX model existed lack it
-            self._task_ratio = self._lib.pyasc_task_ratio
+        # libraries built before the MIX model existed lack it
+        self._task_ratio: Any = getattr(self._lib, "pyasc_task_ratio", None)
+        if self._task_ratio is not None:
             self._task_ratio.restype = ctypes.c_int
             self._task_ratio.argtypes = []
-        except AttributeError:
-            self._task_ratio = None
         self._tilings: dict[bytes, tuple[np.ndarray, int]] = {}
 
     def run(self, block_dim: int, gm_args: list[np.ndarray], tiling: bytes,
