@@ -111,12 +111,15 @@ class ConcatOp(IRDLOperation):
     assembly_format = "$inputs attr-dict `:` type($inputs) `->` type($result)"
 
     def __init__(self, values: Sequence[SSAValue], axis: int):
-        types = [v.type for v in values]
-        assert types and all(isinstance(t, TensorType) for t in types)
-        shape = concat_shape([t.get_shape() for t in types], axis)  # type: ignore[union-attr]
+        types: list[TensorType] = []
+        for v in values:
+            assert isinstance(v.type, TensorType)
+            types.append(v.type)
+        assert types
+        shape = concat_shape([t.get_shape() for t in types], axis)
         assert shape is not None, "check shapes with concat_shape first"
         super().__init__(operands=[list(values)],
-                         result_types=[TensorType(types[0].element_type, shape)],  # type: ignore
+                         result_types=[TensorType(types[0].element_type, shape)],
                          properties={"axis": IntegerAttr(axis, i64)})
 
     @property
@@ -129,10 +132,11 @@ class ConcatOp(IRDLOperation):
         assert isinstance(r, TensorType)
         if not types:
             raise VerifyException(f"{self.name}: needs at least one input")
+        shapes: list[list[int]] = []
         for t in types:
             assert isinstance(t, TensorType)
             _same_element_type(self, t, r)
-        shapes = [list(t.get_shape()) for t in types]  # type: ignore[union-attr]
+            shapes.append(list(t.get_shape()))
         shape = concat_shape(shapes, self.dim)
         if shape is None:
             raise VerifyException(f"{self.name}: shapes {shapes} do not concatenate along "

@@ -148,7 +148,9 @@ class _MatmulSetTensorBase(IRDLOperation):
                          properties={"transpose": BoolAttr.from_bool(transpose)})
 
     def verify_(self) -> None:
-        if elem(self.tensor.type) != self.mm.type.element_type:
+        mm_type = self.mm.type
+        assert isinstance(mm_type, MatmulObjType)  # the operand's constraint, verified first
+        if elem(self.tensor.type) != mm_type.element_type:
             raise VerifyException(f"{self.name}: tensor and Matmul element types differ")
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from pyasc_mlir.cache import atomic_write, file_sha256, text_sha256, warn_cache
 from pyasc_mlir.cube_tiling import launch_info
@@ -30,7 +30,7 @@ from pyasc_mlir.dialects.attrs import DYNAMIC_SPEC_ATTR, kernel_ub_bytes_used
 from pyasc_mlir.dynamic import DynamicTiling
 from pyasc_mlir.emitter import kernels, tiling_fields
 from pyasc_mlir.errors import PyAscUsageError, caller_loc
-from pyasc_mlir.pipeline import top_function
+from pyasc_mlir.pipeline import result_descs, top_function
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 from pyasc_mlir.version import __version__
 
@@ -90,9 +90,19 @@ def const_reread_bytes(tile: ModuleOp, kernels_by_name: dict[str, func.FuncOp]) 
                 for use in a.results[0].uses:
                     src = use.operation.operands[0]
                     if isinstance(use.operation, asc.CopyInOp):
-                        per_core += src.type.get_shape()[0] * np_dtype_of(  # type: ignore
-                            src.type.element_type).itemsize * (cores - 1)  # type: ignore
+                        per_core += src.type.get_shape()[0] * np_dtype_of(
+                            src.type.element_type).itemsize * (cores - 1)
     return per_core
+
+
+def _argument_numbers(launch: asc.LaunchOp) -> list[int]:
+    """The host-function arguments ``launch`` passes (their numbers, kernel-parameter order);
+    for an operator's first launch, which reads only the operator's inputs."""
+    numbers = []
+    for v in launch.inputs:
+        assert isinstance(v, BlockArgument), "the first launch takes the operator's inputs"
+        numbers.append(v.index)
+    return numbers
 
 
 def describe(stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc],
@@ -105,22 +115,26 @@ def describe(stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc],
     ks = kernels(module)
     launches = [op for op in module.walk() if isinstance(op, asc.LaunchOp)]
     top = top_function(module, name)
-    outs = [TensorDesc(t.get_shape(), np_dtype_of(t.element_type))  # type: ignore
-            for t in top.function_type.outputs.data]
-    gm = sum(tensor_bytes(v.type) for op in launches  # type: ignore[arg-type]
-             for v in [*op.inputs, *op.outputs])
+    outs = result_descs(top)
+    gm = 0
+    for launch in launches:
+        for v in [*launch.inputs, *launch.outputs]:
+            assert isinstance(v.type, TensorType)  # asc.launch's operand/result constraint
+            gm += tensor_bytes(v.type)
     by_name = {x.sym_name.data: x for x in ks}
     k = by_name[launches[0].callee.root_reference.data]
     tiling = tiling_fields(k)
+    ub_bytes = kernel_ub_bytes_used(k)
+    assert ub_bytes is not None  # set on every kernel by asc-buffer-alloc
     plan, returns = launch_plan(top, by_name)
     return {
         "name": name, "platform": platform,
         "inputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in descs],
         "outputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in outs],
         "kernels": len(ks), "kernel_names": [x.sym_name.data for x in ks],
-        "kernel_args": [v.index for v in launches[0].inputs],  # type: ignore[attr-defined]
+        "kernel_args": _argument_numbers(launches[0]),
         "block_dim": tiling["block_dim"], "tiling": tiling,
-        "ub_bytes": kernel_ub_bytes_used(k),
+        "ub_bytes": ub_bytes,
         "gm_bytes": gm, "gm_bytes_per_core_consts": const_reread_bytes(stages["tile"], by_name),
         "unfused_gm_bytes": unfused_bytes(stages["tensor"]),
         "fused_ops": sum(1 for _ in asc_ops(stages["tensor"])),
@@ -185,8 +199,8 @@ def launch_plan(top: func.FuncOp, kernels_by_name: dict[str, func.FuncOp]
             results = []
             for r in op.outputs:
                 ids[r] = len(ids)
-                results.append({"id": ids[r], "shape": list(r.type.get_shape()),  # type: ignore
-                                "dtype": np_dtype_of(r.type.element_type).name})  # type: ignore
+                results.append({"id": ids[r], "shape": list(r.type.get_shape()),
+                                "dtype": np_dtype_of(r.type.element_type).name})
             plan.append({"kernel": kname, "block_dim": tiling["block_dim"], "tiling": tiling,
                          "args": [ids[v] for v in op.inputs], "results": results,
                          **launch_info(kernels_by_name[kname])})

@@ -398,7 +398,7 @@ def _measure(fn: Callable[..., Any], inputs: list[object], name: str, platform: 
     rng = np.random.default_rng(0)
     descs = [d for x in inputs for d in (x if isinstance(x, tuple) else (x,))
              if isinstance(d, TensorDesc)]  # variadic tensor tuples flattened
-    arrays = [rng.standard_normal(d.shape).astype(d.np_dtype) for d in descs]
+    arrays = [rng.standard_normal(d.static_shape).astype(d.np_dtype) for d in descs]
     ref = compile(fn, inputs, platform=platform, name=name).run_cpu(*arrays)
     for c in top:
         try:

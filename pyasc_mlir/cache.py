@@ -214,8 +214,10 @@ def compiler_fingerprint() -> str:
     """SHA-256 over the compiler's own sources (dialects, passes, frontend, emitter, runtime
     header), so a changed compiler never reuses a stale cache entry."""
     h = hashlib.sha256(version.__version__.encode())
-    roots = [Path(__file__).parent, *(Path(m.__file__).parent for m in (
-        pyasc_mlir.dialects, pyasc_mlir.passes, pyasc_mlir.frontend))]
+    roots = [Path(__file__).parent]
+    for m in (pyasc_mlir.dialects, pyasc_mlir.passes, pyasc_mlir.frontend):
+        assert m.__file__ is not None, f"{m.__name__} has no __init__.py"
+        roots.append(Path(m.__file__).parent)
     for root in roots:
         for f in sorted(root.rglob("*")):
             if f.suffix in (".py", ".h") and "__pycache__" not in f.parts:

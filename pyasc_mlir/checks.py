@@ -72,9 +72,9 @@ def _env(name: str) -> bool:
         return env.get(name, "").strip().lower() in _TRUE
     key = _ENV_KEYS.get(name)
     if key is None:
-        key = _ENV_KEYS[name] = env.encodekey(name)  # type: ignore[attr-defined]
+        key = _ENV_KEYS[name] = env.encodekey(name)
     raw = _ENV_DATA.get(key)
-    return raw is not None and env.decodevalue(raw).strip().lower() in _TRUE  # type: ignore
+    return raw is not None and env.decodevalue(raw).strip().lower() in _TRUE
 
 
 def memory_check_enabled() -> bool:

@@ -84,7 +84,7 @@ class CompiledOp:
         self._out_dtypes = [d.np_dtype for d in self.outputs]
         self._rebuild = rebuild
         self._stages = stages
-        self._cpu = None
+        self._cpu: cpu.CpuKernel | None = None
         self._keep = keep
         self._dyn: DynamicTiling | None = None
         self._launches: dict[tuple, Launch] = {}
@@ -126,7 +126,7 @@ class CompiledOp:
             return hit
         if self._dyn is None:
             tiling = self.info["tiling"]
-            outs = [d.shape for d in self.outputs]
+            outs = [d.static_shape for d in self.outputs]
         else:
             try:
                 tiling, outs = self._dyn.compute(shapes)
@@ -136,7 +136,7 @@ class CompiledOp:
                                       ) from None
             self.tiling_computations += 1
         launch = Launch(np.array(list(tiling.values()), dtype=np.int64).tobytes(),
-                         dict(tiling), int(tiling["block_dim"]), outs)  # type: ignore[arg-type]
+                         dict(tiling), int(tiling["block_dim"]), outs)
         if len(self._launches) > 4096:
             self._launches.clear()
         self._launches[shapes] = launch
@@ -219,11 +219,11 @@ class CompiledOp:
     def _run_empty(self, args: list[np.ndarray]) -> list[np.ndarray]:
         """Outputs of an operator with a zero-size input dimension (no kernel)."""
         if all(0 in d.shape for d in self.outputs):
-            return [np.zeros(d.shape, d.np_dtype) for d in self.outputs]
+            return [np.zeros(d.static_shape, d.np_dtype) for d in self.outputs]
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # mean of an empty axis: NaN
             outs = run_function(self.stages()["tensor"], self.name, args)
-        return [np.asarray(o).astype(d.np_dtype).reshape(d.shape)
+        return [np.asarray(o).astype(d.np_dtype).reshape(d.static_shape)
                 for o, d in zip(outs, self.outputs, strict=True)]
 
     @staticmethod
@@ -263,7 +263,8 @@ class CompiledOp:
             self._numeric_check(outs, args, f"interpreter, {stage} stage")
             return outs
         outs = run_function(self.stages()[stage], self.name, args)  # memory check: BlockState
-        outs = [np.asarray(o).reshape(d.shape) for o, d in zip(outs, self.outputs, strict=True)]
+        outs = [np.asarray(o).reshape(d.static_shape)
+                for o, d in zip(outs, self.outputs, strict=True)]
         self._numeric_check(outs, args, f"interpreter, {stage} stage")
         return outs
 

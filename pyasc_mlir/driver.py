@@ -204,7 +204,7 @@ def _build(fn: Callable[..., Any], inputs: Sequence[object], concrete: Sequence[
     module = stages["ascendc"]
     descs = pipeline.tensor_descs(concrete)
     sources = {"kernel.cpp": emitter.emit_kernel_source(module),
-               "host.cpp": emitter.emit_host_source(module, [list(d.shape) for d in descs]),
+               "host.cpp": emitter.emit_host_source(module, [list(d.static_shape) for d in descs]),
                "cpu_entry.cpp": emitter.emit_cpu_entry(module)}
     lower_ms = (time.perf_counter() - t0) * 1e3
     t1 = time.perf_counter()

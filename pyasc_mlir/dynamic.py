@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from pyasc_mlir.platform import COUNT_ALIGN, ceil_div, round_up
 
@@ -77,10 +77,16 @@ class DynamicTiling:
         return [tuple(None if (a, d) in self.dynamic_dims else e for d, e in enumerate(s))
                 for a, s in enumerate(self.shapes)]
 
+    @overload
+    def output_shapes(self, factor_sizes: None = None) -> list[tuple[int | None, ...]]: ...
+
+    @overload
+    def output_shapes(self, factor_sizes: list[list[int]]) -> list[tuple[int, ...]]: ...
+
     def output_shapes(self, factor_sizes: list[list[int]] | None = None
-                      ) -> list[tuple[int | None, ...]]:
+                      ) -> list[tuple[int | None, ...]] | list[tuple[int, ...]]:
         """Output shapes for the given factor sizes (``None``: ``None`` for dynamic dims)."""
-        out = []
+        out: list[tuple[int | None, ...]] = []
         for dims in self.spec["outputs"]:
             shape: list[int | None] = []
             for x in dims:
@@ -162,8 +168,7 @@ class DynamicTiling:
                   "m": 1 if sp["m_axis"] is None else ext[sp["m_axis"]]}
         for k, axes in self.extra.items():
             values[k] = math.prod(ext[a] for a in axes)
-        return {f: values[f] for f in self.fields}, [
-            tuple(s) for s in self.output_shapes(sizes)]  # type: ignore[misc]
+        return {f: values[f] for f in self.fields}, self.output_shapes(sizes)
 
 
 def cpp_fill_tiling(name: str, sname: str, tiling: DynamicTiling) -> list[str]:

@@ -14,7 +14,7 @@ import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 
 @dataclass(frozen=True)
@@ -110,9 +110,9 @@ def _internal_roots() -> tuple[str, ...]:
 
     roots = {Path(__file__).resolve().parent}
     for name in ("pyasc_mlir.dialects", "pyasc_mlir.passes", "pyasc_mlir.frontend"):
-        mod = importlib.import_module(name)
-        if getattr(mod, "__file__", None):
-            roots.add(Path(mod.__file__).resolve().parent)
+        mod_file = getattr(importlib.import_module(name), "__file__", None)
+        if mod_file:
+            roots.add(Path(mod_file).resolve().parent)
     return tuple(str(r) + os.sep for r in roots)
 
 
@@ -128,9 +128,10 @@ def is_internal_file(filename: str) -> bool:
 def caller_loc(frame: types.FrameType | None = None) -> SourceLoc | None:
     """The innermost stack position outside pyasc-mlir: where the user called the API (line and
     the column of the call expression)."""
-    f = frame if frame is not None else sys._getframe(1)
+    f: types.FrameType | None = frame if frame is not None else sys._getframe(1)
     torch = sys.modules.get("torch")  # torch.library dispatching to a registered custom_op
-    torch_root = str(Path(torch.__file__).parent) if getattr(torch, "__file__", None) else None
+    torch_file = getattr(torch, "__file__", None)
+    torch_root = str(Path(torch_file).parent) if torch_file else None
     while f is not None and (is_internal_file(f.f_code.co_filename)
                              or f.f_code.co_filename == functools.__file__
                              or (torch_root is not None
@@ -149,16 +150,17 @@ def caller_loc(frame: types.FrameType | None = None) -> SourceLoc | None:
     return SourceLoc(f.f_code.co_filename, f.f_lineno, col)
 
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def user_facing(fn: F) -> F:
+def user_facing(fn: Callable[P, R]) -> Callable[P, R]:
     """Decorate a public entry point: a :class:`PyAscError` leaves it without pyasc-mlir's
     internal stack (and without chained internal exceptions), so the user sees their own frames
     and the located message. ``PYASC_LOG_LEVEL`` >= 2 keeps the full stack."""
 
     @functools.wraps(fn)
-    def entry(*args: Any, **kwargs: Any) -> Any:
+    def entry(*args: P.args, **kwargs: P.kwargs) -> R:
         __tracebackhide__ = True  # noqa: F841  (pytest)
         try:
             return fn(*args, **kwargs)
@@ -167,7 +169,7 @@ def user_facing(fn: F) -> F:
                 raise
             raise exc.with_traceback(None) from None  # the user-facing error, no internals
 
-    return entry  # type: ignore[return-value]
+    return entry
 
 
 class PyAscDtypeError(PyAscUsageError, TypeError):

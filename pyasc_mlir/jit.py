@@ -6,7 +6,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -237,11 +237,12 @@ class JitFunction:
         if self.dynamic and key is not None:
             op = self._dynamic_op(key, args, arrays)
         else:
-            op = self._fast.get(key) if key is not None else None
-            if op is None:
-                op = self.compile(*args)
+            cached = self._fast.get(key) if key is not None else None
+            if cached is None:
+                cached = self.compile(*args)
                 if key is not None:
-                    self._fast[key] = op
+                    self._fast[key] = cached
+            op = cached
             if key is None:
                 arrays = _flat_arrays(args)
         result = op._call(arrays, self.backend)
@@ -294,6 +295,7 @@ class Op:
     inputs: list[TensorDesc] = []
     outputs: list[TensorDesc] = []
     platform = DEFAULT_PLATFORM
+    _compiled_op: ClassVar[CompiledOp]  # set per subclass on its first call
 
     def forward(self, *args: Any) -> Any:  # pragma: no cover - overridden
         raise NotImplementedError

@@ -111,12 +111,15 @@ def _elementwise_marker(record: opset.OpRecord) -> Callable[..., Any]:
     (the frontend recognises it by identity)."""
     name = record.function
     assert name is not None
+    marker: Callable[..., Any]
     if record.arity == 1:
-        def marker(x: Any) -> Any:
+        def unary(x: Any) -> Any:
             _outside(name)
+        marker = unary
     else:
-        def marker(a: Any, b: Any) -> Any:
+        def binary(a: Any, b: Any) -> Any:
             _outside(name)
+        marker = binary
     marker.__name__ = marker.__qualname__ = name
     marker.__doc__ = record.doc
     marker.__module__ = __name__

@@ -120,6 +120,15 @@ def top_function(module: ModuleOp, name: str) -> func.FuncOp:
                 if isinstance(op, func.FuncOp) and op.sym_name.data == name)
 
 
+def result_descs(top: func.FuncOp) -> list[TensorDesc]:
+    """The results of the operator's top-level function ``top``, as ``TensorDesc`` s."""
+    descs = []
+    for t in top.function_type.outputs.data:
+        assert isinstance(t, builtin.TensorType)  # an operator returns tensors
+        descs.append(TensorDesc(t.get_shape(), np_dtype_of(t.element_type)))
+    return descs
+
+
 def _no_shape_reads(module: ModuleOp, name: str, dynamic: dict[str, Any] | None
                     ) -> dict[str, Any] | None:
     """An operator that reads tensor shapes (``.shape``, ``len``, ``match_shape``) would bake
@@ -134,10 +143,11 @@ def _no_shape_reads(module: ModuleOp, name: str, dynamic: dict[str, Any] | None
     where = top_function(module, name).attributes.get(SHAPE_READ_ATTR)
     if where is None:
         return dynamic
+    assert isinstance(where, builtin.StringAttr)  # "file:line:col", set by the frontend
     if any(strict for _, _, strict in dynamic["dims"]):
         raise PyAscCompileError(
             "this operator reads a tensor's shape, which would fix the dims given as None to "
-            "their compile-time stand-in size", SourceLoc.parse(where.data),  # type: ignore
+            "their compile-time stand-in size", SourceLoc.parse(where.data),
             "give those dims static sizes, or use @pa.jit(dynamic=True), which compiles such "
             "an operator per shape")
     return None
@@ -248,11 +258,11 @@ def lower_empty(fn: Callable[..., Any], inputs: Sequence[object], name: str
         PyAscCompileError: the frontend rejects the operator, or a non-empty result is a
             ``max``/``min`` over a zero-size dimension (it has no value)."""
     module, _ = build_module(fn, list(inputs), name)
-    outs = [TensorDesc(t.get_shape(), np_dtype_of(t.element_type))  # type: ignore
-            for t in top_function(module, name).function_type.outputs.data]
+    outs = result_descs(top_function(module, name))
     for op in module.walk() if not all(0 in d.shape for d in outs) else ():
         if isinstance(op, asc.ReduceOp) and op.kind.data in ("max", "min"):
-            shape = op.input.type.get_shape()  # type: ignore[attr-defined]
+            assert isinstance(op.input.type, builtin.TensorType)  # ReduceOp's constraint
+            shape = op.input.type.get_shape()
             if any(shape[a] == 0 for a in op.axes.get_values()):
                 raise PyAscCompileError(
                     f"{op.kind.data}() over a zero-size dimension (shape {list(shape)}) has no "

@@ -170,7 +170,7 @@ def _register_jit(fn: JitFunction, qualname: str) -> TorchOp:
         descs = [_desc_of(a, f"argument {i} of {qualname}") if isinstance(a, torch.Tensor)
                  else a for i, a in enumerate(bound)]
         like = next(a for a in bound if isinstance(a, torch.Tensor))
-        return [like.new_empty(d.shape, dtype=_torch_dtype(d.dtype))
+        return [like.new_empty(d.static_shape, dtype=_torch_dtype(d.dtype))
                 for d in fn.compile(*descs).outputs]
 
     return _register(qualname, _function_schema(fn.fn), impl, fake)
@@ -187,7 +187,8 @@ def _register_compiled(op: CompiledOp, qualname: str) -> TorchOp:
                     f"argument {i} of {qualname} is {list(a.shape)} {a.dtype}, but the "
                     f"operator was compiled for {list(d.shape)} {d.dtype}", caller_loc(),
                     "compile it for this shape, or register the @jit function instead")
-        return [args[0].new_empty(d.shape, dtype=_torch_dtype(d.dtype)) for d in op.outputs]
+        return [args[0].new_empty(d.static_shape, dtype=_torch_dtype(d.dtype))
+                for d in op.outputs]
 
     return _register(qualname, _compiled_schema(op), impl, fake)
 
@@ -220,10 +221,12 @@ def custom_op(fn: JitFunction | CompiledOp | Callable[..., Any], name: str | Non
     """
     if isinstance(fn, CompiledOp):
         return _register_compiled(fn, f"{namespace}::{name or fn.name}")
-    if not isinstance(fn, JitFunction):
-        if not inspect.isfunction(fn):
-            raise PyAscUsageError(f"custom_op() takes a @jit function, a Python function or a "
-                                  f"CompiledOp, not {type(fn).__name__}", caller_loc(),
-                                  "decorate the operator with @pyasc_mlir.jit")
-        fn = jit(fn)
-    return _register_jit(fn, f"{namespace}::{name or fn.fn.__name__}")
+    if isinstance(fn, JitFunction):
+        jitted = fn
+    elif inspect.isfunction(fn):
+        jitted = jit(fn)
+    else:
+        raise PyAscUsageError(f"custom_op() takes a @jit function, a Python function or a "
+                              f"CompiledOp, not {type(fn).__name__}", caller_loc(),
+                              "decorate the operator with @pyasc_mlir.jit")
+    return _register_jit(jitted, f"{namespace}::{name or jitted.fn.__name__}")

@@ -29,6 +29,7 @@ def dtype_name(dtype: object) -> str:
         name = aliases.get(dtype, dtype)
     else:
         try:
+            # np.dtype accepts more than its stubs' overloads name; TypeError is caught below
             name = np.dtype(dtype).name  # type: ignore[call-overload]
         except TypeError:
             raise PyAscDtypeError(f"unsupported dtype {dtype!r}", caller_loc(),
@@ -72,6 +73,18 @@ class TensorDesc:
     def __init__(self, shape: Sequence[int | None], dtype: object = "float16"):
         object.__setattr__(self, "shape", tuple(None if d is None else int(d) for d in shape))
         object.__setattr__(self, "dtype", dtype_name(dtype))
+
+    @property
+    def static_shape(self) -> tuple[int, ...]:
+        """``shape`` of a tensor without dynamic dims.
+
+        Raises:
+            ValueError: a dim is dynamic (``None``)."""
+        dims = tuple(d for d in self.shape if d is not None)
+        if len(dims) != len(self.shape):
+            raise ValueError(f"shape {list(self.shape)} has dynamic (None) dims; a static "
+                             "shape is needed here")
+        return dims
 
     @property
     def np_dtype(self) -> np.dtype:

@@ -34,12 +34,11 @@ from xdsl.dialects.builtin import ModuleOp
 
 from pyasc_mlir.frontend.code_generator import SHAPE_READ_ATTR, CodeGenerator
 from pyasc_mlir.frontend.values import SymbolicTensor
-from pyasc_mlir.types import TensorDesc
 
 __all__ = ["SHAPE_READ_ATTR", "SymbolicTensor", "build_module"]
 
 
-def build_module(fn: Callable[..., Any], args: Sequence[TensorDesc | int | float | bool | str],
+def build_module(fn: Callable[..., Any], args: Sequence[object],
                  name: str | None = None) -> tuple[ModuleOp, list[str]]:
     """Compile the Python operator ``fn`` to a ``builtin.module`` of tensor-level ``asc`` IR.
 

@@ -16,7 +16,7 @@ import builtins
 import importlib
 import inspect
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from xdsl.dialects import func
@@ -51,6 +51,9 @@ __all__ = ["SHAPE_READ_ATTR", "CodeGenerator"]
 
 SHAPE_READ_ATTR = "asc.shape_read"
 """On the top-level ``func.func``: where the operator first reads a tensor shape."""
+
+_CONVERSIONS: dict[int, Callable[[object], str]] = {115: str, 114: repr, 97: ascii}
+"""An f-string field's ``!s``, ``!r``, ``!a`` (``ast.FormattedValue.conversion``, a code point)."""
 
 
 class CodeGenerator(Component):
@@ -464,7 +467,7 @@ class CodeGenerator(Component):
 
     def expr_FormattedValue(self, node: ast.FormattedValue) -> Any:
         value = self.eval(node.value)
-        conv = {115: str, 114: repr, 97: ascii}.get(node.conversion)
+        conv = _CONVERSIONS.get(node.conversion)
         if conv is not None:
             value = conv(value)
         spec = "" if node.format_spec is None else self.eval(node.format_spec)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from pyasc_mlir import ops
 from pyasc_mlir.dialects import asc
@@ -31,6 +31,12 @@ from pyasc_mlir.frontend.values import (
 )
 
 __all__ = ["LayoutSemantic"]
+
+
+def _element_type(v: SSAValue) -> Attribute:
+    """The element type of a tensor value (the frontend's values are tensors)."""
+    assert isinstance(v.type, TensorType), v.type
+    return v.type.element_type
 
 
 class LayoutSemantic(Semantic):
@@ -147,7 +153,7 @@ class LayoutSemantic(Semantic):
         if len(ts) == 1:
             return first
         values = [self.layout_value(t, node) for t in ts]
-        if len({v.type.element_type for v in values}) > 1:  # type: ignore[attr-defined]
+        if len({_element_type(v) for v in values}) > 1:
             values = [self.convert(v, "float32", node) for v in values]
         r = self.emit(asc.ConcatOp(values, k), node).results[0]
         return self.layout_result(r, "bool" if masks[0] else self.promote(ts), node)
@@ -237,7 +243,7 @@ class LayoutSemantic(Semantic):
         ta, tb, shape = self.matmul_shape(a, b, transpose_a, transpose_b, node)
         va, ta = self.fold_transpose(a.value, ta)
         vb, tb = self.fold_transpose(b.value, tb)
-        if va.type.element_type != vb.type.element_type:  # type: ignore[attr-defined]
+        if _element_type(va) != _element_type(vb):
             # The Cube reads one dtype. Both operands f16 for the user (one computed in f32):
             # round it to f16, as an f16 model on the NPU does (accumulation stays f32), so
             # the f16 one is read in place. Otherwise f32 (an f32 input is never rounded).

@@ -45,7 +45,7 @@ def argument_types(fn: types.FunctionType, args: Sequence[Any], def_loc: SourceL
                         f"argument {i} of {fn.__name__}() has shape {list(x.shape)}: only "
                         "static, positive dimensions are supported (or 0 for an empty "
                         "tensor)", def_loc, "give every dimension as an int")
-                arg_types.append(TensorType(ir_type(x.dtype), x.shape))
+                arg_types.append(TensorType(ir_type(x.dtype), x.static_shape))
             elif isinstance(x, np.ndarray):
                 raise PyAscCompileError(
                     f"argument {i} of {fn.__name__}() is a NumPy array", def_loc,
@@ -69,7 +69,7 @@ def bind_operator(fn: types.FunctionType, bound_self: list[Any], args: Sequence[
 
     def symbolic(x: Any) -> Any:
         if isinstance(x, TensorDesc):
-            return SymbolicTensor(next(arg_iter), x.dtype, x.shape)
+            return SymbolicTensor(next(arg_iter), x.dtype, x.static_shape)
         return x
 
     for a in args:

@@ -49,7 +49,7 @@ def _import_examples() -> ModuleType:
         return sys.modules["examples"]
     init = REPO_ROOT / "examples" / "__init__.py"
     if not init.exists():
-        import examples  # type: ignore[import-not-found]
+        import examples
 
         return examples
     spec = importlib.util.spec_from_file_location(
@@ -395,7 +395,7 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
               f"{', '.join(DTYPES)}", file=sys.stderr)
         return 2
     ex = _import_examples()
-    from examples import minilm_data as md  # type: ignore[import-not-found]
+    from examples import minilm_data as md
 
     try:
         rows, about = build_rows(ex, md)
@@ -441,7 +441,7 @@ def _model_demo(dtypes: Sequence[str]) -> bool:
     """The whole all-MiniLM-L6-v2 encoder in pyasc kernels (``examples/minilm``): prints the
     embeddings' cosine similarity to the reference and the per-kernel table; ``False`` when a
     sentence falls below the threshold of its dtype."""
-    from examples.minilm.demo import THRESHOLDS, report_with_status  # type: ignore
+    from examples.minilm.demo import THRESHOLDS, report_with_status
 
     text, ok = report_with_status(dtypes=tuple(dtypes))
     print("\n" + text)

@@ -182,8 +182,9 @@ class PyAscOptMain(xDSLOptMain):
             self.register_pass(name, loader)
         self.pipelines = {name: list(members) for name, members in PIPELINES.items()}
         for name, members in self.pipelines.items():
-            self.register_pass(name, lambda n=name, m=members: pipeline_pass(
-                n, m, self.available_passes))
+            def load_pipeline(n: str = name, m: list[str] = members) -> type[ModulePass]:
+                return pipeline_pass(n, m, self.available_passes)
+            self.register_pass(name, load_pipeline)
 
     def register_all_targets(self) -> None:
         self.available_targets["mlir"] = _mlir_target

@@ -305,12 +305,11 @@ class CpuKernel:
         self._last_error = self._lib.pyasc_last_error
         self._last_error.restype = ctypes.c_char_p
         self._last_error.argtypes = []
-        try:  # libraries built before memory checks existed lack it
-            self._last_error_kind = self._lib.pyasc_last_error_kind
+        # libraries built before memory checks existed lack it
+        self._last_error_kind = getattr(self._lib, "pyasc_last_error_kind", None)
+        if self._last_error_kind is not None:
             self._last_error_kind.restype = ctypes.c_int
             self._last_error_kind.argtypes = []
-        except AttributeError:
-            self._last_error_kind = None
         # libraries built before the MIX model existed lack it
         self._task_ratio: Any = getattr(self._lib, "pyasc_task_ratio", None)
         if self._task_ratio is not None:
@@ -392,7 +391,8 @@ def _address(arr: np.ndarray) -> int:
     """The data address of a C-contiguous array (through the buffer protocol, which is several
     times cheaper than ``arr.ctypes.data``; read-only or empty arrays take the slow way)."""
     try:
-        return ctypes.addressof(ctypes.c_char.from_buffer(arr))
+        # numpy's stubs declare ndarray.__buffer__ for Python >= 3.12 only, hence the ignore
+        return ctypes.addressof(ctypes.c_char.from_buffer(arr))  # type: ignore[arg-type]
     except (TypeError, ValueError, BufferError):
         return arr.ctypes.data
 

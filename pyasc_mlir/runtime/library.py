@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 from pyasc_mlir.cache import atomic_write, cache_dir, warn_cache
 from pyasc_mlir.platform import get_platform
@@ -31,7 +32,7 @@ def library_problem(lib: Path) -> str | None:
         return str(exc)
     if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
         return "not an ELF shared library"
-    order = "little" if head[5] == 1 else "big"
+    order: Literal["little", "big"] = "little" if head[5] == 1 else "big"
     if head[4] == 2:  # 64-bit
         shoff, shentsize, shnum = (int.from_bytes(head[a:b], order)
                                    for a, b in ((0x28, 0x30), (0x3A, 0x3C), (0x3C, 0x3E)))
