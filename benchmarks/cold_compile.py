@@ -32,6 +32,7 @@ def _timed(fn, timings, bucket):  # noqa: ANN001, ANN202
             return fn(*a, **k)
         finally:
             timings[bucket] += (time.perf_counter() - t0) * 1e3
+
     return wrapper
 
 
@@ -87,10 +88,19 @@ def main() -> None:
     wall_ms = (time.perf_counter() - t0) * 1e3
     info = op.info
     from pyasc_mlir import cache
-    out = {"workload": key, "cache": use_cache, "import_ms": import_ms,
-           "fingerprint": cache.compiler_fingerprint()[:16], "key": info.get("key"),
-           "workload_setup_ms": workload_import_ms, "compile_wall_ms": wall_ms,
-           "cache_hit": bool(info.get("cache_hit")), **timings, **counts}
+
+    out = {
+        "workload": key,
+        "cache": use_cache,
+        "import_ms": import_ms,
+        "fingerprint": cache.compiler_fingerprint()[:16],
+        "key": info.get("key"),
+        "workload_setup_ms": workload_import_ms,
+        "compile_wall_ms": wall_ms,
+        "cache_hit": bool(info.get("cache_hit")),
+        **timings,
+        **counts,
+    }
     if not info.get("cache_hit"):
         out.update(lower_ms=info["lower_ms"], gxx_ms=info["gxx_ms"], stage_ms=info["stage_ms"])
     else:

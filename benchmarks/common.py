@@ -12,13 +12,23 @@ from benchmarks.workloads import Workload
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 
 PLATFORM = DEFAULT_PLATFORM
-SEED_CLAIM = {"unfused_us": 380.0, "fused_us": 210.0,
-              "text": "residual+LayerNorm on an accelerator: 380 us unfused -> 210 us fused"}
+SEED_CLAIM = {
+    "unfused_us": 380.0,
+    "fused_us": 210.0,
+    "text": "residual+LayerNorm on an accelerator: 380 us unfused -> 210 us fused",
+}
 DYNAMIC_WORKLOADS = ("residual_layernorm", "softmax", "sine")
 """Workloads timed with ``@jit(dynamic=True)`` (section 7)."""
 CONFIGS = [("fused", True), ("fused", False), ("unfused", True), ("unfused", False)]
-STAGES = ["frontend", "asc-decompose", "asc-fuse", "asc-tile", "asc-double-buffer",
-          "asc-buffer-alloc", "convert-asc-to-ascendc"]
+STAGES = [
+    "frontend",
+    "asc-decompose",
+    "asc-fuse",
+    "asc-tile",
+    "asc-double-buffer",
+    "asc-buffer-alloc",
+    "convert-asc-to-ascendc",
+]
 
 
 def cfg_name(fusion: str, db: bool) -> str:
@@ -40,17 +50,17 @@ class Settings:
         # --quick skips the single-buffered CPU builds (identical arithmetic; only the tile size
         # differs) and runs the unfused CPU build and interpreter only for residual+LayerNorm,
         # to stay under two minutes; everything is modeled in both modes.
-        self.cpu_configs = ([c for c in CONFIGS if c[1]] if quick else CONFIGS)
+        self.cpu_configs = [c for c in CONFIGS if c[1]] if quick else CONFIGS
         self.unfused_only = {"residual_layernorm"} if quick else None
 
     def runs_unfused(self, key: str) -> bool:
         return self.unfused_only is None or key in self.unfused_only
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if k not in ("cpu_configs", "unfused_only")
-                } | {"cpu_configs": [cfg_name(*c) for c in self.cpu_configs],
-                     "unfused_cpu_and_interp_for": sorted(self.unfused_only)
-                     if self.unfused_only else "all"}
+        return {k: v for k, v in vars(self).items() if k not in ("cpu_configs", "unfused_only")} | {
+            "cpu_configs": [cfg_name(*c) for c in self.cpu_configs],
+            "unfused_cpu_and_interp_for": sorted(self.unfused_only) if self.unfused_only else "all",
+        }
 
 
 def log(msg: str) -> None:
@@ -65,7 +75,7 @@ def short_reason(text: str) -> str:
     """The compiler's message without the source excerpt: 'error: ...; hint: ...'."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     err = next((ln for ln in lines if "error:" in ln), lines[0] if lines else text)
-    err = err[err.index("error:"):] if "error:" in err else err
+    err = err[err.index("error:") :] if "error:" in err else err
     hint = next((ln for ln in lines if ln.startswith("hint:")), "")
     return f"{err}; {hint}" if hint else err
 

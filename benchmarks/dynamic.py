@@ -32,13 +32,13 @@ def _raw(op: Any, arrays: tuple[np.ndarray, ...], fresh: bool = False) -> Any:
     from pyasc_mlir.runtime.cpu import CpuKernel
 
     kernel = CpuKernel(Path(op.info["library"]))
-    ins = [np.ascontiguousarray(arrays[i])
-           for i in op.info.get("kernel_args", range(len(arrays)))]
+    ins = [np.ascontiguousarray(arrays[i]) for i in op.info.get("kernel_args", range(len(arrays)))]
     launch = op._launch_for(tuple(a.shape for a in arrays))
     specs = [(s, d.np_dtype) for s, d in zip(launch.out_shapes, op.outputs, strict=True)]
     if fresh:
-        return lambda: kernel.run(launch.block_dim, [*ins, *(np.empty(s, d) for s, d in specs)],
-                                  launch.tiling_bytes)
+        return lambda: kernel.run(
+            launch.block_dim, [*ins, *(np.empty(s, d) for s, d in specs)], launch.tiling_bytes
+        )
     gm = [*ins, *(np.zeros(s, d) for s, d in specs)]
     return lambda: kernel.run(launch.block_dim, gm, launch.tiling_bytes)
 
@@ -76,20 +76,27 @@ def bench_dynamic(w: Any, s: Any, call_args: Any) -> dict[str, Any]:
             raw.append(harness.timeit(_raw(op, inputs[r]), 1, 5)["median_s"])
             raw_fresh.append(harness.timeit(_raw(op, inputs[r], fresh=True), 1, 5)["median_s"])
             shapes = tuple(a.shape for a in inputs[r])
-            tiling.append(harness.timeit(lambda sh=shapes: op._dyn.compute(sh), 2, 20)
-                          ["median_s"])
+            tiling.append(harness.timeit(lambda sh=shapes: op._dyn.compute(sh), 2, 20)["median_s"])
     finally:
         pipeline.lower = lower
     over = [(a - b) * 1e6 for a, b in zip(new_call, raw, strict=True)]
     over_fresh = [(a - b) * 1e6 for a, b in zip(new_call, raw_fresh, strict=True)]
     cached_args = call_args(w, (rows[0], hidden), inputs[rows[0]])
-    t = harness.interleaved({"jit_call": lambda: fn(*cached_args),
-                             "raw_run": _raw(op, inputs[rows[0]]),
-                             "raw_fresh": _raw(op, inputs[rows[0]], fresh=True)},
-                            warmup=max(3, s.warmup), rounds=s.call_rounds)
+    t = harness.interleaved(
+        {
+            "jit_call": lambda: fn(*cached_args),
+            "raw_run": _raw(op, inputs[rows[0]]),
+            "raw_fresh": _raw(op, inputs[rows[0]], fresh=True),
+        },
+        warmup=max(3, s.warmup),
+        rounds=s.call_rounds,
+    )
     return {
-        "hidden": hidden, "rows": [rows[0], rows[-1]], "new_shapes": count,
-        "first_call_compile_ms": compile_ms, "kernels_compiled": len(ops),
+        "hidden": hidden,
+        "rows": [rows[0], rows[-1]],
+        "new_shapes": count,
+        "first_call_compile_ms": compile_ms,
+        "kernels_compiled": len(ops),
         "lowerings_on_new_shapes": lowered["n"],
         "tiling_computations": op.tiling_computations,
         "inputs": [list(d.shape) for d in op.inputs],
@@ -104,8 +111,7 @@ def bench_dynamic(w: Any, s: Any, call_args: Any) -> dict[str, Any]:
         "cached_raw_run_us": t["raw_run"]["median_s"] * 1e6,
         "cached_overhead_us": (t["jit_call"]["median_s"] - t["raw_run"]["median_s"]) * 1e6,
         "cached_overhead_min_us": (t["jit_call"]["min_s"] - t["raw_run"]["min_s"]) * 1e6,
-        "cached_overhead_fresh_us": (t["jit_call"]["median_s"] - t["raw_fresh"]["median_s"])
-        * 1e6,
+        "cached_overhead_fresh_us": (t["jit_call"]["median_s"] - t["raw_fresh"]["median_s"]) * 1e6,
     }
 
 
@@ -117,18 +123,26 @@ def targets(r: dict[str, Any], add: Any) -> None:
         title = r["workloads"][k]["title"]
         clean = d["lowerings_on_new_shapes"] == 0 and d["kernels_compiled"] == 1
         fresh = d.get("new_shape_overhead_fresh_us", d["new_shape_overhead_us"])
-        add(f"new shape with @jit(dynamic=True), {title} [rows, {d['hidden']}] (median of "
-            f"{d['new_shapes']} new row counts)", "<= 200 us",
+        add(
+            f"new shape with @jit(dynamic=True), {title} [rows, {d['hidden']}] (median of "
+            f"{d['new_shapes']} new row counts)",
+            "<= 200 us",
             f"{fresh:.1f} us above the kernel's run into fresh outputs (call "
             f"{d['new_shape_call_us']:.1f} us - raw {d.get('new_shape_raw_fresh_us', 0):.1f} "
             f"us; host tiling {d['tiling_compute_us']:.1f} us; vs prepared buffers "
             f"{d['new_shape_overhead_us']:.1f} us); {d['lowerings_on_new_shapes']} lowerings, "
-            "1 kernel", clean and fresh <= 200)
+            "1 kernel",
+            clean and fresh <= 200,
+        )
         cached = d.get("cached_overhead_fresh_us", d["cached_overhead_us"])
-        add(f"cached call overhead, @jit(dynamic=True) {title} [{d['rows'][0]}, {d['hidden']}]",
-            "<= 20 us", f"{cached:.1f} us above the kernel's run into fresh outputs (vs "
+        add(
+            f"cached call overhead, @jit(dynamic=True) {title} [{d['rows'][0]}, {d['hidden']}]",
+            "<= 20 us",
+            f"{cached:.1f} us above the kernel's run into fresh outputs (vs "
             f"prepared buffers {d['cached_overhead_us']:.1f} us, min-based "
-            f"{d['cached_overhead_min_us']:.1f} us)", cached <= 20)
+            f"{d['cached_overhead_min_us']:.1f} us)",
+            cached <= 20,
+        )
 
 
 def report(r: dict[str, Any]) -> list[str]:
@@ -136,28 +150,53 @@ def report(r: dict[str, Any]) -> list[str]:
     ds = r.get("dynamic_shapes")
     if not ds:
         return []
-    lines = ["## 7. Shape changes without recompiling (µs, measured)", "",
-             "`@pa.jit(dynamic=True)` at `[rows, H]`: one kernel compiled on the first call; "
-             "then each call with a row count not seen before (*new shape*) is timed and the "
-             "raw kernel run of that shape subtracted (*overhead*); *host tiling* = the Python "
-             "tiling computation alone. *Cached* = repeated calls at one shape, minus the raw "
-             "run, timed in alternation. *lowerings* counts frontend+pass runs during the new "
-             "shapes (0 = tiling only, no g++).", ""]
-    head = ["workload", "H", "new rows", "new-shape call", "raw run", "**new-shape overhead**",
-            "host tiling", "cached jit call", "cached raw run", "**cached overhead**",
-            "lowerings", "compiled inputs"]
+    lines = [
+        "## 7. Shape changes without recompiling (µs, measured)",
+        "",
+        "`@pa.jit(dynamic=True)` at `[rows, H]`: one kernel compiled on the first call; "
+        "then each call with a row count not seen before (*new shape*) is timed and the "
+        "raw kernel run of that shape subtracted (*overhead*); *host tiling* = the Python "
+        "tiling computation alone. *Cached* = repeated calls at one shape, minus the raw "
+        "run, timed in alternation. *lowerings* counts frontend+pass runs during the new "
+        "shapes (0 = tiling only, no g++).",
+        "",
+    ]
+    head = [
+        "workload",
+        "H",
+        "new rows",
+        "new-shape call",
+        "raw run",
+        "**new-shape overhead**",
+        "host tiling",
+        "cached jit call",
+        "cached raw run",
+        "**cached overhead**",
+        "lowerings",
+        "compiled inputs",
+    ]
     rows = []
     for k, d in ds.items():
         title = r["workloads"][k]["title"]
         if "error" in d:
             rows.append([title, "", "", d["error"], *[""] * 8])
             continue
-        rows.append([title, d["hidden"], f"{d['new_shapes']} ({d['rows'][0]}..{d['rows'][1]})",
-                     f"{d['new_shape_call_us']:.1f}", f"{d['new_shape_raw_run_us']:.1f}",
-                     f"**{d['new_shape_overhead_us']:.1f}**", f"{d['tiling_compute_us']:.1f}",
-                     f"{d['cached_jit_call_us']:.1f}", f"{d['cached_raw_run_us']:.1f}",
-                     f"**{d['cached_overhead_us']:.1f}**", d["lowerings_on_new_shapes"],
-                     f"`{d['inputs']}`"])
+        rows.append(
+            [
+                title,
+                d["hidden"],
+                f"{d['new_shapes']} ({d['rows'][0]}..{d['rows'][1]})",
+                f"{d['new_shape_call_us']:.1f}",
+                f"{d['new_shape_raw_run_us']:.1f}",
+                f"**{d['new_shape_overhead_us']:.1f}**",
+                f"{d['tiling_compute_us']:.1f}",
+                f"{d['cached_jit_call_us']:.1f}",
+                f"{d['cached_raw_run_us']:.1f}",
+                f"**{d['cached_overhead_us']:.1f}**",
+                d["lowerings_on_new_shapes"],
+                f"`{d['inputs']}`",
+            ]
+        )
     lines += ["| " + " | ".join(map(str, head)) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
     return [*lines, ""]

@@ -33,13 +33,18 @@ def timeit(fn: Callable[[], Any], warmup: int, repeats: int) -> dict[str, float]
 
 def stats(ts: list[float]) -> dict[str, float]:
     a = np.asarray(ts, dtype=np.float64)
-    return {"median_s": float(np.median(a)), "min_s": float(a.min()),
-            "q1_s": float(np.percentile(a, 25)), "q3_s": float(np.percentile(a, 75)),
-            "n": len(ts)}
+    return {
+        "median_s": float(np.median(a)),
+        "min_s": float(a.min()),
+        "q1_s": float(np.percentile(a, 25)),
+        "q3_s": float(np.percentile(a, 75)),
+        "n": len(ts),
+    }
 
 
-def interleaved(fns: dict[str, Callable[[], Any]], warmup: int, rounds: int
-                ) -> dict[str, dict[str, float]]:
+def interleaved(
+    fns: dict[str, Callable[[], Any]], warmup: int, rounds: int
+) -> dict[str, dict[str, float]]:
     """Time several callables in alternation (a, b, a, b, ...) so drift hits all alike."""
     for _ in range(warmup):
         for f in fns.values():
@@ -67,34 +72,52 @@ def machine() -> dict[str, Any]:
     gxx_ver = ""
     if gxx:
         try:
-            gxx_ver = subprocess.run([gxx, "--version"], capture_output=True, text=True,
-                                     check=True).stdout.splitlines()[0]
+            gxx_ver = subprocess.run(
+                [gxx, "--version"], capture_output=True, text=True, check=True
+            ).stdout.splitlines()[0]
         except (OSError, subprocess.CalledProcessError):
             gxx_ver = "unknown"
     mem = ""
     try:
-        kb = int(next(x for x in Path("/proc/meminfo").read_text().splitlines()
-                      if x.startswith("MemTotal")).split()[1])
+        kb = int(
+            next(
+                x
+                for x in Path("/proc/meminfo").read_text().splitlines()
+                if x.startswith("MemTotal")
+            ).split()[1]
+        )
         mem = f"{kb / 1024 / 1024:.0f} GiB"
     except (OSError, StopIteration, ValueError):
         pass
     import xdsl
 
     import pyasc_mlir
+
     info = {
         "date_utc": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": cpu, "cpus_available": len(os.sched_getaffinity(0)), "memory": mem,
+        "cpu": cpu,
+        "cpus_available": len(os.sched_getaffinity(0)),
+        "memory": mem,
         "os": f"{_platform.system()} {_platform.release()}",
-        "python": _platform.python_version(), "numpy": np.__version__,
-        "xdsl": getattr(xdsl, "__version__", "?"), "pyasc_mlir": pyasc_mlir.__version__,
+        "python": _platform.python_version(),
+        "numpy": np.__version__,
+        "xdsl": getattr(xdsl, "__version__", "?"),
+        "pyasc_mlir": pyasc_mlir.__version__,
         "gxx": gxx_ver,
     }
     try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, cwd=Path(__file__).parent).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True,
-                               cwd=Path(__file__).parent).stdout.strip()
+        rev = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+        ).stdout.strip()
         info["git"] = rev + (" (+ uncommitted changes)" if dirty else "")
     except OSError:
         pass
@@ -108,13 +131,17 @@ def unfused_sources(module: Any) -> dict[str, str]:
     form of docs/CPU_RUNTIME.md)."""
     from pyasc_mlir.emitter import emit_kernel_source, kernels
 
-    lines = ["// pyasc-mlir benchmarks: per-kernel CPU entries (unfused baseline).",
-             '#include "kernel_operator.h"']
+    lines = [
+        "// pyasc-mlir benchmarks: per-kernel CPU entries (unfused baseline).",
+        '#include "kernel_operator.h"',
+    ]
     for k in kernels(module):
         n = len(k.body.block.args) + 2
         name = k.sym_name.data
-        lines += [f'extern "C" __global__ __aicore__ void {name}('
-                  + ", ".join(["GM_ADDR"] * n) + ");", f"PYASC_CPU_ENTRY_NAMED({name})"]
+        lines += [
+            f'extern "C" __global__ __aicore__ void {name}(' + ", ".join(["GM_ADDR"] * n) + ");",
+            f"PYASC_CPU_ENTRY_NAMED({name})",
+        ]
     lines += ["PYASC_CPU_LAST_ERROR()", ""]
     return {"kernel.cpp": emit_kernel_source(module), "cpu_entry.cpp": "\n".join(lines)}
 
@@ -145,8 +172,11 @@ class UnfusedCpu:
         self.gxx_s = time.perf_counter() - t0
         ks = {k.sym_name.data: k for k in kernels(module)}
         self.n_kernels = len(ks)
-        top = next(op for op in module.body.block.ops
-                   if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+        top = next(
+            op
+            for op in module.body.block.ops
+            if isinstance(op, func.FuncOp) and op.sym_name.data == name
+        )
         self._args = list(top.body.block.args)
         self._plan: list[tuple[Any, ...]] = []
         self._ret: list[Any] = []
@@ -158,18 +188,29 @@ class UnfusedCpu:
                     loaded[kname] = CpuKernel(self.library, entry=f"pyasc_run_block_{kname}")
                 fields = tiling_fields(ks[kname])
                 tiling = np.array(list(fields.values()), dtype=np.int64).tobytes()
-                outs = [(tuple(r.type.get_shape()), np_dtype_of(r.type.element_type))
-                        for r in op.outputs]
-                self._plan.append((loaded[kname], fields["block_dim"], tiling,
-                                   list(op.inputs), list(op.outputs), outs))
+                outs = [
+                    (tuple(r.type.get_shape()), np_dtype_of(r.type.element_type))
+                    for r in op.outputs
+                ]
+                self._plan.append(
+                    (
+                        loaded[kname],
+                        fields["block_dim"],
+                        tiling,
+                        list(op.inputs),
+                        list(op.outputs),
+                        outs,
+                    )
+                )
             elif isinstance(op, func.ReturnOp):
                 self._ret = list(op.operands)
             else:
                 raise NotImplementedError(f"host op {op.name} in the unfused module")
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
-        env: dict[Any, np.ndarray] = {a: np.ascontiguousarray(x)
-                                      for a, x in zip(self._args, arrays, strict=True)}
+        env: dict[Any, np.ndarray] = {
+            a: np.ascontiguousarray(x) for a, x in zip(self._args, arrays, strict=True)
+        }
         for kernel, block_dim, tiling, ins, res, outs in self._plan:
             out_arrays = [np.zeros(s, d) for s, d in outs]
             kernel.run(block_dim, [env[v] for v in ins] + out_arrays, tiling)

@@ -82,8 +82,10 @@ class ScopeAttr(ParametrizedAttribute):
 
     def verify(self) -> None:
         if self.scope.data not in SCOPES:
-            raise VerifyException(f"#asc.scope: unknown scope {self.scope.data!r}; expected "
-                                  f"one of {', '.join(SCOPES)}")
+            raise VerifyException(
+                f"#asc.scope: unknown scope {self.scope.data!r}; expected "
+                f"one of {', '.join(SCOPES)}"
+            )
 
 
 def scope_of(t: Attribute) -> str | None:
@@ -135,15 +137,15 @@ def check_kind(op: IRDLOperation, value: str, allowed: Sequence[str], what: str)
     """Raise ``VerifyException`` (``"<op>: unknown <what> '<value>'; expected one of ..."``)
     unless ``value`` is in ``allowed``."""
     if value not in allowed:
-        raise VerifyException(f"{op.name}: unknown {what} {value!r}; expected one of "
-                              f"{', '.join(allowed)}")
+        raise VerifyException(
+            f"{op.name}: unknown {what} {value!r}; expected one of {', '.join(allowed)}"
+        )
 
 
 def float_tensor(op: IRDLOperation, t: Attribute, what: str) -> TensorType:
     """``t`` as a ``TensorType`` of f16 or f32; raises ``VerifyException`` naming ``op`` and
     ``what`` (``"operand"``, ``"lhs"``, ...) otherwise."""
-    if not isinstance(t, TensorType) or not isinstance(t.element_type,
-                                                       Float16Type | Float32Type):
+    if not isinstance(t, TensorType) or not isinstance(t.element_type, Float16Type | Float32Type):
         raise VerifyException(f"{op.name}: {what} must be a tensor of f16 or f32, got {t}")
     return t
 
@@ -153,8 +155,9 @@ def ub_buffer(op: IRDLOperation, value: SSAValue, what: str) -> MemRefType:
     raises ``VerifyException`` naming ``op`` and ``what`` otherwise."""
     t = value.type
     if scope_of(t) != "ub" or not isinstance(t, MemRefType) or len(t.get_shape()) != 1:
-        raise VerifyException(f"{op.name}: {what} must be a flat UB buffer "
-                              f"memref<N x T, #asc.scope<ub>>, got {t}")
+        raise VerifyException(
+            f"{op.name}: {what} must be a flat UB buffer memref<N x T, #asc.scope<ub>>, got {t}"
+        )
     return t
 
 
@@ -165,5 +168,3 @@ def gm_buffer(op: IRDLOperation, value: SSAValue, what: str) -> MemRefType:
     if scope_of(t) != "gm" or not isinstance(t, MemRefType):
         raise VerifyException(f"{op.name}: {what} must be a GM buffer, got {t}")
     return t
-
-

@@ -32,14 +32,14 @@ from xdsl.utils.exceptions import VerifyException
 
 def _check_perm(op: IRDLOperation, perm: Sequence[int], rank: int) -> None:
     if sorted(perm) != list(range(rank)):
-        raise VerifyException(f"{op.name}: perm {list(perm)} is not a permutation of "
-                              f"0..{rank - 1}")
+        raise VerifyException(f"{op.name}: perm {list(perm)} is not a permutation of 0..{rank - 1}")
 
 
 def _same_element_type(op: IRDLOperation, a: TensorType, r: TensorType) -> None:
     if a.element_type != r.element_type:
-        raise VerifyException(f"{op.name}: dtype must not change ({a.element_type} -> "
-                              f"{r.element_type})")
+        raise VerifyException(
+            f"{op.name}: dtype must not change ({a.element_type} -> {r.element_type})"
+        )
 
 
 @irdl_op_definition
@@ -61,8 +61,11 @@ class TransposeOp(IRDLOperation):
         t = value.type
         assert isinstance(t, TensorType)
         shape = [t.get_shape()[p] for p in perm]
-        super().__init__(operands=[value], result_types=[TensorType(t.element_type, shape)],
-                         properties={"perm": DenseArrayBase.from_list(i64, list(perm))})
+        super().__init__(
+            operands=[value],
+            result_types=[TensorType(t.element_type, shape)],
+            properties={"perm": DenseArrayBase.from_list(i64, list(perm))},
+        )
 
     @property
     def permutation(self) -> tuple[int, ...]:
@@ -76,8 +79,10 @@ class TransposeOp(IRDLOperation):
         _check_perm(self, perm, a.get_num_dims())
         expect = [a.get_shape()[p] for p in perm]
         if list(r.get_shape()) != expect:
-            raise VerifyException(f"{self.name}: result shape must be {expect} for perm "
-                                  f"{list(perm)}, got {list(r.get_shape())}")
+            raise VerifyException(
+                f"{self.name}: result shape must be {expect} for perm "
+                f"{list(perm)}, got {list(r.get_shape())}"
+            )
 
 
 def concat_shape(shapes: Sequence[Sequence[int]], axis: int) -> tuple[int, ...] | None:
@@ -90,11 +95,11 @@ def concat_shape(shapes: Sequence[Sequence[int]], axis: int) -> tuple[int, ...] 
     if not 0 <= axis < len(first):
         return None
     for s in shapes[1:]:
-        if len(s) != len(first) or any(x != y for i, (x, y) in enumerate(zip(s, first,
-                                                                              strict=True))
-                                       if i != axis):
+        if len(s) != len(first) or any(
+            x != y for i, (x, y) in enumerate(zip(s, first, strict=True)) if i != axis
+        ):
             return None
-    return (*first[:axis], sum(s[axis] for s in shapes), *first[axis + 1:])
+    return (*first[:axis], sum(s[axis] for s in shapes), *first[axis + 1 :])
 
 
 @irdl_op_definition
@@ -118,9 +123,11 @@ class ConcatOp(IRDLOperation):
         assert types
         shape = concat_shape([t.get_shape() for t in types], axis)
         assert shape is not None, "check shapes with concat_shape first"
-        super().__init__(operands=[list(values)],
-                         result_types=[TensorType(types[0].element_type, shape)],
-                         properties={"axis": IntegerAttr(axis, i64)})
+        super().__init__(
+            operands=[list(values)],
+            result_types=[TensorType(types[0].element_type, shape)],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
 
     @property
     def dim(self) -> int:
@@ -139,11 +146,13 @@ class ConcatOp(IRDLOperation):
             shapes.append(list(t.get_shape()))
         shape = concat_shape(shapes, self.dim)
         if shape is None:
-            raise VerifyException(f"{self.name}: shapes {shapes} do not concatenate along "
-                                  f"axis {self.dim}")
+            raise VerifyException(
+                f"{self.name}: shapes {shapes} do not concatenate along axis {self.dim}"
+            )
         if tuple(r.get_shape()) != shape:
-            raise VerifyException(f"{self.name}: result shape must be {list(shape)}, got "
-                                  f"{list(r.get_shape())}")
+            raise VerifyException(
+                f"{self.name}: result shape must be {list(shape)}, got {list(r.get_shape())}"
+            )
 
 
 @irdl_op_definition
@@ -165,9 +174,14 @@ class SliceOp(IRDLOperation):
     def __init__(self, value: SSAValue, offsets: Sequence[int], sizes: Sequence[int]):
         t = value.type
         assert isinstance(t, TensorType)
-        super().__init__(operands=[value], result_types=[TensorType(t.element_type, sizes)],
-                         properties={"offsets": DenseArrayBase.from_list(i64, list(offsets)),
-                                     "sizes": DenseArrayBase.from_list(i64, list(sizes))})
+        super().__init__(
+            operands=[value],
+            result_types=[TensorType(t.element_type, sizes)],
+            properties={
+                "offsets": DenseArrayBase.from_list(i64, list(offsets)),
+                "sizes": DenseArrayBase.from_list(i64, list(sizes)),
+            },
+        )
 
     @property
     def starts(self) -> tuple[int, ...]:
@@ -183,12 +197,13 @@ class SliceOp(IRDLOperation):
         _same_element_type(self, a, r)
         shape, offs, sizes = list(a.get_shape()), self.starts, self.extents
         if len(offs) != len(shape) or len(sizes) != len(shape):
-            raise VerifyException(f"{self.name}: offsets and sizes need {len(shape)} entries "
-                                  "(one per dim)")
+            raise VerifyException(
+                f"{self.name}: offsets and sizes need {len(shape)} entries (one per dim)"
+            )
         if any(o < 0 or s < 0 or o + s > d for o, s, d in zip(offs, sizes, shape, strict=True)):
-            raise VerifyException(f"{self.name}: box offsets {list(offs)} sizes {list(sizes)} "
-                                  f"is not inside shape {shape}")
+            raise VerifyException(
+                f"{self.name}: box offsets {list(offs)} sizes {list(sizes)} "
+                f"is not inside shape {shape}"
+            )
         if list(r.get_shape()) != list(sizes):
             raise VerifyException(f"{self.name}: result shape must be {list(sizes)}")
-
-

@@ -65,8 +65,9 @@ class ConstantOp(IRDLOperation):
     assembly_format = "$value attr-dict `->` type($result)"
 
     def __init__(self, value: float, result_type: TensorType):
-        super().__init__(properties={"value": FloatAttr(float(value), 64)},
-                         result_types=[result_type])
+        super().__init__(
+            properties={"value": FloatAttr(float(value), 64)}, result_types=[result_type]
+        )
 
     def verify_(self) -> None:
         float_tensor(self, self.result.type, "result")
@@ -87,8 +88,9 @@ class UnaryOp(IRDLOperation):
     assembly_format = "$kind $input attr-dict `:` type($input)"
 
     def __init__(self, kind: str, value: SSAValue):
-        super().__init__(operands=[value], properties={"kind": StringAttr(kind)},
-                         result_types=[value.type])
+        super().__init__(
+            operands=[value], properties={"kind": StringAttr(kind)}, result_types=[value.type]
+        )
 
     def verify_(self) -> None:
         check_kind(self, self.kind.data, UNARY_KINDS, "unary kind")
@@ -112,15 +114,18 @@ class BinaryOp(IRDLOperation):
     assembly_format = "$kind $lhs `,` $rhs attr-dict `:` type($lhs)"
 
     def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs], properties={"kind": StringAttr(kind)},
-                         result_types=[lhs.type])
+        super().__init__(
+            operands=[lhs, rhs], properties={"kind": StringAttr(kind)}, result_types=[lhs.type]
+        )
 
     def verify_(self) -> None:
         check_kind(self, self.kind.data, BINARY_KINDS, "binary kind")
         float_tensor(self, self.lhs.type, "lhs")
         if self.lhs.type != self.rhs.type or self.result.type != self.lhs.type:
-            raise VerifyException(f"{self.name}: operands and result must have one type, got "
-                                  f"{self.lhs.type} and {self.rhs.type}")
+            raise VerifyException(
+                f"{self.name}: operands and result must have one type, got "
+                f"{self.lhs.type} and {self.rhs.type}"
+            )
 
 
 @irdl_op_definition
@@ -139,8 +144,11 @@ class CompareOp(IRDLOperation):
     def __init__(self, predicate: str, lhs: SSAValue, rhs: SSAValue):
         t = lhs.type
         assert isinstance(t, TensorType)
-        super().__init__(operands=[lhs, rhs], properties={"predicate": StringAttr(predicate)},
-                         result_types=[TensorType(IntegerType(1), t.get_shape())])
+        super().__init__(
+            operands=[lhs, rhs],
+            properties={"predicate": StringAttr(predicate)},
+            result_types=[TensorType(IntegerType(1), t.get_shape())],
+        )
 
     def verify_(self) -> None:
         check_kind(self, self.predicate.data, COMPARE_PREDICATES, "predicate")
@@ -148,8 +156,11 @@ class CompareOp(IRDLOperation):
         if self.rhs.type != t:
             raise VerifyException(f"{self.name}: operands must have one type")
         r = self.result.type
-        if not (isinstance(r, TensorType) and r.element_type == IntegerType(1)
-                and r.get_shape() == t.get_shape()):
+        if not (
+            isinstance(r, TensorType)
+            and r.element_type == IntegerType(1)
+            and r.get_shape() == t.get_shape()
+        ):
             raise VerifyException(f"{self.name}: result must be an i1 tensor of the operand shape")
 
 
@@ -164,8 +175,9 @@ class SelectOp(IRDLOperation):
     false_value = operand_def(T)
     result = result_def(T)
     traits = traits_def(Pure())
-    assembly_format = ("$cond `,` $true_value `,` $false_value attr-dict `:` type($cond) `,` "
-                       "type($true_value)")
+    assembly_format = (
+        "$cond `,` $true_value `,` $false_value attr-dict `:` type($cond) `,` type($true_value)"
+    )
 
     def __init__(self, cond: SSAValue, a: SSAValue, b: SSAValue):
         super().__init__(operands=[cond, a, b], result_types=[a.type])
@@ -175,10 +187,14 @@ class SelectOp(IRDLOperation):
         c = self.cond.type
         if self.false_value.type != t or self.result.type != t:
             raise VerifyException(f"{self.name}: values and result must have one type")
-        if not (isinstance(c, TensorType) and c.element_type == IntegerType(1)
-                and c.get_shape() == t.get_shape()):
-            raise VerifyException(f"{self.name}: condition must be an i1 tensor of shape "
-                                  f"{list(t.get_shape())}")
+        if not (
+            isinstance(c, TensorType)
+            and c.element_type == IntegerType(1)
+            and c.get_shape() == t.get_shape()
+        ):
+            raise VerifyException(
+                f"{self.name}: condition must be an i1 tensor of shape {list(t.get_shape())}"
+            )
 
 
 @irdl_op_definition
@@ -236,8 +252,9 @@ class BroadcastOp(IRDLOperation):
         if a.element_type != r.element_type:
             raise VerifyException(f"{self.name}: dtype must not change")
         if broadcast_shapes(a.get_shape(), r.get_shape()) != tuple(r.get_shape()):
-            raise VerifyException(f"{self.name}: cannot broadcast {list(a.get_shape())} to "
-                                  f"{list(r.get_shape())}")
+            raise VerifyException(
+                f"{self.name}: cannot broadcast {list(a.get_shape())} to {list(r.get_shape())}"
+            )
 
 
 @irdl_op_definition
@@ -257,20 +274,27 @@ class ReduceOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$kind $input attr-dict `:` type($input) `->` type($result)"
 
-    def __init__(self, kind: str, value: SSAValue, axes: Sequence[int], keepdim: bool,
-                 correction: int = 0):
+    def __init__(
+        self, kind: str, value: SSAValue, axes: Sequence[int], keepdim: bool, correction: int = 0
+    ):
         t = value.type
         assert isinstance(t, TensorType)
         shape = list(t.get_shape())
-        out = [1 if i in axes else d for i, d in enumerate(shape)] if keepdim else [
-            d for i, d in enumerate(shape) if i not in axes]
+        out = (
+            [1 if i in axes else d for i, d in enumerate(shape)]
+            if keepdim
+            else [d for i, d in enumerate(shape) if i not in axes]
+        )
         props: dict[str, Attribute] = {
-            "kind": StringAttr(kind), "axes": DenseArrayBase.from_list(i64, sorted(axes)),
-            "keepdim": BoolAttr.from_bool(keepdim)}
+            "kind": StringAttr(kind),
+            "axes": DenseArrayBase.from_list(i64, sorted(axes)),
+            "keepdim": BoolAttr.from_bool(keepdim),
+        }
         if kind == "var":
             props["correction"] = IntAttr(correction)
-        super().__init__(operands=[value], properties=props,
-                         result_types=[TensorType(t.element_type, out)])
+        super().__init__(
+            operands=[value], properties=props, result_types=[TensorType(t.element_type, out)]
+        )
 
     @property
     def axis_list(self) -> tuple[int, ...]:
@@ -286,11 +310,15 @@ class ReduceOp(IRDLOperation):
         axes = self.axis_list
         rank = t.get_num_dims()
         if not axes or list(axes) != sorted(set(axes)) or axes[0] < 0 or axes[-1] >= rank:
-            raise VerifyException(f"{self.name}: axes {list(axes)} must be sorted, unique and "
-                                  f"in [0, {rank})")
+            raise VerifyException(
+                f"{self.name}: axes {list(axes)} must be sorted, unique and in [0, {rank})"
+            )
         shape = list(t.get_shape())
-        out = [1 if i in axes else d for i, d in enumerate(shape)] if self.keeps_dims else [
-            d for i, d in enumerate(shape) if i not in axes]
+        out = (
+            [1 if i in axes else d for i, d in enumerate(shape)]
+            if self.keeps_dims
+            else [d for i, d in enumerate(shape) if i not in axes]
+        )
         expect = TensorType(t.element_type, out)
         if self.result.type != expect:
             raise VerifyException(f"{self.name}: result type must be {expect}")
@@ -318,8 +346,9 @@ class ReshapeOp(IRDLOperation):
             raise VerifyException(f"{self.name}: {a} and {r} differ in dtype or element count")
 
 
-def matmul_shape(a: Sequence[int], b: Sequence[int], transpose_a: bool,
-                 transpose_b: bool) -> tuple[int, ...] | None:
+def matmul_shape(
+    a: Sequence[int], b: Sequence[int], transpose_a: bool, transpose_b: bool
+) -> tuple[int, ...] | None:
     """Result shape of ``asc.matmul``: ``a`` is ``[*batch, M, K]`` (``[*batch, K, M]`` when
     ``transpose_a``), ``b`` is ``[*batch, K, N]`` (``[*batch, N, K]`` when ``transpose_b``);
     batch dims broadcast (NumPy rules). ``None`` when ranks are below 2, K differs or the
@@ -346,18 +375,25 @@ class MatmulOp(TransposeFlags):
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = ("$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` "
-                       "type($result)")
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
+    )
 
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, transpose_a: bool = False,
-                 transpose_b: bool = False):
+    def __init__(
+        self, lhs: SSAValue, rhs: SSAValue, transpose_a: bool = False, transpose_b: bool = False
+    ):
         a, b = lhs.type, rhs.type
         assert isinstance(a, TensorType) and isinstance(b, TensorType)
         shape = matmul_shape(a.get_shape(), b.get_shape(), transpose_a, transpose_b)
         assert shape is not None, "check shapes with matmul_shape first"
-        super().__init__(operands=[lhs, rhs], result_types=[TensorType(Float32Type(), shape)],
-                         properties={"transpose_a": BoolAttr.from_bool(transpose_a),
-                                     "transpose_b": BoolAttr.from_bool(transpose_b)})
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[TensorType(Float32Type(), shape)],
+            properties={
+                "transpose_a": BoolAttr.from_bool(transpose_a),
+                "transpose_b": BoolAttr.from_bool(transpose_b),
+            },
+        )
 
     def verify_(self) -> None:
         a = float_tensor(self, self.lhs.type, "lhs")
@@ -366,8 +402,10 @@ class MatmulOp(TransposeFlags):
             raise VerifyException(f"{self.name}: operands must share one dtype")
         shape = matmul_shape(a.get_shape(), b.get_shape(), self.trans_a, self.trans_b)
         if shape is None:
-            raise VerifyException(f"{self.name}: shapes {list(a.get_shape())} and "
-                                  f"{list(b.get_shape())} do not multiply")
+            raise VerifyException(
+                f"{self.name}: shapes {list(a.get_shape())} and "
+                f"{list(b.get_shape())} do not multiply"
+            )
         expect = TensorType(Float32Type(), shape)
         if self.result.type != expect:
             raise VerifyException(f"{self.name}: result type must be {expect}")
@@ -395,8 +433,7 @@ class FusionOp(IRDLOperation):
     inputs = var_operand_def(TensorType)
     outputs = var_result_def(TensorType)
     body = region_def("single_block")
-    assembly_format = ("`(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) "
-                       "$body")
+    assembly_format = "`(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) $body"
 
     def verify_(self) -> None:
         block = self.body.block
@@ -404,6 +441,6 @@ class FusionOp(IRDLOperation):
             raise VerifyException(f"{self.name}: block arguments must match the inputs")
         term = block.last_op
         if not isinstance(term, YieldOp) or [v.type for v in term.values] != [
-                r.type for r in self.outputs]:
+            r.type for r in self.outputs
+        ]:
             raise VerifyException(f"{self.name}: asc.yield must give the results' types")
-

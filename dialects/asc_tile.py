@@ -113,8 +113,10 @@ class AllocOp(IRDLOperation):
     assembly_format = "$role attr-dict `:` type($result)"
 
     def __init__(self, role: str, elements: int, dtype: Attribute):
-        super().__init__(properties={"role": StringAttr(role), "buffers": IntegerAttr(1, 64)},
-                         result_types=[buffer_type(elements, dtype, "ub")])
+        super().__init__(
+            properties={"role": StringAttr(role), "buffers": IntegerAttr(1, 64)},
+            result_types=[buffer_type(elements, dtype, "ub")],
+        )
 
     @property
     def nbytes(self) -> int:
@@ -129,13 +131,16 @@ class AllocOp(IRDLOperation):
         check_kind(self, self.role.data, ALLOC_ROLES, "role")
         ub_buffer(self, self.result, "result")
         if self.nbytes % DATA_BLOCK_BYTES:
-            raise VerifyException(f"{self.name}: UB buffer of {self.nbytes} bytes is not a "
-                                  "multiple of the 32-byte DataBlock")
+            raise VerifyException(
+                f"{self.name}: UB buffer of {self.nbytes} bytes is not a "
+                "multiple of the 32-byte DataBlock"
+            )
         if self.buffers.value.data not in (1, 2, 3, 4):
             raise VerifyException(f"{self.name}: buffers must be 1..4")
         if self.offset is not None and self.offset.value.data % DATA_BLOCK_BYTES:
-            raise VerifyException(f"{self.name}: UB offset {self.offset.value.data} is not 32-byte "
-                                  "aligned")
+            raise VerifyException(
+                f"{self.name}: UB offset {self.offset.value.data} is not 32-byte aligned"
+            )
 
 
 class _CopyBase(IRDLOperation):
@@ -164,9 +169,11 @@ class CopyInOp(_CopyBase):
     name = "asc.copy_in"
     source = operand_def(MemRefType)
     dest = operand_def(MemRefType)
-    assembly_format = ("$source `[` $gm_offset `]` `->` $dest `[` $ub_offset `]` `blocks` "
-                       "$count `x` $length `gap` $gm_gap `stride` $ub_stride attr-dict `:` "
-                       "type($source) `,` type($dest)")
+    assembly_format = (
+        "$source `[` $gm_offset `]` `->` $dest `[` $ub_offset `]` `blocks` "
+        "$count `x` $length `gap` $gm_gap `stride` $ub_stride attr-dict `:` "
+        "type($source) `,` type($dest)"
+    )
 
     def __init__(self, src: SSAValue, dst: SSAValue, operands: Sequence[SSAValue]):
         super().__init__(operands=[src, dst, *operands])
@@ -182,9 +189,11 @@ class CopyOutOp(_CopyBase):
     name = "asc.copy_out"
     source = operand_def(MemRefType)
     dest = operand_def(MemRefType)
-    assembly_format = ("$source `[` $ub_offset `]` `->` $dest `[` $gm_offset `]` `blocks` "
-                       "$count `x` $length `gap` $gm_gap `stride` $ub_stride attr-dict `:` "
-                       "type($source) `,` type($dest)")
+    assembly_format = (
+        "$source `[` $ub_offset `]` `->` $dest `[` $gm_offset `]` `blocks` "
+        "$count `x` $length `gap` $gm_gap `stride` $ub_stride attr-dict `:` "
+        "type($source) `,` type($dest)"
+    )
 
     def __init__(self, src: SSAValue, dst: SSAValue, operands: Sequence[SSAValue]):
         super().__init__(operands=[src, dst, *operands])
@@ -231,11 +240,12 @@ class VBinaryOp(_VectorBase):
     dst = operand_def(MemRefType)
     lhs = operand_def(MemRefType)
     rhs = operand_def(MemRefType)
-    assembly_format = ("$kind $dst `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) `,` "
-                       "type($lhs) `,` type($rhs)")
+    assembly_format = (
+        "$kind $dst `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) `,` "
+        "type($lhs) `,` type($rhs)"
+    )
 
-    def __init__(self, kind: str, dst: SSAValue, lhs: SSAValue, rhs: SSAValue,
-                 count: SSAValue):
+    def __init__(self, kind: str, dst: SSAValue, lhs: SSAValue, rhs: SSAValue, count: SSAValue):
         super().__init__(operands=[dst, lhs, rhs, count], properties={"kind": StringAttr(kind)})
 
     def verify_(self) -> None:
@@ -252,13 +262,15 @@ class VScalarOp(_VectorBase):
     scalar = prop_def(FloatAttr)
     dst = operand_def(MemRefType)
     src = operand_def(MemRefType)
-    assembly_format = ("$kind $dst `,` $src `,` $scalar `,` $count attr-dict `:` type($dst) `,` "
-                       "type($src)")
+    assembly_format = (
+        "$kind $dst `,` $src `,` $scalar `,` $count attr-dict `:` type($dst) `,` type($src)"
+    )
 
-    def __init__(self, kind: str, dst: SSAValue, src: SSAValue, scalar: float,
-                 count: SSAValue):
-        super().__init__(operands=[dst, src, count], properties={
-            "kind": StringAttr(kind), "scalar": FloatAttr(float(scalar), 64)})
+    def __init__(self, kind: str, dst: SSAValue, src: SSAValue, scalar: float, count: SSAValue):
+        super().__init__(
+            operands=[dst, src, count],
+            properties={"kind": StringAttr(kind), "scalar": FloatAttr(float(scalar), 64)},
+        )
 
     def verify_(self) -> None:
         check_kind(self, self.kind.data, SCALAR_KINDS, "scalar kind")
@@ -305,8 +317,7 @@ class VCastOp(_VectorBase):
     round = prop_def(StringAttr)
     dst = operand_def(MemRefType)
     src = operand_def(MemRefType)
-    assembly_format = ("$round $dst `,` $src `,` $count attr-dict `:` type($dst) `,` "
-                       "type($src)")
+    assembly_format = "$round $dst `,` $src `,` $count attr-dict `:` type($dst) `,` type($src)"
 
     def __init__(self, dst: SSAValue, src: SSAValue, count: SSAValue, round_mode: str = "rint"):
         super().__init__(operands=[dst, src, count], properties={"round": StringAttr(round_mode)})
@@ -326,13 +337,17 @@ class VCompareOp(_VectorBase):
     mask = operand_def(MemRefType)
     lhs = operand_def(MemRefType)
     rhs = operand_def(MemRefType)
-    assembly_format = ("$predicate $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` "
-                       "type($mask) `,` type($lhs) `,` type($rhs)")
+    assembly_format = (
+        "$predicate $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` "
+        "type($mask) `,` type($lhs) `,` type($rhs)"
+    )
 
-    def __init__(self, predicate: str, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
-                 count: SSAValue):
-        super().__init__(operands=[mask, lhs, rhs, count],
-                         properties={"predicate": StringAttr(predicate)})
+    def __init__(
+        self, predicate: str, mask: SSAValue, lhs: SSAValue, rhs: SSAValue, count: SSAValue
+    ):
+        super().__init__(
+            operands=[mask, lhs, rhs, count], properties={"predicate": StringAttr(predicate)}
+        )
 
     def verify_(self) -> None:
         check_kind(self, self.predicate.data, COMPARE_PREDICATES, "predicate")
@@ -350,11 +365,14 @@ class VSelectOp(_VectorBase):
     mask = operand_def(MemRefType)
     lhs = operand_def(MemRefType)
     rhs = operand_def(MemRefType)
-    assembly_format = ("$dst `,` $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) "
-                       "`,` type($mask) `,` type($lhs) `,` type($rhs)")
+    assembly_format = (
+        "$dst `,` $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) "
+        "`,` type($mask) `,` type($lhs) `,` type($rhs)"
+    )
 
-    def __init__(self, dst: SSAValue, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
-                 count: SSAValue):
+    def __init__(
+        self, dst: SSAValue, mask: SSAValue, lhs: SSAValue, rhs: SSAValue, count: SSAValue
+    ):
         super().__init__(operands=[dst, mask, lhs, rhs, count])
 
     def verify_(self) -> None:
@@ -383,13 +401,24 @@ class VReduceOp(IRDLOperation):
     m = operand_def(IndexType)
     length = operand_def(IndexType)
     ls = operand_def(IndexType)
-    assembly_format = ("$kind $axis $dst `,` $src `,` $work `rows` $rows `m` $m `len` $length "
-                       "`ls` $ls attr-dict `:` type($dst) `,` type($src) `,` type($work)")
+    assembly_format = (
+        "$kind $axis $dst `,` $src `,` $work `rows` $rows `m` $m `len` $length "
+        "`ls` $ls attr-dict `:` type($dst) `,` type($src) `,` type($work)"
+    )
 
-    def __init__(self, kind: str, axis: str, dst: SSAValue, src: SSAValue, work: SSAValue,
-                 sizes: Sequence[SSAValue]):
-        super().__init__(operands=[dst, src, work, *sizes],
-                         properties={"kind": StringAttr(kind), "axis": StringAttr(axis)})
+    def __init__(
+        self,
+        kind: str,
+        axis: str,
+        dst: SSAValue,
+        src: SSAValue,
+        work: SSAValue,
+        sizes: Sequence[SSAValue],
+    ):
+        super().__init__(
+            operands=[dst, src, work, *sizes],
+            properties={"kind": StringAttr(kind), "axis": StringAttr(axis)},
+        )
 
     def verify_(self) -> None:
         check_kind(self, self.kind.data, VECTOR_REDUCE_KINDS, "reduce kind")
@@ -416,19 +445,29 @@ class VBroadcastOp(IRDLOperation):
     rows = operand_def(IndexType)
     m = operand_def(IndexType)
     ls = operand_def(IndexType)
-    assembly_format = ("$dst `,` $src `rows` $rows `m` $m `ls` $ls attr-dict `:` type($dst) `,` "
-                       "type($src)")
+    assembly_format = (
+        "$dst `,` $src `rows` $rows `m` $m `ls` $ls attr-dict `:` type($dst) `,` type($src)"
+    )
 
-    def __init__(self, dst: SSAValue, src: SSAValue, sizes: Sequence[SSAValue],
-                 has: Sequence[bool]):
-        super().__init__(operands=[dst, src, *sizes], properties={
-            "src_rows": BoolAttr.from_bool(has[0]), "src_m": BoolAttr.from_bool(has[1]),
-            "src_l": BoolAttr.from_bool(has[2])})
+    def __init__(
+        self, dst: SSAValue, src: SSAValue, sizes: Sequence[SSAValue], has: Sequence[bool]
+    ):
+        super().__init__(
+            operands=[dst, src, *sizes],
+            properties={
+                "src_rows": BoolAttr.from_bool(has[0]),
+                "src_m": BoolAttr.from_bool(has[1]),
+                "src_l": BoolAttr.from_bool(has[2]),
+            },
+        )
 
     @property
     def src_has(self) -> tuple[bool, bool, bool]:
-        return (bool(self.src_rows.value.data), bool(self.src_m.value.data),
-                bool(self.src_l.value.data))
+        return (
+            bool(self.src_rows.value.data),
+            bool(self.src_m.value.data),
+            bool(self.src_l.value.data),
+        )
 
     def verify_(self) -> None:
         d = ub_buffer(self, self.dst, "destination")
@@ -465,16 +504,29 @@ class MmadOp(TransposeFlags):
     lda = operand_def(IndexType)
     ldb = operand_def(IndexType)
     ls = operand_def(IndexType)
-    assembly_format = ("$dst `,` $a `[` $a_offset `]` `,` $b `[` $b_offset `]` `m` $m `n` $n "
-                       "`k` $k `lda` $lda `ldb` $ldb `ls` $ls attr-dict `:` type($dst) `,` "
-                       "type($a) `,` type($b)")
+    assembly_format = (
+        "$dst `,` $a `[` $a_offset `]` `,` $b `[` $b_offset `]` `m` $m `n` $n "
+        "`k` $k `lda` $lda `ldb` $ldb `ls` $ls attr-dict `:` type($dst) `,` "
+        "type($a) `,` type($b)"
+    )
 
-    def __init__(self, dst: SSAValue, a: SSAValue, b: SSAValue, sizes: Sequence[SSAValue],
-                 transpose_a: bool = False, transpose_b: bool = False):
+    def __init__(
+        self,
+        dst: SSAValue,
+        a: SSAValue,
+        b: SSAValue,
+        sizes: Sequence[SSAValue],
+        transpose_a: bool = False,
+        transpose_b: bool = False,
+    ):
         """``sizes``: ``a_offset, b_offset, m, n, k, lda, ldb, ls``."""
-        super().__init__(operands=[dst, a, b, *sizes], properties={
-            "transpose_a": BoolAttr.from_bool(transpose_a),
-            "transpose_b": BoolAttr.from_bool(transpose_b)})
+        super().__init__(
+            operands=[dst, a, b, *sizes],
+            properties={
+                "transpose_a": BoolAttr.from_bool(transpose_a),
+                "transpose_b": BoolAttr.from_bool(transpose_b),
+            },
+        )
 
     def verify_(self) -> None:
         d = ub_buffer(self, self.dst, "destination")
@@ -482,8 +534,9 @@ class MmadOp(TransposeFlags):
             raise VerifyException(f"{self.name}: destination must be an f32 UB buffer")
         a = gm_buffer(self, self.a, "operand a")
         b = gm_buffer(self, self.b, "operand b")
-        if a.element_type != b.element_type or not isinstance(a.element_type,
-                                                               Float16Type | Float32Type):
+        if a.element_type != b.element_type or not isinstance(
+            a.element_type, Float16Type | Float32Type
+        ):
             raise VerifyException(f"{self.name}: a and b must share one dtype, f16 or f32")
 
 
@@ -497,11 +550,23 @@ class LaunchOp(IRDLOperation):
     block_dim = prop_def(IntegerAttr)
     inputs = var_operand_def(TensorType)
     outputs = var_result_def(TensorType)
-    assembly_format = ("$callee `<` $block_dim `>` `(` $inputs `)` attr-dict `:` "
-                       "functional-type($inputs, $outputs)")
+    assembly_format = (
+        "$callee `<` $block_dim `>` `(` $inputs `)` attr-dict `:` "
+        "functional-type($inputs, $outputs)"
+    )
 
-    def __init__(self, callee: str, block_dim: int, inputs: Sequence[SSAValue],
-                 result_types: Sequence[Attribute]):
-        super().__init__(operands=[list(inputs)], result_types=[list(result_types)],
-                         properties={"callee": FlatSymbolRefAttr(callee),
-                                     "block_dim": IntegerAttr(block_dim, 64)})
+    def __init__(
+        self,
+        callee: str,
+        block_dim: int,
+        inputs: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+    ):
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[list(result_types)],
+            properties={
+                "callee": FlatSymbolRefAttr(callee),
+                "block_dim": IntegerAttr(block_dim, 64),
+            },
+        )

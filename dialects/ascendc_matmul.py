@@ -85,8 +85,7 @@ class CubeTilingOp(IRDLOperation):
     assembly_format = "$prefix attr-dict"
 
     def __init__(self, prefix: str):
-        super().__init__(properties={"prefix": StringAttr(prefix)},
-                         result_types=[CubeTilingType()])
+        super().__init__(properties={"prefix": StringAttr(prefix)}, result_types=[CubeTilingType()])
 
 
 @irdl_op_definition
@@ -102,9 +101,13 @@ class MatmulObjectOp(IRDLOperation):
     assembly_format = "attr-dict `:` type($result)"
 
     def __init__(self, dtype: Attribute, transpose_a: bool, transpose_b: bool):
-        super().__init__(properties={"transpose_a": BoolAttr.from_bool(transpose_a),
-                                     "transpose_b": BoolAttr.from_bool(transpose_b)},
-                         result_types=[MatmulObjType(dtype)])
+        super().__init__(
+            properties={
+                "transpose_a": BoolAttr.from_bool(transpose_a),
+                "transpose_b": BoolAttr.from_bool(transpose_b),
+            },
+            result_types=[MatmulObjType(dtype)],
+        )
 
     def verify_(self) -> None:
         if not isinstance(self.result.type.element_type, Float16Type | Float32Type):
@@ -144,8 +147,9 @@ class _MatmulSetTensorBase(IRDLOperation):
     assembly_format = "$mm `,` $tensor attr-dict `:` type($mm) `,` type($tensor)"
 
     def __init__(self, mm: SSAValue, tensor: SSAValue, transpose: bool):
-        super().__init__(operands=[mm, tensor],
-                         properties={"transpose": BoolAttr.from_bool(transpose)})
+        super().__init__(
+            operands=[mm, tensor], properties={"transpose": BoolAttr.from_bool(transpose)}
+        )
 
     def verify_(self) -> None:
         mm_type = self.mm.type
@@ -225,4 +229,3 @@ class MatmulEndOp(IRDLOperation):
 
     def __init__(self, mm: SSAValue):
         super().__init__(operands=[mm])
-

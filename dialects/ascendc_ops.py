@@ -55,8 +55,15 @@ VEC_UNARY = _calls(opset.UNARY)
 VEC_SCALAR = _calls(opset.SCALAR)
 REDUCE = _calls(opset.REDUCE)
 """Kind -> Ascend C call of the vector binary, unary, scalar and reduce ops (the op table)."""
-ROUND = {"none": "CAST_NONE", "rint": "CAST_RINT", "floor": "CAST_FLOOR", "ceil": "CAST_CEIL",
-         "round": "CAST_ROUND", "trunc": "CAST_TRUNC", "odd": "CAST_ODD"}
+ROUND = {
+    "none": "CAST_NONE",
+    "rint": "CAST_RINT",
+    "floor": "CAST_FLOOR",
+    "ceil": "CAST_CEIL",
+    "round": "CAST_ROUND",
+    "trunc": "CAST_TRUNC",
+    "odd": "CAST_ODD",
+}
 """``asc.vcast`` round mode -> ``RoundMode`` enumerator of ``Cast``."""
 CMP = _calls(opset.COMPARE)
 """Predicate -> ``CMPMODE`` enumerator."""
@@ -97,10 +104,14 @@ class InitQueueOp(IRDLOperation):
     assembly_format = "$position $num $length attr-dict"
 
     def __init__(self, position: str, num: int, length: int):
-        super().__init__(properties={"position": StringAttr(position),
-                                     "num": IntegerAttr(num, 64),
-                                     "length": IntegerAttr(length, 64)},
-                         result_types=[QueueType()])
+        super().__init__(
+            properties={
+                "position": StringAttr(position),
+                "num": IntegerAttr(num, 64),
+                "length": IntegerAttr(length, 64),
+            },
+            result_types=[QueueType()],
+        )
 
     def verify_(self) -> None:
         if self.position.data not in POSITIONS:
@@ -146,8 +157,11 @@ class TBufGetOp(IRDLOperation):
     assembly_format = "$buf `[` $offset `]` attr-dict `:` type($result)"
 
     def __init__(self, buf: SSAValue, offset: int, dtype: Attribute):
-        super().__init__(operands=[buf], properties={"offset": IntegerAttr(offset, 64)},
-                         result_types=[LocalTensorType(dtype)])
+        super().__init__(
+            operands=[buf],
+            properties={"offset": IntegerAttr(offset, 64)},
+            result_types=[LocalTensorType(dtype)],
+        )
 
 
 @irdl_op_definition
@@ -244,8 +258,10 @@ class DataCopyPadOp(IRDLOperation):
     block_len = operand_def(IndexType)
     src_stride = operand_def(IndexType)
     dst_stride = operand_def(IndexType)
-    assembly_format = ("$dst `,` $src `,` $block_count `,` $block_len `,` $src_stride `,` "
-                       "$dst_stride attr-dict `:` type($dst) `,` type($src)")
+    assembly_format = (
+        "$dst `,` $src `,` $block_count `,` $block_len `,` $src_stride `,` "
+        "$dst_stride attr-dict `:` type($dst) `,` type($src)"
+    )
 
     def __init__(self, dst: SSAValue, src: SSAValue, params: Sequence[SSAValue]):
         super().__init__(operands=[dst, src, *params])
@@ -310,11 +326,13 @@ class VecScalarOp(IRDLOperation):
     dst = operand_def(T)
     src = operand_def(T)
     count = operand_def(IndexType)
-    assembly_format = ("$api $dst `,` $src `,` $scalar `,` $count attr-dict `:` type($dst)")
+    assembly_format = "$api $dst `,` $src `,` $scalar `,` $count attr-dict `:` type($dst)"
 
     def __init__(self, api: str, dst: SSAValue, src: SSAValue, scalar: float, count: SSAValue):
-        super().__init__(operands=[dst, src, count], properties={
-            "api": StringAttr(api), "scalar": FloatAttr(scalar, 64)})
+        super().__init__(
+            operands=[dst, src, count],
+            properties={"api": StringAttr(api), "scalar": FloatAttr(scalar, 64)},
+        )
 
     def verify_(self) -> None:
         if self.api.data not in VEC_SCALAR.values():
@@ -358,8 +376,7 @@ class CastOp(IRDLOperation):
     dst = operand_def(LocalTensorType)
     src = operand_def(LocalTensorType)
     count = operand_def(IndexType)
-    assembly_format = ("$round $dst `,` $src `,` $count attr-dict `:` type($dst) `,` "
-                       "type($src)")
+    assembly_format = "$round $dst `,` $src `,` $count attr-dict `:` type($dst) `,` type($src)"
 
     def __init__(self, round_mode: str, dst: SSAValue, src: SSAValue, count: SSAValue):
         super().__init__(operands=[dst, src, count], properties={"round": StringAttr(round_mode)})
@@ -380,11 +397,11 @@ class CompareOp(IRDLOperation):
     lhs = operand_def(T)
     rhs = operand_def(T)
     count = operand_def(IndexType)
-    assembly_format = ("$mode $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` type($mask) `,` "
-                       "type($lhs)")
+    assembly_format = (
+        "$mode $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` type($mask) `,` type($lhs)"
+    )
 
-    def __init__(self, mode: str, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
-                 count: SSAValue):
+    def __init__(self, mode: str, mask: SSAValue, lhs: SSAValue, rhs: SSAValue, count: SSAValue):
         super().__init__(operands=[mask, lhs, rhs, count], properties={"mode": StringAttr(mode)})
 
 
@@ -399,11 +416,13 @@ class SelectOp(IRDLOperation):
     lhs = operand_def(T)
     rhs = operand_def(T)
     count = operand_def(IndexType)
-    assembly_format = ("$dst `,` $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) "
-                       "`,` type($mask)")
+    assembly_format = (
+        "$dst `,` $mask `,` $lhs `,` $rhs `,` $count attr-dict `:` type($dst) `,` type($mask)"
+    )
 
-    def __init__(self, dst: SSAValue, mask: SSAValue, lhs: SSAValue, rhs: SSAValue,
-                 count: SSAValue):
+    def __init__(
+        self, dst: SSAValue, mask: SSAValue, lhs: SSAValue, rhs: SSAValue, count: SSAValue
+    ):
         super().__init__(operands=[dst, mask, lhs, rhs, count])
 
 
@@ -468,4 +487,3 @@ class SyncOp(IRDLOperation):
     def verify_(self) -> None:
         if self.event.data not in EVENTS:
             raise VerifyException(f"{self.name}: unknown event {self.event.data}")
-

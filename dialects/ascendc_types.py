@@ -82,4 +82,3 @@ def elem(t: Attribute) -> Attribute:
     """Element type of a local/global tensor type."""
     assert isinstance(t, LocalTensorType | GlobalTensorType), t
     return t.element_type
-

@@ -30,9 +30,26 @@ import numpy as np
 from pyasc_mlir.dialects.opset_numerics import TINY, TU, U, erf, rel
 
 __all__ = [
-    "BINARY", "CALL_FORMS", "CATEGORIES", "COMPARE", "DTYPE_MASK", "DTYPE_SAME", "ERF_A",
-    "ERF_ABS", "ERF_P", "RECORDS", "REDUCE", "SCALAR", "UNARY", "AscendCCall", "Builder",
-    "FuzzModel", "OpRecord", "by_call", "by_category", "elementwise_functions",
+    "BINARY",
+    "CALL_FORMS",
+    "CATEGORIES",
+    "COMPARE",
+    "DTYPE_MASK",
+    "DTYPE_SAME",
+    "ERF_A",
+    "ERF_ABS",
+    "ERF_P",
+    "RECORDS",
+    "REDUCE",
+    "SCALAR",
+    "UNARY",
+    "AscendCCall",
+    "Builder",
+    "FuzzModel",
+    "OpRecord",
+    "by_call",
+    "by_category",
+    "elementwise_functions",
 ]
 
 CATEGORIES = ("unary", "binary", "scalar", "compare", "reduce")
@@ -298,8 +315,9 @@ def _sigmoid_error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return r, 0.25 * e + 8 * U * r + TINY
 
 
-def _libm_error(f: Callable[[np.ndarray], np.ndarray]
-                ) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+def _libm_error(
+    f: Callable[[np.ndarray], np.ndarray],
+) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """A 1-Lipschitz function computed by libm within an ulp or two (sin, cos)."""
 
     def error(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -340,77 +358,183 @@ def _scalar(kind: str, call: str, numpy: np.ufunc) -> OpRecord:
 
 
 def _compare(kind: str, symbol: str, numpy: np.ufunc) -> OpRecord:
-    return OpRecord(kind, "compare", 2, dtype_rule=DTYPE_MASK, py_operator=symbol, numpy=numpy,
-                    call=AscendCCall(kind.upper(), "cmpmode"))
+    return OpRecord(
+        kind,
+        "compare",
+        2,
+        dtype_rule=DTYPE_MASK,
+        py_operator=symbol,
+        numpy=numpy,
+        call=AscendCCall(kind.upper(), "cmpmode"),
+    )
 
 
 def _reduce(kind: str, call: str | None) -> OpRecord:
-    return OpRecord(kind, "reduce", 1, function=kind, methods=(kind,), composite=call is None,
-                    call=None if call is None else AscendCCall(call, "reduce"))
+    return OpRecord(
+        kind,
+        "reduce",
+        1,
+        function=kind,
+        methods=(kind,),
+        composite=call is None,
+        call=None if call is None else AscendCCall(call, "reduce"),
+    )
 
 
 RECORDS: tuple[OpRecord, ...] = (
     # unary: vector kinds first, then the composites; functions keep this order
-    _unary("neg", py_operator="-", numpy=np.negative,
-           fuzz=FuzzModel("neg", lambda lo, hi: (-hi, -lo), lambda v, e: (-v, e))),
-    _unary("exp", "Elementwise ``e**x``.", py_fold=math.exp, numpy=np.exp,
-           call=AscendCCall("Exp"),
-           fuzz=FuzzModel("exp", lambda lo, hi: (math.exp(lo), math.exp(hi)), _exp_error,
-                          max_input=30.0)),
-    _unary("log", "Elementwise natural logarithm.", py_fold=math.log, numpy=np.log,
-           call=AscendCCall("Ln"),
-           fuzz=FuzzModel("log", lambda lo, hi: (math.log(lo), math.log(hi)), _log_error,
-                          positive=True)),
-    _unary("sqrt", "Elementwise square root.", py_fold=math.sqrt, numpy=np.sqrt,
-           call=AscendCCall("Sqrt"),
-           fuzz=FuzzModel("sqrt", lambda lo, hi: (math.sqrt(lo), math.sqrt(hi)), _sqrt_error,
-                          positive=True)),
-    _unary("rsqrt", "Elementwise ``1 / sqrt(x)``.", py_fold=lambda v: 1.0 / math.sqrt(v),
-           reference=_rsqrt64, tile_numpy=_rsqrt_tile, ascendc_numpy=_rsqrt_lanes,
-           call=AscendCCall("Rsqrt"),
-           fuzz=FuzzModel("rsqrt", lambda lo, hi: (1 / math.sqrt(hi), 1 / math.sqrt(lo)),
-                          _rsqrt_error, positive=True)),
-    _unary("abs", "Elementwise absolute value (the builtin ``abs(x)`` works too).",
-           py_fold=builtins.abs, numpy=np.abs, call=AscendCCall("Abs"),
-           fuzz=FuzzModel("abs", _abs_interval, lambda v, e: (np.abs(v), e))),
-    _unary("relu", "Elementwise ``max(x, 0)``.", py_fold=lambda v: builtins.max(v, 0.0),
-           numpy=_relu, tile_numpy=lambda x, out: np.maximum(x, x.dtype.type(0), out=out),
-           call=AscendCCall("Relu"),
-           fuzz=FuzzModel("relu", lambda lo, hi: (max(lo, 0.0), max(hi, 0.0)),
-                          lambda v, e: (np.maximum(v, 0.0), e))),
-    _unary("reciprocal", numpy=np.reciprocal, call=AscendCCall("Reciprocal"),
-           fuzz=FuzzModel("recip", lambda lo, hi: (1 / hi, 1 / lo), _recip_error,
-                          positive=True)),
-    _unary("sigmoid", "Elementwise ``1 / (1 + exp(-x))``.",
-           py_fold=lambda v: 1.0 / (1.0 + math.exp(-v)), reference=_sigmoid64, composite=True,
-           decompose=_sigmoid,
-           fuzz=FuzzModel("sigmoid", lambda lo, hi: (0.0, 1.0), _sigmoid_error)),
-    _unary("tanh", "Elementwise hyperbolic tangent.", py_fold=math.tanh, reference=_tanh64,
-           composite=True, decompose=_tanh,
-           fuzz=FuzzModel("tanh", _unit_range, lambda v, e: (np.tanh(v), e + 24 * U + TINY))),
-    _unary("erf", "Elementwise Gauss error function.", py_fold=math.erf, reference=erf,
-           composite=True, decompose=_erf,
-           fuzz=FuzzModel("erf", _unit_range, lambda v, e: (erf(v), 1.1284 * e + ERF_ABS))),
-    _unary("sin", "Elementwise sine (radians); Ascend C ``Sin``.", py_fold=math.sin,
-           numpy=np.sin, call=AscendCCall("Sin"),
-           fuzz=FuzzModel("sin", _unit_range, _libm_error(np.sin))),
-    _unary("cos", "Elementwise cosine (radians); Ascend C ``Cos``.", py_fold=math.cos,
-           numpy=np.cos, call=AscendCCall("Cos"),
-           fuzz=FuzzModel("cos", _unit_range, _libm_error(np.cos))),
-    _unary("softplus", "Elementwise ``log(1 + exp(x))``, computed without overflow.",
-           methods=(), py_fold=_softplus_fold, reference=_softplus64, composite=True,
-           decompose=_softplus,
-           fuzz=FuzzModel("softplus", lambda lo, hi: (_softplus_fold(lo), _softplus_fold(hi)),
-                          _softplus_error)),
+    _unary(
+        "neg",
+        py_operator="-",
+        numpy=np.negative,
+        fuzz=FuzzModel("neg", lambda lo, hi: (-hi, -lo), lambda v, e: (-v, e)),
+    ),
+    _unary(
+        "exp",
+        "Elementwise ``e**x``.",
+        py_fold=math.exp,
+        numpy=np.exp,
+        call=AscendCCall("Exp"),
+        fuzz=FuzzModel(
+            "exp", lambda lo, hi: (math.exp(lo), math.exp(hi)), _exp_error, max_input=30.0
+        ),
+    ),
+    _unary(
+        "log",
+        "Elementwise natural logarithm.",
+        py_fold=math.log,
+        numpy=np.log,
+        call=AscendCCall("Ln"),
+        fuzz=FuzzModel(
+            "log", lambda lo, hi: (math.log(lo), math.log(hi)), _log_error, positive=True
+        ),
+    ),
+    _unary(
+        "sqrt",
+        "Elementwise square root.",
+        py_fold=math.sqrt,
+        numpy=np.sqrt,
+        call=AscendCCall("Sqrt"),
+        fuzz=FuzzModel(
+            "sqrt", lambda lo, hi: (math.sqrt(lo), math.sqrt(hi)), _sqrt_error, positive=True
+        ),
+    ),
+    _unary(
+        "rsqrt",
+        "Elementwise ``1 / sqrt(x)``.",
+        py_fold=lambda v: 1.0 / math.sqrt(v),
+        reference=_rsqrt64,
+        tile_numpy=_rsqrt_tile,
+        ascendc_numpy=_rsqrt_lanes,
+        call=AscendCCall("Rsqrt"),
+        fuzz=FuzzModel(
+            "rsqrt",
+            lambda lo, hi: (1 / math.sqrt(hi), 1 / math.sqrt(lo)),
+            _rsqrt_error,
+            positive=True,
+        ),
+    ),
+    _unary(
+        "abs",
+        "Elementwise absolute value (the builtin ``abs(x)`` works too).",
+        py_fold=builtins.abs,
+        numpy=np.abs,
+        call=AscendCCall("Abs"),
+        fuzz=FuzzModel("abs", _abs_interval, lambda v, e: (np.abs(v), e)),
+    ),
+    _unary(
+        "relu",
+        "Elementwise ``max(x, 0)``.",
+        py_fold=lambda v: builtins.max(v, 0.0),
+        numpy=_relu,
+        tile_numpy=lambda x, out: np.maximum(x, x.dtype.type(0), out=out),
+        call=AscendCCall("Relu"),
+        fuzz=FuzzModel(
+            "relu",
+            lambda lo, hi: (max(lo, 0.0), max(hi, 0.0)),
+            lambda v, e: (np.maximum(v, 0.0), e),
+        ),
+    ),
+    _unary(
+        "reciprocal",
+        numpy=np.reciprocal,
+        call=AscendCCall("Reciprocal"),
+        fuzz=FuzzModel("recip", lambda lo, hi: (1 / hi, 1 / lo), _recip_error, positive=True),
+    ),
+    _unary(
+        "sigmoid",
+        "Elementwise ``1 / (1 + exp(-x))``.",
+        py_fold=lambda v: 1.0 / (1.0 + math.exp(-v)),
+        reference=_sigmoid64,
+        composite=True,
+        decompose=_sigmoid,
+        fuzz=FuzzModel("sigmoid", lambda lo, hi: (0.0, 1.0), _sigmoid_error),
+    ),
+    _unary(
+        "tanh",
+        "Elementwise hyperbolic tangent.",
+        py_fold=math.tanh,
+        reference=_tanh64,
+        composite=True,
+        decompose=_tanh,
+        fuzz=FuzzModel("tanh", _unit_range, lambda v, e: (np.tanh(v), e + 24 * U + TINY)),
+    ),
+    _unary(
+        "erf",
+        "Elementwise Gauss error function.",
+        py_fold=math.erf,
+        reference=erf,
+        composite=True,
+        decompose=_erf,
+        fuzz=FuzzModel("erf", _unit_range, lambda v, e: (erf(v), 1.1284 * e + ERF_ABS)),
+    ),
+    _unary(
+        "sin",
+        "Elementwise sine (radians); Ascend C ``Sin``.",
+        py_fold=math.sin,
+        numpy=np.sin,
+        call=AscendCCall("Sin"),
+        fuzz=FuzzModel("sin", _unit_range, _libm_error(np.sin)),
+    ),
+    _unary(
+        "cos",
+        "Elementwise cosine (radians); Ascend C ``Cos``.",
+        py_fold=math.cos,
+        numpy=np.cos,
+        call=AscendCCall("Cos"),
+        fuzz=FuzzModel("cos", _unit_range, _libm_error(np.cos)),
+    ),
+    _unary(
+        "softplus",
+        "Elementwise ``log(1 + exp(x))``, computed without overflow.",
+        methods=(),
+        py_fold=_softplus_fold,
+        reference=_softplus64,
+        composite=True,
+        decompose=_softplus,
+        fuzz=FuzzModel(
+            "softplus", lambda lo, hi: (_softplus_fold(lo), _softplus_fold(hi)), _softplus_error
+        ),
+    ),
     # binary (broadcasts are explicit asc.broadcast ops)
     _binary("add", "Add", np.add, py_operator="+"),
     _binary("sub", "Sub", np.subtract, py_operator="-"),
     _binary("mul", "Mul", np.multiply, py_operator="*"),
     _binary("div", "Div", np.divide, py_operator="/"),
-    _binary("max", "Max", np.maximum, function="maximum", doc="Elementwise maximum of two "
-            "tensors (or a tensor and a number), broadcast together."),
-    _binary("min", "Min", np.minimum, function="minimum", doc="Elementwise minimum of two "
-            "tensors (or a tensor and a number), broadcast together."),
+    _binary(
+        "max",
+        "Max",
+        np.maximum,
+        function="maximum",
+        doc="Elementwise maximum of two tensors (or a tensor and a number), broadcast together.",
+    ),
+    _binary(
+        "min",
+        "Min",
+        np.minimum,
+        function="minimum",
+        doc="Elementwise minimum of two tensors (or a tensor and a number), broadcast together.",
+    ),
     # tile level: a buffer and an immediate
     _scalar("adds", "Adds", np.add),
     _scalar("muls", "Muls", np.multiply),
@@ -435,8 +559,9 @@ RECORDS: tuple[OpRecord, ...] = (
 def by_category(category: str) -> dict[str, OpRecord]:
     """The records of ``category`` (one of :data:`CATEGORIES`), by kind, in table order."""
     if category not in CATEGORIES:
-        raise ValueError(f"unknown op category {category!r}; expected one of "
-                         f"{', '.join(CATEGORIES)}")
+        raise ValueError(
+            f"unknown op category {category!r}; expected one of {', '.join(CATEGORIES)}"
+        )
     return {r.kind: r for r in RECORDS if r.category == category}
 
 
@@ -457,5 +582,8 @@ def by_call(name: str) -> OpRecord | None:
 
 def elementwise_functions() -> dict[str, OpRecord]:
     """The elementwise ``pyasc_mlir.<function>`` markers (unary, then binary), by name."""
-    return {r.function: r for r in RECORDS
-            if r.function is not None and r.category in ("unary", "binary")}
+    return {
+        r.function: r
+        for r in RECORDS
+        if r.function is not None and r.category in ("unary", "binary")
+    }

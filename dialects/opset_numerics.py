@@ -16,12 +16,12 @@ import numpy as np
 
 __all__ = ["TINY", "TU", "U", "erf", "rel"]
 
-U = 2.0 ** -24
+U = 2.0**-24
 """Unit roundoff of fp32 (every kernel op computes in fp32)."""
 TU = 4 * U
 """Relative error allowed for exp / log / rsqrt (libm within 1-2 ulp, plus the double rounding
 of ``1/sqrt``)."""
-TINY = 2.0 ** -126
+TINY = 2.0**-126
 """Absolute error floor per op (underflow, flush to zero)."""
 
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)

@@ -113,8 +113,9 @@ class Case:
         """Parameters that are tensors (all but the compile-time constants)."""
         return [p for p in self.params if p not in self.consts]
 
-    def make_inputs(self, rng: np.random.Generator, dtype: Any,
-                    shape: tuple[int, ...] | None = None) -> tuple[np.ndarray, ...]:
+    def make_inputs(
+        self, rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] | None = None
+    ) -> tuple[np.ndarray, ...]:
         """Random inputs (``shape`` of the first input; default the module's default)."""
         kw = dict(self.consts)
         if shape is not None:
@@ -140,15 +141,27 @@ class Case:
 
 
 def _module_cases(name: str, module: types.ModuleType) -> list[Case]:
-    base = {"kernel": module.KERNEL, "reference": module.reference,
-            "consts": dict(getattr(module, "CONSTS", {})), "shapes": module.SHAPES}
+    base = {
+        "kernel": module.KERNEL,
+        "reference": module.reference,
+        "consts": dict(getattr(module, "CONSTS", {})),
+        "shapes": module.SHAPES,
+    }
     variants = getattr(module, "VARIANTS", None) or {name: {}}
     out = []
     for case_name, over in variants.items():
         spec = {**base, **over}
-        out.append(Case(case_name, module, spec["kernel"], spec["reference"],
-                        dict(spec["consts"]), tuple(tuple(s) for s in spec["shapes"]),
-                        bool(getattr(module, "REDUCTION", False))))
+        out.append(
+            Case(
+                case_name,
+                module,
+                spec["kernel"],
+                spec["reference"],
+                dict(spec["consts"]),
+                tuple(tuple(s) for s in spec["shapes"]),
+                bool(getattr(module, "REDUCTION", False)),
+            )
+        )
     return out
 
 
@@ -165,8 +178,19 @@ def get_case(name: str) -> Case:
     raise KeyError(f"no example case {name!r}; known: {', '.join(c.name for c in cases())}")
 
 
-__all__ = ["ALL", "Case", "cases", "get_case", "tolerance", "excess_error", "max_abs_error",
-           "within_tolerance", "FP16_TOL", "FP32_TOL", "FP32_REDUCTION_TOL"]
+__all__ = [
+    "ALL",
+    "Case",
+    "cases",
+    "get_case",
+    "tolerance",
+    "excess_error",
+    "max_abs_error",
+    "within_tolerance",
+    "FP16_TOL",
+    "FP32_TOL",
+    "FP32_REDUCTION_TOL",
+]
 
 
 E2E_CONFIGS: list[tuple[str, str, tuple[int, ...]]] = [

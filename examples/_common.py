@@ -17,7 +17,12 @@ def round_to(y: np.ndarray, dtype: Any) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(y).astype(np.dtype(dtype)))
 
 
-def normal(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any, scale: float = 1.0,
-           loc: float = 0.0) -> np.ndarray:
+def normal(
+    rng: np.random.Generator,
+    shape: tuple[int, ...],
+    dtype: Any,
+    scale: float = 1.0,
+    loc: float = 0.0,
+) -> np.ndarray:
     """Normally distributed values of ``shape``, rounded to ``dtype``."""
     return round_to(rng.normal(loc, scale, size=shape), dtype)

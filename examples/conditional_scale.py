@@ -25,8 +25,9 @@ def conditional_scale(x, threshold, scale):
 KERNEL = conditional_scale
 
 
-def reference(x: np.ndarray, threshold: float = CONSTS["threshold"],
-              scale: float = CONSTS["scale"]) -> np.ndarray:
+def reference(
+    x: np.ndarray, threshold: float = CONSTS["threshold"], scale: float = CONSTS["scale"]
+) -> np.ndarray:
     """float64 NumPy, rounded to ``x``'s dtype."""
     (xs,) = f64(x)
     y = xs.copy()
@@ -35,7 +36,8 @@ def reference(x: np.ndarray, threshold: float = CONSTS["threshold"],
     return round_to(y, x.dtype)
 
 
-def make_inputs(rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 1536),
-                **consts: Any) -> tuple[np.ndarray, ...]:
+def make_inputs(
+    rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 1536), **consts: Any
+) -> tuple[np.ndarray, ...]:
     """``(x,)``: unit-normal values (about 40% above the default threshold)."""
     return (normal(rng, shape, dtype),)

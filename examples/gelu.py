@@ -60,7 +60,8 @@ VARIANTS = {
 """Case name -> the kernel and reference of that form."""
 
 
-def make_inputs(rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 1536),
-                **consts: Any) -> tuple[np.ndarray, ...]:
+def make_inputs(
+    rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 1536), **consts: Any
+) -> tuple[np.ndarray, ...]:
     """``(x,)``: pre-activations spread over [-6, 6] (both tails of GELU)."""
     return (round_to(rng.uniform(-6.0, 6.0, size=shape), dtype),)

@@ -32,8 +32,9 @@ def reference(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return round_to(np.einsum("bsh,bs->bh", xs, m[:, :, 0]), x.dtype)
 
 
-def make_inputs(rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 16, 384),
-                **consts: Any) -> tuple[np.ndarray, ...]:
+def make_inputs(
+    rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 16, 384), **consts: Any
+) -> tuple[np.ndarray, ...]:
     """``(x, mask)``: unit-normal ``x``; each sequence ``b`` has a random length in
     ``[1, S]`` of ones followed by zero padding (as a right-padded attention mask)."""
     b, s, _ = shape

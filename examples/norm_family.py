@@ -51,11 +51,14 @@ KERNEL = norm_family
 VARIANTS = {
     "norm_family.layer": {"consts": {"variant": "layer", "axes": (-1,), "eps": 1e-5}},
     "norm_family.rms": {"consts": {"variant": "rms", "axes": (-1,), "eps": 1e-6}},
-    "norm_family.instance": {"consts": {"variant": "instance", "axes": (1,), "eps": 1e-5},
-                             "shapes": INSTANCE_SHAPES},
+    "norm_family.instance": {
+        "consts": {"variant": "instance", "axes": (1,), "eps": 1e-5},
+        "shapes": INSTANCE_SHAPES,
+    },
     "norm_family.instance_trailing": {
         "consts": {"variant": "instance", "axes": (2,), "eps": 1e-5},
-        "shapes": INSTANCE_TRAILING_SHAPES},
+        "shapes": INSTANCE_TRAILING_SHAPES,
+    },
 }
 """Case name -> compile-time constants (and shapes) of that configuration."""
 
@@ -66,8 +69,14 @@ def _norm_axes(ndim: int, variant: str, axes: tuple[int, ...]) -> tuple[int, ...
     return (ndim - 1,)
 
 
-def reference(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, variant: str = "layer",
-              axes: tuple[int, ...] = (-1,), eps: float = 1e-5) -> np.ndarray:
+def reference(
+    x: np.ndarray,
+    weight: np.ndarray,
+    bias: np.ndarray,
+    variant: str = "layer",
+    axes: tuple[int, ...] = (-1,),
+    eps: float = 1e-5,
+) -> np.ndarray:
     """float64 NumPy, rounded to ``x``'s dtype."""
     xs, w, b = f64(x, weight, bias)
     red = _norm_axes(xs.ndim, variant, axes)
@@ -81,8 +90,9 @@ def reference(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, variant: str 
     return round_to(y * w + b, x.dtype)
 
 
-def param_shape(shape: tuple[int, ...], variant: str = "layer",
-                axes: tuple[int, ...] = (-1,)) -> tuple[int, ...]:
+def param_shape(
+    shape: tuple[int, ...], variant: str = "layer", axes: tuple[int, ...] = (-1,)
+) -> tuple[int, ...]:
     """The shape of ``weight``/``bias`` for an ``x`` of ``shape``."""
     if variant != "instance":
         return (shape[-1],)
@@ -90,9 +100,14 @@ def param_shape(shape: tuple[int, ...], variant: str = "layer",
     return tuple(1 if i in red else d for i, d in enumerate(shape) if i > 0)
 
 
-def make_inputs(rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 384),
-                variant: str = "layer", axes: tuple[int, ...] = (-1,),
-                **consts: Any) -> tuple[np.ndarray, ...]:
+def make_inputs(
+    rng: np.random.Generator,
+    dtype: Any,
+    shape: tuple[int, ...] = (4, 384),
+    variant: str = "layer",
+    axes: tuple[int, ...] = (-1,),
+    **consts: Any,
+) -> tuple[np.ndarray, ...]:
     """``(x, weight, bias)`` with per-channel offsets in ``x`` (what instance norm removes)."""
     pshape = param_shape(shape, variant, axes)
     offsets = rng.normal(0.0, 1.0, size=pshape)

@@ -37,8 +37,13 @@ def residual_layernorm(x, residual, weight, bias, eps):
 KERNEL = residual_layernorm
 
 
-def reference(x: np.ndarray, residual: np.ndarray, weight: np.ndarray, bias: np.ndarray,
-              eps: float = CONSTS["eps"]) -> np.ndarray:
+def reference(
+    x: np.ndarray,
+    residual: np.ndarray,
+    weight: np.ndarray,
+    bias: np.ndarray,
+    eps: float = CONSTS["eps"],
+) -> np.ndarray:
     """float64 NumPy residual + LayerNorm, rounded to ``x``'s dtype."""
     xs, rs, w, b = f64(x, residual, weight, bias)
     h = xs + rs
@@ -48,10 +53,15 @@ def reference(x: np.ndarray, residual: np.ndarray, weight: np.ndarray, bias: np.
     return round_to(y, x.dtype)
 
 
-def make_inputs(rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 384),
-                **consts: Any) -> tuple[np.ndarray, ...]:
+def make_inputs(
+    rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 384), **consts: Any
+) -> tuple[np.ndarray, ...]:
     """``(x, residual, weight, bias)``: activations around a non-zero mean, a smaller
     residual, weights near 1 and small biases."""
     h = shape[-1]
-    return (normal(rng, shape, dtype, 1.0, 0.3), normal(rng, shape, dtype, 0.5),
-            normal(rng, (h,), dtype, 0.1, 1.0), normal(rng, (h,), dtype, 0.1))
+    return (
+        normal(rng, shape, dtype, 1.0, 0.3),
+        normal(rng, shape, dtype, 0.5),
+        normal(rng, (h,), dtype, 0.1, 1.0),
+        normal(rng, (h,), dtype, 0.1),
+    )

@@ -35,7 +35,8 @@ def reference(x: np.ndarray, weight: np.ndarray, eps: float = CONSTS["eps"]) -> 
     return round_to(xs / rms * w, x.dtype)
 
 
-def make_inputs(rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 384),
-                **consts: Any) -> tuple[np.ndarray, ...]:
+def make_inputs(
+    rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 384), **consts: Any
+) -> tuple[np.ndarray, ...]:
     """``(x, weight)``."""
     return normal(rng, shape, dtype, 1.0), normal(rng, (shape[-1],), dtype, 0.1, 1.0)

@@ -29,7 +29,8 @@ def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return round_to(av / (1.0 + np.exp(-av)) * bv, a.dtype)
 
 
-def make_inputs(rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 768),
-                **consts: Any) -> tuple[np.ndarray, ...]:
+def make_inputs(
+    rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 768), **consts: Any
+) -> tuple[np.ndarray, ...]:
     """``(a, b)``: gate pre-activations over [-8, 8] and unit-normal up projections."""
     return round_to(rng.uniform(-8.0, 8.0, size=shape), dtype), normal(rng, shape, dtype)

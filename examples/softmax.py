@@ -38,8 +38,9 @@ def reference(x: np.ndarray) -> np.ndarray:
     return round_to(z / z.sum(axis=-1, keepdims=True), x.dtype)
 
 
-def make_inputs(rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 128),
-                **consts: Any) -> tuple[np.ndarray, ...]:
+def make_inputs(
+    rng: np.random.Generator, dtype: Any, shape: tuple[int, ...] = (4, 128), **consts: Any
+) -> tuple[np.ndarray, ...]:
     """``(x,)``: logits with a spread of 3 around an offset of 20 (so that a softmax without
     the max subtraction would overflow fp16 ``exp``)."""
     return (normal(rng, shape, dtype, 3.0, 20.0),)

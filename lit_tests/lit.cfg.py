@@ -49,4 +49,5 @@ config.substitutions.append(("%python", sys.executable))
 # Round trips: print, parse back the printed text, and the generic form.
 config.substitutions.append(("%roundtrip", f"{pyasc_opt} %s | {pyasc_opt}"))
 config.substitutions.append(
-    ("%generic-roundtrip", f"{pyasc_opt} %s --print-op-generic | {pyasc_opt}"))
+    ("%generic-roundtrip", f"{pyasc_opt} %s --print-op-generic | {pyasc_opt}")
+)

@@ -90,8 +90,11 @@ class VBinaryPattern(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VBinaryOp, rewriter: PatternRewriter) -> None:
-        _replace(op, rewriter, ac.VecBinaryOp(ac.VEC_BINARY[op.kind.data], op.dst, op.lhs,
-                                              op.rhs, op.count))
+        _replace(
+            op,
+            rewriter,
+            ac.VecBinaryOp(ac.VEC_BINARY[op.kind.data], op.dst, op.lhs, op.rhs, op.count),
+        )
 
 
 class VUnaryPattern(RewritePattern):
@@ -99,8 +102,7 @@ class VUnaryPattern(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VUnaryOp, rewriter: PatternRewriter) -> None:
-        _replace(op, rewriter, ac.VecUnaryOp(ac.VEC_UNARY[op.kind.data], op.dst, op.src,
-                                             op.count))
+        _replace(op, rewriter, ac.VecUnaryOp(ac.VEC_UNARY[op.kind.data], op.dst, op.src, op.count))
 
 
 class VScalarPattern(RewritePattern):
@@ -108,8 +110,13 @@ class VScalarPattern(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VScalarOp, rewriter: PatternRewriter) -> None:
-        _replace(op, rewriter, ac.VecScalarOp(ac.VEC_SCALAR[op.kind.data], op.dst, op.src,
-                                              op.scalar.value.data, op.count))
+        _replace(
+            op,
+            rewriter,
+            ac.VecScalarOp(
+                ac.VEC_SCALAR[op.kind.data], op.dst, op.src, op.scalar.value.data, op.count
+            ),
+        )
 
 
 class VDupPattern(RewritePattern):
@@ -146,8 +153,9 @@ class VComparePattern(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VCompareOp, rewriter: PatternRewriter) -> None:
-        _replace(op, rewriter, ac.CompareOp(ac.CMP[op.predicate.data], op.mask, op.lhs,
-                                            op.rhs, op.count))
+        _replace(
+            op, rewriter, ac.CompareOp(ac.CMP[op.predicate.data], op.mask, op.lhs, op.rhs, op.count)
+        )
 
 
 class VSelectPattern(RewritePattern):
@@ -173,6 +181,7 @@ class VReducePattern(RewritePattern):
                 d = o.view(dst, o.muli(i, LANE_ALIGN))
                 s = o.view(src, o.muli(i, op.ls))
                 o.add(ac.ReduceOp(ac.REDUCE[kind], d, s, work, op.length))
+
             out.loop(total, row)  # type: ignore[arg-type]
             rewriter.erase(op)
             return
@@ -187,7 +196,9 @@ class VReducePattern(RewritePattern):
                 idx = o2.addi(base, j)
                 s = o2.view(src, o2.muli(idx, op.ls))
                 o2.add(ac.VecBinaryOp(api, d, d, s, op.ls))
+
             o.loop(op.m, inner, lower=1)  # type: ignore[arg-type]
+
         out.loop(op.rows, outer)  # type: ignore[arg-type]
         rewriter.erase(op)
 
@@ -217,18 +228,28 @@ class VBroadcastPattern(RewritePattern):
                 s = o.view(src, o.muli(si, op.ls))
                 o.add(ac.DataCopyOp(d, s, op.ls))
             else:
-                idx = o.muli(si, LANE_ALIGN) if not isinstance(si, int) else o.c(
-                    si * LANE_ALIGN)
+                idx = o.muli(si, LANE_ALIGN) if not isinstance(si, int) else o.c(si * LANE_ALIGN)
                 v = o.add(ac.GetValueOp(src, idx))
                 o.add(ac.DuplicateOp(d, v, op.ls))  # type: ignore[arg-type]
+
         out.loop(total, row)  # type: ignore[arg-type]
         rewriter.erase(op)
 
 
 PATTERNS: tuple[type[RewritePattern], ...] = (
-    BlockIdxPattern, TilingFieldPattern, VBinaryPattern, VUnaryPattern, VScalarPattern,
-    VDupPattern, VCopyPattern, VCastPattern, VComparePattern, VSelectPattern, VReducePattern,
-    VBroadcastPattern)
+    BlockIdxPattern,
+    TilingFieldPattern,
+    VBinaryPattern,
+    VUnaryPattern,
+    VScalarPattern,
+    VDupPattern,
+    VCopyPattern,
+    VCastPattern,
+    VComparePattern,
+    VSelectPattern,
+    VReducePattern,
+    VBroadcastPattern,
+)
 """Every compute-op pattern of the conversion."""
 
 

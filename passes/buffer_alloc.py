@@ -60,15 +60,19 @@ def live_ranges(allocs: list[asc.AllocOp]) -> dict[asc.AllocOp, tuple[int, int]]
     return ranges
 
 
-def pack(sizes: dict[asc.AllocOp, int],
-         ranges: dict[asc.AllocOp, tuple[int, int]]) -> tuple[dict[asc.AllocOp, int], int]:
+def pack(
+    sizes: dict[asc.AllocOp, int], ranges: dict[asc.AllocOp, tuple[int, int]]
+) -> tuple[dict[asc.AllocOp, int], int]:
     """First-fit interval packing: offsets (bytes) and the arena size."""
     placed: list[tuple[int, int, tuple[int, int], asc.AllocOp]] = []
     offsets: dict[asc.AllocOp, int] = {}
     for a in sorted(sizes, key=lambda x: (-sizes[x], ranges[x])):
         lo, hi = ranges[a]
-        busy = sorted((off, off + sz) for off, sz, (s, e), b in placed
-                      if b.parent is not a.parent or not (e < lo or hi < s))
+        busy = sorted(
+            (off, off + sz)
+            for off, sz, (s, e), b in placed
+            if b.parent is not a.parent or not (e < lo or hi < s)
+        )
         off = 0
         for s, e in busy:
             if off + sizes[a] <= s:
@@ -106,7 +110,9 @@ def allocate_kernel(kernel: func.FuncOp, usable: int, plat: Platform | None = No
         raise PyAscCompileError(
             f"kernel {kernel.sym_name.data} needs {total} bytes of UB but {usable} are usable "
             f"({'; '.join(lines)}; compute arena {arena} B for {len(tmps)} scratch buffers)",
-            loc_of(kernel), "use a smaller tile (asc-tile) or disable double buffering")
+            loc_of(kernel),
+            "use a smaller tile (asc-tile) or disable double buffering",
+        )
     attrs.set_ub_layout(kernel, offset, arena, total)
     return total
 

@@ -26,8 +26,9 @@ class OpInserter(IRBuilder):
     def __init__(self, anchor: Operation, rewriter: PatternRewriter | None = None):
         block = anchor.parent_block()
         assert block is not None
-        super().__init__(block, anchor.attributes.get(asc.LOC_ATTR), anchor=anchor,
-                         rewriter=rewriter)
+        super().__init__(
+            block, anchor.attributes.get(asc.LOC_ATTR), anchor=anchor, rewriter=rewriter
+        )
 
     def add(self, op: Operation) -> SSAValue:
         """Insert ``op`` (which has a result) before the anchor; its first result."""
@@ -67,9 +68,14 @@ def kernel_name(module: ModuleOp, fusion: asc.FusionOp) -> str:
     return name
 
 
-def install_kernel(module: ModuleOp, fusion: asc.FusionOp, kernel: func.FuncOp,
-                   tiling: dict[str, int], platform: str, max_buffers: int | None = None
-                   ) -> None:
+def install_kernel(
+    module: ModuleOp,
+    fusion: asc.FusionOp,
+    kernel: func.FuncOp,
+    tiling: dict[str, int],
+    platform: str,
+    max_buffers: int | None = None,
+) -> None:
     """Add the lowered ``kernel`` (its ``asc.tiling`` struct, platform and, when double
     buffering was dropped, ``asc.max_buffers``) to ``module`` and replace ``fusion`` by an
     ``asc.launch`` of it on ``tiling["block_dim"]`` cores."""
@@ -78,8 +84,12 @@ def install_kernel(module: ModuleOp, fusion: asc.FusionOp, kernel: func.FuncOp,
     if max_buffers is not None:
         attrs.set_kernel_max_buffers(kernel, max_buffers)
     module.body.block.add_op(kernel)
-    launch = asc.LaunchOp(kernel.sym_name.data, tiling["block_dim"], list(fusion.inputs),
-                          [r.type for r in fusion.outputs])
+    launch = asc.LaunchOp(
+        kernel.sym_name.data,
+        tiling["block_dim"],
+        list(fusion.inputs),
+        [r.type for r in fusion.outputs],
+    )
     if asc.LOC_ATTR in fusion.attributes:
         launch.attributes[asc.LOC_ATTR] = fusion.attributes[asc.LOC_ATTR]
     assert fusion.parent is not None

@@ -70,7 +70,8 @@ def _tbuf_position(calc: list[asc.AllocOp]) -> str:
         for use in a.result.uses:
             op = use.operation
             if (isinstance(op, asc.CopyInOp) and op.dest is a.result) or (
-                    isinstance(op, asc.MmadOp) and op.dst is a.result):
+                isinstance(op, asc.MmadOp) and op.dst is a.result
+            ):
                 return "VECIN"
     return "VECCALC"
 
@@ -100,21 +101,26 @@ class _Converter:
             st.gm[old] = out.add(ac.GlobalBufferOp(new))
         allocs = [o for o in self.k.walk() if isinstance(o, asc.AllocOp)]
         if any(a.offset is None for a in allocs):
-            raise PyAscCompileError("convert-asc-to-ascendc needs UB offsets",
-                                    loc_of(self.k), "run asc-buffer-alloc first")
+            raise PyAscCompileError(
+                "convert-asc-to-ascendc needs UB offsets",
+                loc_of(self.k),
+                "run asc-buffer-alloc first",
+            )
         self._matmuls(out)
         for a in sorted(allocs, key=lambda a: a.offset.value.data):  # type: ignore[union-attr]
             if a.role.data in ("in", "out"):
                 # C of a Matmul lands in VECIN (documented), even when it goes straight out
-                pos = "VECIN" if a.role.data == "in" or _tbuf_position([a]) == "VECIN" \
-                    else "VECOUT"
-                st.queues[a] = out.add(ac.InitQueueOp(pos, a.buffers.value.data,
-                                                      _ub_bytes(ct.dst_reserve_bytes(a))))
+                pos = "VECIN" if a.role.data == "in" or _tbuf_position([a]) == "VECIN" else "VECOUT"
+                st.queues[a] = out.add(
+                    ac.InitQueueOp(pos, a.buffers.value.data, _ub_bytes(ct.dst_reserve_bytes(a)))
+                )
         calc = [a for a in allocs if a.role.data in ("tmp", "const")]
         if calc:
             st.calc_base = min(a.offset.value.data for a in calc)  # type: ignore[union-attr]
-            top = max(a.offset.value.data + _ub_bytes(ct.dst_reserve_bytes(a))  # type: ignore
-                      for a in calc)
+            top = max(
+                a.offset.value.data + _ub_bytes(ct.dst_reserve_bytes(a))  # type: ignore
+                for a in calc
+            )
             st.tbuf = out.add(ac.InitTBufOp(top - st.calc_base, _tbuf_position(calc)))
 
     def _matmuls(self, out: AscendcBuilder) -> None:
@@ -126,8 +132,10 @@ class _Converter:
         if len(ops) > ct.MAX_MATMUL_OBJECTS:
             raise PyAscCompileError(
                 f"kernel {self.k.sym_name.data} has {len(ops)} asc.mmad ops; Ascend C allows "
-                f"at most {ct.MAX_MATMUL_OBJECTS} Matmul objects per kernel", loc_of(ops[0]),
-                "split the operator into several kernels")
+                f"at most {ct.MAX_MATMUL_OBJECTS} Matmul objects per kernel",
+                loc_of(ops[0]),
+                "split the operator into several kernels",
+            )
         plat = get_platform(attrs.kernel_platform(self.k))
         fields: dict[str, int] = {}
         pairs: list[SSAValue] = []
@@ -151,10 +159,8 @@ class _Converter:
     def _mmad(self, out: AscendcBuilder, op: asc.MmadOp) -> None:
         m = self._m
         mm = self.st.matmuls[op]
-        out.add(ac.MatmulSetTensorAOp(mm, out.view(self.st.gm[op.a], m(op.a_offset)),
-                                      op.trans_a))
-        out.add(ac.MatmulSetTensorBOp(mm, out.view(self.st.gm[op.b], m(op.b_offset)),
-                                      op.trans_b))
+        out.add(ac.MatmulSetTensorAOp(mm, out.view(self.st.gm[op.a], m(op.a_offset)), op.trans_a))
+        out.add(ac.MatmulSetTensorBOp(mm, out.view(self.st.gm[op.b], m(op.b_offset)), op.trans_b))
         out.add(ac.MatmulSetTailOp(mm, m(op.m), m(op.n), m(op.k)))
         out.add(ac.MatmulIterateOp(mm))
         out.add(ac.MatmulGetTensorCOp(mm, m(op.dst)))
@@ -176,8 +182,9 @@ class _Converter:
             self.st.vmap[op.result] = out.add(ac.AllocTensorOp(self.st.queues[op], dtype))
             return
         assert self.st.tbuf is not None and op.offset is not None
-        nbytes = 1 if isinstance(dtype, IntegerType) else (
-            2 if isinstance(dtype, Float16Type) else 4)
+        nbytes = (
+            1 if isinstance(dtype, IntegerType) else (2 if isinstance(dtype, Float16Type) else 4)
+        )
         rel = op.offset.value.data - self.st.calc_base
         self.st.vmap[op.result] = out.add(ac.TBufGetOp(self.st.tbuf, rel // nbytes, dtype))
 
@@ -202,8 +209,12 @@ class _Converter:
         ub = out.view(ub, m(op.ub_offset))
         gm = out.view(self.st.gm[gm_val], m(op.gm_offset))
         length, gap, stride = (const_value(v) for v in (op.length, op.gm_gap, op.ub_stride))
-        contiguous = (length is not None and gap == 0 and stride == length
-                      and (length * sz) % DATA_BLOCK_BYTES == 0)
+        contiguous = (
+            length is not None
+            and gap == 0
+            and stride == length
+            and (length * sz) % DATA_BLOCK_BYTES == 0
+        )
         if contiguous:
             n = out.muli(m(op.count), m(op.length))
             out.add(ac.DataCopyOp(*((ub, gm) if inbound else (gm, ub)), n))
@@ -213,8 +224,11 @@ class _Converter:
             slot_blocks = out.divi(out.muli(m(op.ub_stride), sz), DATA_BLOCK_BYTES)
             used_blocks = out.divi(out.addi(blen, DATA_BLOCK_BYTES - 1), DATA_BLOCK_BYTES)
             ub_gap = out.subi(slot_blocks, used_blocks)
-            params = [m(op.count), blen, gm_stride, ub_gap] if inbound else [
-                m(op.count), blen, ub_gap, gm_stride]
+            params = (
+                [m(op.count), blen, gm_stride, ub_gap]
+                if inbound
+                else [m(op.count), blen, ub_gap, gm_stride]
+            )
             out.add(ac.DataCopyPadOp(*((ub, gm) if inbound else (gm, ub)), params))
         if inbound and alloc in self.st.queues:
             if alloc not in self.pending_enque:

@@ -102,13 +102,18 @@ class CubePlan:
         return round_up(r * (self.l_slot if lay.l else LANE_ALIGN), COUNT_ALIGN)
 
 
-
-
 def tiling_values(plan: CubePlan, cores: int, k: int) -> dict[str, int]:
     """The tiling struct of a Cube kernel (all int64): work split and block sizes."""
-    return {**work_split_fields(plan.units, cores), "tile_units": 1, "batch": plan.batch,
-            "m": plan.rows, "n": plan.cols, "k": k, "tile_m": plan.tile,
-            "tile_n": plan.tile_n}
+    return {
+        **work_split_fields(plan.units, cores),
+        "tile_units": 1,
+        "batch": plan.batch,
+        "m": plan.rows,
+        "n": plan.cols,
+        "k": k,
+        "tile_m": plan.tile,
+        "tile_n": plan.tile_n,
+    }
 
 
 def whole_rows(fusion: asc.FusionOp, plan: CubePlan) -> int:

@@ -116,6 +116,7 @@ class AscDecomposePass(ModulePass):
     name = "asc-decompose"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([ExpandUnary(), ExpandReduce(),
-                                                          ExpandMaskBroadcast()]),
-                             apply_recursively=True).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([ExpandUnary(), ExpandReduce(), ExpandMaskBroadcast()]),
+            apply_recursively=True,
+        ).rewrite_module(op)

@@ -132,8 +132,9 @@ def analyze_dynamic(fusion: asc.FusionOp, space: IterationSpace) -> DynamicShape
     return DynamicShapes(space, factors, dims)
 
 
-def require_static(fusion: asc.FusionOp, dyn: DynamicShapes, axes: dict[int, str],
-                   names: list[str] | None = None) -> None:
+def require_static(
+    fusion: asc.FusionOp, dyn: DynamicShapes, axes: dict[int, str], names: list[str] | None = None
+) -> None:
     """Make the ``axes`` (axis -> why it must be static) static: a dim the user marked
     dynamic (``None``) there is a located error; a dim ``@jit(dynamic=True)`` only offered is
     quietly kept at its compiled size."""
@@ -150,9 +151,11 @@ def require_static(fusion: asc.FusionOp, dyn: DynamicShapes, axes: dict[int, str
                 who = f"argument {arg}" + (f" ({names[arg]!r})" if arg < len(names) else "")
                 raise PyAscCompileError(
                     f"dimension {d} of {who} is dynamic (None), but {why}, so the kernel needs "
-                    "its size at compile time", _loc_for(fusion, dyn, a),
+                    "its size at compile time",
+                    _loc_for(fusion, dyn, a),
                     "give that dimension a static size in its TensorDesc; only leading "
-                    "dimensions that no reduction covers may be None")
+                    "dimensions that no reduction covers may be None",
+                )
             f.dynamic = False
 
 
@@ -163,8 +166,18 @@ def _loc_for(fusion: asc.FusionOp, dyn: DynamicShapes, a: int) -> Any:
     return loc_of(fusion)
 
 
-def spec(dyn: DynamicShapes, fusion: asc.FusionOp, *, cores: int, chunked: bool, tile: int,
-         chunks: int, m_axis: int | None, l_axis: int, outer: range) -> dict[str, Any]:
+def spec(
+    dyn: DynamicShapes,
+    fusion: asc.FusionOp,
+    *,
+    cores: int,
+    chunked: bool,
+    tile: int,
+    chunks: int,
+    m_axis: int | None,
+    l_axis: int,
+    outer: range,
+) -> dict[str, Any]:
     """The JSON-able recipe of the tiling struct (``pyasc_mlir.dynamic`` evaluates it)."""
     term = fusion.body.block.last_op
     assert isinstance(term, asc.YieldOp)
@@ -173,11 +186,22 @@ def spec(dyn: DynamicShapes, fusion: asc.FusionOp, *, cores: int, chunked: bool,
         if isinstance(o, BlockArgument):
             inputs[str(o.index)] = [list(x) if x else None for x in dyn.dims[v]]
     return {
-        "version": 1, "cores": cores, "chunked": chunked, "tile": tile, "chunks": chunks,
-        "m_axis": m_axis, "l_axis": l_axis, "l_dynamic": dyn.axis_dynamic(l_axis),
+        "version": 1,
+        "cores": cores,
+        "chunked": chunked,
+        "tile": tile,
+        "chunks": chunks,
+        "m_axis": m_axis,
+        "l_axis": l_axis,
+        "l_dynamic": dyn.axis_dynamic(l_axis),
         "outer": list(outer),
-        "factors": [[{"value": f.value, "dynamic": f.dynamic, "src": [list(s) for s in f.sources]}
-                     for f in fs] for fs in dyn.factors],
+        "factors": [
+            [
+                {"value": f.value, "dynamic": f.dynamic, "src": [list(s) for s in f.sources]}
+                for f in fs
+            ]
+            for fs in dyn.factors
+        ],
         "extra": {k: list(v) for k, v in dyn.fields.items()},
         "inputs": inputs,
         "outputs": [[list(x) if x else None for x in dyn.dims[v]] for v in term.values],

@@ -23,11 +23,28 @@ from pyasc_mlir.passes.cube_plan import TILE_N_MAX
 from pyasc_mlir.passes.iteration_space import shape_of
 from pyasc_mlir.passes.views import VIEW_OPS, readable_in_place
 
-TENSOR_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.SelectOp,
-              asc.CastOp, asc.BroadcastOp, asc.ReduceOp, asc.ReshapeOp, asc.MatmulOp,
-              asc.TransposeOp)
-EPILOGUE_OPS = (asc.ConstantOp, asc.UnaryOp, asc.BinaryOp, asc.CompareOp, asc.SelectOp,
-                asc.CastOp, asc.BroadcastOp)
+TENSOR_OPS = (
+    asc.ConstantOp,
+    asc.UnaryOp,
+    asc.BinaryOp,
+    asc.CompareOp,
+    asc.SelectOp,
+    asc.CastOp,
+    asc.BroadcastOp,
+    asc.ReduceOp,
+    asc.ReshapeOp,
+    asc.MatmulOp,
+    asc.TransposeOp,
+)
+EPILOGUE_OPS = (
+    asc.ConstantOp,
+    asc.UnaryOp,
+    asc.BinaryOp,
+    asc.CompareOp,
+    asc.SelectOp,
+    asc.CastOp,
+    asc.BroadcastOp,
+)
 """Ops that may run on a matmul's output tile inside the Cube kernel (elementwise work)."""
 
 
@@ -51,13 +68,17 @@ def _wrap_layout_ops(block: Block) -> None:
     for op in [o for o in block.ops if isinstance(o, (asc.ConcatOp, asc.SliceOp))]:
         uses = list(op.results[0].uses)
         last = op
-        if len(uses) == 1 and isinstance(uses[0].operation, asc.ReshapeOp) and (
-                uses[0].operation.parent is block):
+        if (
+            len(uses) == 1
+            and isinstance(uses[0].operation, asc.ReshapeOp)
+            and (uses[0].operation.parent is block)
+        ):
             last = uses[0].operation
         inputs = list(dict.fromkeys(op.operands))
         body = Block(arg_types=[v.type for v in inputs])
-        fusion = asc.FusionOp(operands=[inputs], result_types=[[last.results[0].type]],
-                              regions=[Region(body)])
+        fusion = asc.FusionOp(
+            operands=[inputs], result_types=[[last.results[0].type]], regions=[Region(body)]
+        )
         if asc.LOC_ATTR in op.attributes:
             fusion.attributes[asc.LOC_ATTR] = op.attributes[asc.LOC_ATTR]
         block.insert_op_before(fusion, op)
@@ -85,9 +106,11 @@ def _hoist_casts_over_views(block: Block) -> None:
                 continue
             dtype = op.result.type.element_type  # type: ignore[attr-defined]
             cast = asc.CastOp(view.operands[0], dtype)
-            new_view: Operation = (asc.TransposeOp(cast.result, view.permutation)
-                                   if isinstance(view, asc.TransposeOp) else
-                                   asc.ReshapeOp(cast.result, shape_of(view.results[0])))
+            new_view: Operation = (
+                asc.TransposeOp(cast.result, view.permutation)
+                if isinstance(view, asc.TransposeOp)
+                else asc.ReshapeOp(cast.result, shape_of(view.results[0]))
+            )
             for o in (cast, new_view):
                 if asc.LOC_ATTR in op.attributes:
                     o.attributes[asc.LOC_ATTR] = op.attributes[asc.LOC_ATTR]
@@ -127,15 +150,21 @@ def _fuse_block(block: Block, per_op: bool = False) -> None:
             for group in _groups(ops, _operand_views(ops)):
                 _fuse_run(block, group)
     term = block.last_op
-    if not per_op and not _runs(block) and isinstance(term, func.ReturnOp) and any(
-            isinstance(v, BlockArgument) and v.block is block for v in term.operands):
+    if (
+        not per_op
+        and not _runs(block)
+        and isinstance(term, func.ReturnOp)
+        and any(isinstance(v, BlockArgument) and v.block is block for v in term.operands)
+    ):
         _fuse_run(block, [])  # only inputs are returned: a kernel that copies them
 
 
 def _fits_output(op: Operation, shape: tuple[int, ...]) -> bool:
     """Every tensor ``op`` touches broadcasts to the matmul output ``shape``."""
-    return all(asc.broadcast_shapes(tuple(v.type.get_shape()), shape) == shape  # type: ignore
-               for v in [*op.operands, *op.results])
+    return all(
+        asc.broadcast_shapes(tuple(v.type.get_shape()), shape) == shape  # type: ignore
+        for v in [*op.operands, *op.results]
+    )
 
 
 def _epilogue_ok(op: Operation, shape: tuple[int, ...], members: set[Operation]) -> bool:
@@ -145,10 +174,14 @@ def _epilogue_ok(op: Operation, shape: tuple[int, ...], members: set[Operation])
     if isinstance(op, asc.MatmulOp):
         return False  # placed by _groups
     if isinstance(op, asc.ReduceOp):  # over N, whole rows in one block: e.g. softmax(q k^T)
-        return (tuple(op.input.type.get_shape()) == shape  # type: ignore[attr-defined]
-                and op.axis_list == (len(shape) - 1,) and op.keeps_dims
-                and shape[-1] <= TILE_N_MAX
-                and op.kind.data in ("sum", "max", "min") and _fits_output(op, shape))
+        return (
+            tuple(op.input.type.get_shape()) == shape  # type: ignore[attr-defined]
+            and op.axis_list == (len(shape) - 1,)
+            and op.keeps_dims
+            and shape[-1] <= TILE_N_MAX
+            and op.kind.data in ("sum", "max", "min")
+            and _fits_output(op, shape)
+        )
     return isinstance(op, EPILOGUE_OPS) and _fits_output(op, shape)
 
 
@@ -157,9 +190,14 @@ def _operand_views(ops: list[Operation]) -> set[Operation]:
     such views): the Cube kernel reads the operand through them in place."""
     views: set[Operation] = set()
     for op in reversed(ops):
-        if isinstance(op, VIEW_OPS) and op.results[0].uses and all(
+        if (
+            isinstance(op, VIEW_OPS)
+            and op.results[0].uses
+            and all(
                 isinstance(u.operation, asc.MatmulOp) or u.operation in views
-                for u in op.results[0].uses):
+                for u in op.results[0].uses
+            )
+        ):
             views.add(op)
     for mm in ops:  # a chain the Cube cannot read in place is not a view: it gets a kernel
         if isinstance(mm, asc.MatmulOp):
@@ -179,8 +217,9 @@ def _view_root(v: SSAValue, views: set[Operation]) -> SSAValue:
 
 def _trivial_reshape(op: asc.ReshapeOp) -> bool:
     """Only adds or drops size-1 dims (a vector kernel handles it in place)."""
-    return ([d for d in shape_of(op.operands[0]) if d != 1]
-            == [d for d in shape_of(op.results[0]) if d != 1])
+    return [d for d in shape_of(op.operands[0]) if d != 1] == [
+        d for d in shape_of(op.results[0]) if d != 1
+    ]
 
 
 def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]]:
@@ -228,15 +267,17 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             continue
         if cube is not None and isinstance(op, VIEW_OPS):
             src = op.operands[0].owner
-            if src in members and (src in result_views or tuple(
-                    op.operands[0].type.get_shape()) == cube):  # type: ignore[attr-defined]
+            if src in members and (
+                src in result_views or tuple(op.operands[0].type.get_shape()) == cube
+            ):  # type: ignore[attr-defined]
                 result_views.add(op)
                 cur.append(op)
                 continue
         if isinstance(op, asc.ReshapeOp) and not _trivial_reshape(op):
             # Regrouping dims: a copy kernel (an identity slice + the reshape) in GM's layout.
-            copy = asc.SliceOp(op.operands[0], [0] * len(shape_of(op.operands[0])),
-                               shape_of(op.operands[0]))
+            copy = asc.SliceOp(
+                op.operands[0], [0] * len(shape_of(op.operands[0])), shape_of(op.operands[0])
+            )
             if asc.LOC_ATTR in op.attributes:
                 copy.attributes[asc.LOC_ATTR] = op.attributes[asc.LOC_ATTR]
             assert op.parent is not None
@@ -247,16 +288,22 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             result_views = set()
             continue
         if isinstance(op, asc.TransposeOp):  # a data-movement kernel of its own, with the
-            uses = list(op.results[0].uses)   # reshape that is its only user (same bytes)
-            tail = [uses[0].operation] if len(uses) == 1 and isinstance(
-                uses[0].operation, asc.ReshapeOp) and uses[0].operation in ops else []
+            uses = list(op.results[0].uses)  # reshape that is its only user (same bytes)
+            tail = (
+                [uses[0].operation]
+                if len(uses) == 1
+                and isinstance(uses[0].operation, asc.ReshapeOp)
+                and uses[0].operation in ops
+                else []
+            )
             groups += [[op, *tail], []]
             placed.update(tail)
             cube = None
             result_views = set()
             continue
-        if cube is not None and (not _epilogue_ok(op, cube, members) or any(
-                v.owner in result_views for v in op.operands)):
+        if cube is not None and (
+            not _epilogue_ok(op, cube, members) or any(v.owner in result_views for v in op.operands)
+        ):
             groups.append([])
             cube = None
             result_views = set()
@@ -273,10 +320,12 @@ def _fuse_run(block: Block, ops: list[Operation]) -> None:
             if not (isinstance(owner, Operation) and owner in members) and v not in inputs:
                 inputs.append(v)
     # Kernel arguments follow the function's parameter order (the launcher relies on it).
-    inputs.sort(key=lambda v: (0, v.index) if isinstance(v, BlockArgument) and v.block is block
-                else (1, 0))
-    escaping = [r for op in ops for r in op.results
-                if any(u.operation not in members for u in r.uses)]
+    inputs.sort(
+        key=lambda v: (0, v.index) if isinstance(v, BlockArgument) and v.block is block else (1, 0)
+    )
+    escaping = [
+        r for op in ops for r in op.results if any(u.operation not in members for u in r.uses)
+    ]
     # The kernel's output arguments follow the function's results (the launcher passes the
     # result buffers in return order): returned values come first, in return order, once per
     # returned position (a value returned twice is written twice); a returned input of the
@@ -285,21 +334,27 @@ def _fuse_run(block: Block, ops: list[Operation]) -> None:
     ret_pos: list[int] = []
     outputs: list[SSAValue] = []
     if isinstance(term, func.ReturnOp):
-        last = not any(isinstance(o, TENSOR_OPS) and o not in members
-                       for o in _ops_after(ops[-1] if ops else None, block))
+        last = not any(
+            isinstance(o, TENSOR_OPS) and o not in members
+            for o in _ops_after(ops[-1] if ops else None, block)
+        )
         for i, v in enumerate(term.operands):
-            passthrough = (last and isinstance(v, BlockArgument) and v.block is block)
+            passthrough = last and isinstance(v, BlockArgument) and v.block is block
             if v in escaping or passthrough:
                 if passthrough and v not in inputs:
                     inputs.append(v)
                 ret_pos.append(i)
                 outputs.append(v)
-        inputs.sort(key=lambda v: (0, v.index) if isinstance(v, BlockArgument)
-                    and v.block is block else (1, 0))
+        inputs.sort(
+            key=lambda v: (
+                (0, v.index) if isinstance(v, BlockArgument) and v.block is block else (1, 0)
+            )
+        )
     outputs += [r for r in escaping if r not in outputs]
     body = Block(arg_types=[v.type for v in inputs])
-    fusion = asc.FusionOp(operands=[inputs], result_types=[[r.type for r in outputs]],
-                          regions=[Region(body)])
+    fusion = asc.FusionOp(
+        operands=[inputs], result_types=[[r.type for r in outputs]], regions=[Region(body)]
+    )
     anchor = _insertion_point(block, ops, inputs) if ops else term
     assert anchor is not None
     loc = (ops[0] if ops else anchor).attributes.get(asc.LOC_ATTR)
@@ -330,15 +385,21 @@ def _insertion_point(block: Block, ops: list[Operation], inputs: list[SSAValue])
     earlier in the block (a matmul's operand views), whose own inputs are older, while another
     input (e.g. the other operand) is only computed later."""
     position = {op: i for i, op in enumerate(block.ops)}
-    last_def = max((position[v.owner] for v in inputs
-                    if isinstance(v.owner, Operation) and v.owner in position), default=-1)
+    last_def = max(
+        (
+            position[v.owner]
+            for v in inputs
+            if isinstance(v.owner, Operation) and v.owner in position
+        ),
+        default=-1,
+    )
     return min((op for op in ops if position[op] > last_def), key=position.__getitem__)
 
 
 def _ops_after(op: Operation | None, block: Block) -> list[Operation]:
     """The ops of ``block`` after ``op`` (all of them when ``op`` is None)."""
     ops = list(block.ops)
-    return ops if op is None else ops[ops.index(op) + 1:]
+    return ops if op is None else ops[ops.index(op) + 1 :]
 
 
 @dataclass(frozen=True)

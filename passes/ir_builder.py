@@ -37,8 +37,15 @@ class IRBuilder:
     """Appends ops to the end of ``block``, each carrying source location ``loc``; or, with an
     ``anchor`` op (:meth:`before`), inserts them before it (through ``rewriter`` if given)."""
 
-    def __init__(self, block: Block, loc: Attribute | None, *, fold: bool = True,
-                 anchor: Operation | None = None, rewriter: PatternRewriter | None = None):
+    def __init__(
+        self,
+        block: Block,
+        loc: Attribute | None,
+        *,
+        fold: bool = True,
+        anchor: Operation | None = None,
+        rewriter: PatternRewriter | None = None,
+    ):
         self.block = block
         self.loc = loc
         self.fold = fold
@@ -47,13 +54,11 @@ class IRBuilder:
         self.consts: dict[int, SSAValue] = {}
 
     @classmethod
-    def before(cls, op: Operation, rewriter: PatternRewriter, *, fold: bool = True
-               ) -> IRBuilder:
+    def before(cls, op: Operation, rewriter: PatternRewriter, *, fold: bool = True) -> IRBuilder:
         """A builder inserting before ``op`` (with ``op``'s location) through ``rewriter``."""
         block = op.parent_block()
         assert block is not None
-        return cls(block, op.attributes.get(asc.LOC_ATTR), fold=fold, anchor=op,
-                   rewriter=rewriter)
+        return cls(block, op.attributes.get(asc.LOC_ATTR), fold=fold, anchor=op, rewriter=rewriter)
 
     def add(self, op: Operation) -> SSAValue | None:
         """Add ``op`` (stamped with the location); its first result, if any."""
@@ -72,8 +77,9 @@ class IRBuilder:
         ``None`` or the same; a new one starts without reusable constants)."""
         if loc is None or loc == self.loc:
             return self
-        return type(self)(self.block, loc, fold=self.fold, anchor=self.anchor,
-                          rewriter=self.rewriter)
+        return type(self)(
+            self.block, loc, fold=self.fold, anchor=self.anchor, rewriter=self.rewriter
+        )
 
     def c(self, value: int) -> SSAValue:
         """An ``index`` constant (created once per builder when folding)."""
@@ -81,7 +87,8 @@ class IRBuilder:
             return self.add(arith.ConstantOp(IntegerAttr(value, IndexType())))  # type: ignore
         if value not in self.consts:
             self.consts[value] = self.add(  # type: ignore[assignment]
-                arith.ConstantOp(IntegerAttr(value, IndexType())))
+                arith.ConstantOp(IntegerAttr(value, IndexType()))
+            )
         return self.consts[value]
 
     def value(self, x: Index) -> SSAValue:
@@ -137,8 +144,9 @@ class IRBuilder:
         align = COUNT_ALIGN
         return self.muli(self.divi(self.addi(total, align - 1), align), align)
 
-    def loop(self, upper: SSAValue, body_fn: Callable[[IRBuilder, SSAValue], None],
-             lower: int = 0) -> None:
+    def loop(
+        self, upper: SSAValue, body_fn: Callable[[IRBuilder, SSAValue], None], lower: int = 0
+    ) -> None:
         """``scf.for %i = lower to upper step 1``; ``body_fn(builder, %i)`` fills the body
         (the ``scf.yield`` is added after it)."""
         body = Block(arg_types=[IndexType()])

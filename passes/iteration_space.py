@@ -108,9 +108,12 @@ def _link(uf: _UnionFind, op: Operation) -> None:
         src = [(d, e) for d, e in enumerate(shape_of(op.input)) if e > 1]
         dst = [(d, e) for d, e in enumerate(rshape) if e > 1]
         if [e for _, e in src] != [e for _, e in dst]:
-            raise _error(op, f"reshape {list(shape_of(op.input))} -> {list(rshape)} cannot be "
-                         "fused into a kernel", "only reshapes that add or drop size-1 "
-                         "dimensions are supported inside an operator")
+            raise _error(
+                op,
+                f"reshape {list(shape_of(op.input))} -> {list(rshape)} cannot be "
+                "fused into a kernel",
+                "only reshapes that add or drop size-1 dimensions are supported inside an operator",
+            )
         for (ds, _), (dd, _) in zip(src, dst, strict=True):
             uf.union((op.input, ds), (res, dd))
 
@@ -120,6 +123,7 @@ def _align_unrelated(uf: _UnionFind, roots: list[SSAValue]) -> None:
     fusion, e.g. ``return x * 2, y * 3`` or a returned input) one common frame: NumPy-aligned
     (trailing) dims of equal extent become the same iteration axis. Values already sharing an
     axis are left as the ops related them."""
+
     def classes(v: SSAValue) -> set[tuple[SSAValue, int]]:
         return {uf.find((v, d)) for d, e in enumerate(shape_of(v)) if e > 1}
 
@@ -135,8 +139,9 @@ def _align_unrelated(uf: _UnionFind, roots: list[SSAValue]) -> None:
         seen.append(v)
 
 
-def _order_classes(values: list[SSAValue], uf: _UnionFind,
-                   fusion: asc.FusionOp) -> list[tuple[SSAValue, int]]:
+def _order_classes(
+    values: list[SSAValue], uf: _UnionFind, fusion: asc.FusionOp
+) -> list[tuple[SSAValue, int]]:
     """Topologically order the axis classes so that every value's dims appear in order."""
     succ: dict[tuple[SSAValue, int], set[tuple[SSAValue, int]]] = {}
     indeg: dict[tuple[SSAValue, int], int] = {}
@@ -162,9 +167,12 @@ def _order_classes(values: list[SSAValue], uf: _UnionFind,
             if indeg[s] == 0:
                 ready.append(s)
     if len(order) != len(first_seen):
-        raise _error(fusion, "the operator's tensors use their dimensions in different orders",
-                     "a fused kernel needs one dimension order; transposes are not supported "
-                     "in this release")
+        raise _error(
+            fusion,
+            "the operator's tensors use their dimensions in different orders",
+            "a fused kernel needs one dimension order; transposes are not supported "
+            "in this release",
+        )
     return order
 
 
@@ -187,23 +195,30 @@ def analyze(fusion: asc.FusionOp) -> IterationSpace:
     for op in ops:
         _link(uf, op)
     term = block.last_op
-    _align_unrelated(uf, [*block.args, *(term.operands if isinstance(term, asc.YieldOp)
-                                          else ())])
+    _align_unrelated(uf, [*block.args, *(term.operands if isinstance(term, asc.YieldOp) else ())])
     order = _order_classes(values, uf, fusion)
     index = {c: i for i, c in enumerate(order)}
     extent = [shape_of(c[0])[c[1]] for c in order]
-    raw_has = {v: frozenset(index[uf.find((v, d))] for d, e in enumerate(shape_of(v)) if e > 1)
-               for v in values}
-    raw_red = {op: frozenset(index[uf.find((op.input, d))] for d in op.axis_list
-                             if shape_of(op.input)[d] > 1)
-               for op in ops if isinstance(op, asc.ReduceOp)}
+    raw_has = {
+        v: frozenset(index[uf.find((v, d))] for d, e in enumerate(shape_of(v)) if e > 1)
+        for v in values
+    }
+    raw_red = {
+        op: frozenset(
+            index[uf.find((op.input, d))] for d in op.axis_list if shape_of(op.input)[d] > 1
+        )
+        for op in ops
+        if isinstance(op, asc.ReduceOp)
+    }
     if not order:
-        return IterationSpace([1], {v: frozenset({0}) for v in values},
-                              {op: frozenset() for op in raw_red})
+        return IterationSpace(
+            [1], {v: frozenset({0}) for v in values}, {op: frozenset() for op in raw_red}
+        )
     groups: list[list[int]] = [[0]]
     for i in range(1, len(order)):
         same = all((i in h) == (i - 1 in h) for h in raw_has.values()) and all(
-            (i in r) == (i - 1 in r) for r in raw_red.values())
+            (i in r) == (i - 1 in r) for r in raw_red.values()
+        )
         if same:
             groups[-1].append(i)
         else:

@@ -121,14 +121,19 @@ class KernelBuilder:
         elems = self.plan.elems(lay)
         if asc.element_bits(dtype) == 1:
             elems = round_up(elems, DATA_BLOCK_BITS)  # masks: whole DataBlocks of bits
-        op = asc.AllocOp("const" if role == "tmp" and self.role == "const" else role, elems,
-                         dtype)
+        op = asc.AllocOp("const" if role == "tmp" and self.role == "const" else role, elems, dtype)
         t.ix.add(op)
         self.allocs.append((op, lay))
         return TileBuffer(op.result, lay, op)
 
-    def copy(self, ix: IRBuilder, cls: type[asc.CopyInOp | asc.CopyOutOp], gm: SSAValue,
-             ub: SSAValue, args: list[Index]) -> None:
+    def copy(
+        self,
+        ix: IRBuilder,
+        cls: type[asc.CopyInOp | asc.CopyOutOp],
+        gm: SSAValue,
+        ub: SSAValue,
+        args: list[Index],
+    ) -> None:
         """A GM<->UB block copy ``cls`` between ``gm`` and ``ub``; ``args``: GM offset, UB
         offset, block count, block length, GM gap, UB row stride (elements)."""
         vals = [ix.value(a) for a in args]
@@ -160,8 +165,7 @@ class KernelBuilder:
         """Lower reduction ``op`` into tile ``t``."""
         raise NotImplementedError
 
-    def out_buffer(self, t: TileState, v: SSAValue, lay: Layout,
-                   used: set[SSAValue]) -> TileBuffer:
+    def out_buffer(self, t: TileState, v: SSAValue, lay: Layout, used: set[SSAValue]) -> TileBuffer:
         """The copy-out buffer of result ``v``: its own scratch buffer turned into a copy-out
         queue buffer, or (an input, or a buffer already copied out) a copy of it."""
         buf = t.bufs[v]
@@ -192,8 +196,7 @@ class KernelBuilder:
         """A buffer for op result ``v``: a dying operand's (in place) or a new scratch one."""
         t_ = v.type
         assert isinstance(t_, TensorType)
-        buf = self._reusable(t, v) or self.alloc(t, "tmp", self.plan.layout(v),
-                                                 t_.element_type)
+        buf = self._reusable(t, v) or self.alloc(t, "tmp", self.plan.layout(v), t_.element_type)
         t.bufs[v] = buf
         return buf
 
@@ -207,8 +210,13 @@ class KernelBuilder:
         lay = self.plan.layout(v)
         for x in op.operands:
             b = t.bufs.get(x)
-            if (b is None or b.alloc is None or b.alloc.role.data != "tmp" or b.layout != lay
-                    or b.alloc.result.type != self._alloc_type(lay, v)):
+            if (
+                b is None
+                or b.alloc is None
+                or b.alloc.role.data != "tmp"
+                or b.layout != lay
+                or b.alloc.result.type != self._alloc_type(lay, v)
+            ):
                 continue
             owners = [y for y, bb in t.bufs.items() if bb.ref is b.ref]
             if all(self.last_use.get(y, -1) <= self.position for y in owners):
@@ -230,8 +238,9 @@ class KernelBuilder:
                 src = self.operand(t, x)
                 dst = self.result(t, op.result)
                 scalar = -value if kind == "sub" else value
-                t.ix.add(asc.VScalarOp(const[kind], dst.ref, src.ref, scalar,
-                                       self.count(t, dst.layout)))
+                t.ix.add(
+                    asc.VScalarOp(const[kind], dst.ref, src.ref, scalar, self.count(t, dst.layout))
+                )
                 return
         la, lb = self.operand(t, a), self.operand(t, b)
         dst = self.result(t, op.result)
@@ -253,16 +262,25 @@ class KernelBuilder:
             t.bufs[op.result] = src
             return
         s = src.layout
-        if (self.pre is not None and self.plan.hoist and not self.plan.chunked and lay.rows
-                and not s.rows
-                and src.alloc is not None and src.alloc.role.data == "const"):
+        if (
+            self.pre is not None
+            and self.plan.hoist
+            and not self.plan.chunked
+            and lay.rows
+            and not s.rows
+            and src.alloc is not None
+            and src.alloc.role.data == "const"
+        ):
             # Loop-invariant: expand a once-loaded input (e.g. LayerNorm's weight) to a whole
             # tile once per kernel instead of once per tile.
             if op.result not in self.hoisted:
                 pre = self.pre
                 buf = self.alloc(pre, "const", lay, src.alloc.result.type.element_type)
-                sizes = [pre.ix.c(self.plan.tile), pre.ix.c(self.plan.M if lay.m else 1),
-                         pre.ix.c(self.plan.l_slot if lay.l else LANE_ALIGN)]
+                sizes = [
+                    pre.ix.c(self.plan.tile),
+                    pre.ix.c(self.plan.M if lay.m else 1),
+                    pre.ix.c(self.plan.l_slot if lay.l else LANE_ALIGN),
+                ]
                 pre.ix.add(asc.VBroadcastOp(buf.ref, src.ref, sizes, (s.rows, s.m, s.l)))
                 self.hoisted[op.result] = buf
             t.bufs[op.result] = self.hoisted[op.result]
@@ -270,19 +288,29 @@ class KernelBuilder:
         dst = self.result(t, op.result)
         t.ix.add(asc.VBroadcastOp(dst.ref, src.ref, self.sizes(t, lay), (s.rows, s.m, s.l)))
 
-    HOISTABLE = (asc.BinaryOp, asc.UnaryOp, asc.CastOp, asc.CompareOp, asc.SelectOp,
-                 asc.ReshapeOp, asc.BroadcastOp)
+    HOISTABLE = (
+        asc.BinaryOp,
+        asc.UnaryOp,
+        asc.CastOp,
+        asc.CompareOp,
+        asc.SelectOp,
+        asc.ReshapeOp,
+        asc.BroadcastOp,
+    )
 
     def _hoistable(self, op: Operation) -> bool:
         """Loop-invariant: computed only from once-loaded inputs and constants, and spanning
         no tiled dimension, so its value is the same for every tile."""
-        if (self.pre is None or not self.plan.hoist or self.plan.chunked
-                or not isinstance(op, self.HOISTABLE)):
+        if (
+            self.pre is None
+            or not self.plan.hoist
+            or self.plan.chunked
+            or not isinstance(op, self.HOISTABLE)
+        ):
             return False
         if self.plan.layout(op.results[0]).rows:
             return False
-        return all(x in self.invariant or isinstance(x.owner, asc.ConstantOp)
-                   for x in op.operands)
+        return all(x in self.invariant or isinstance(x.owner, asc.ConstantOp) for x in op.operands)
 
     def _op(self, t: TileState, op: Operation) -> None:
         """Lower one tensor op; the tile ops it becomes carry its source location."""
@@ -338,20 +366,31 @@ class KernelBuilder:
         elif isinstance(op, asc.CompareOp):
             a, b = self.operand(t, op.lhs), self.operand(t, op.rhs)
             dst = self.result(t, op.result)
-            ix.add(asc.VCompareOp(op.predicate.data, dst.ref, a.ref, b.ref,
-                                  self.count(t, dst.layout)))
+            ix.add(
+                asc.VCompareOp(op.predicate.data, dst.ref, a.ref, b.ref, self.count(t, dst.layout))
+            )
         elif isinstance(op, asc.SelectOp):
             c = self.operand(t, op.cond)
             a, b = self.operand(t, op.true_value), self.operand(t, op.false_value)
             dst = self.result(t, op.result)
             ix.add(asc.VSelectOp(dst.ref, c.ref, a.ref, b.ref, self.count(t, dst.layout)))
         else:
-            raise PyAscCompileError(f"{op.name} cannot be lowered to a vector kernel",
-                                    loc_of(op), "this op is not supported in this release")
+            raise PyAscCompileError(
+                f"{op.name} cannot be lowered to a vector kernel",
+                loc_of(op),
+                "this op is not supported in this release",
+            )
 
     # -- kernel ----------------------------------------------------------------------------
-    def finish(self, t: TileState, outs: list[SSAValue], entry: Block, nargs: int,
-               bounds: tuple[SSAValue, SSAValue, SSAValue], body: Block) -> func.FuncOp:
+    def finish(
+        self,
+        t: TileState,
+        outs: list[SSAValue],
+        entry: Block,
+        nargs: int,
+        bounds: tuple[SSAValue, SSAValue, SSAValue],
+        body: Block,
+    ) -> func.FuncOp:
         """Lower the fusion body into tile ``t``, copy the results out, close the loop over
         work units ``bounds`` and wrap ``entry`` into the kernel ``func.func``."""
         body_ops = [op for op in self.block.ops if not isinstance(op, asc.YieldOp)]
@@ -377,4 +416,3 @@ class KernelBuilder:
         if self.loc is not None:
             kernel.attributes[asc.LOC_ATTR] = self.loc
         return kernel
-

@@ -16,7 +16,6 @@ platform's usable UB (the allocator's lifetime sharing counted, copy buffers x `
 and whose f32 block fits L0C, then halved while that leaves cube cores idle.
 """
 
-
 from __future__ import annotations
 
 import math
@@ -77,8 +76,11 @@ class CubeKernelBuilder(KernelBuilder):
         return t.counts[lay]
 
     def sizes(self, t: TileState, lay: Layout) -> list[SSAValue]:
-        return [t.ix.value(t.n if lay.rows else 1), t.ix.c(1),
-                t.ix.c(self.plan.l_slot if lay.l else LANE_ALIGN)]
+        return [
+            t.ix.value(t.n if lay.rows else 1),
+            t.ix.c(1),
+            t.ix.c(self.plan.l_slot if lay.l else LANE_ALIGN),
+        ]
 
     # -- GM addressing -----------------------------------------------------------------------
     def _batch_offset(self, ix: IRBuilder, shape: tuple[int, ...]) -> SSAValue | int:
@@ -125,19 +127,26 @@ class CubeKernelBuilder(KernelBuilder):
         v, strides = result_view(w)
         batch, m, n = plan.spans(v)
         full_batch = frozenset(i for i, d in enumerate(plan.batch_shape) if d != 1)
-        if (shape_of(v) != plan.out_shape or batch != full_batch
-                or m != (plan.rows != 1) or n != (plan.cols != 1)):
+        if (
+            shape_of(v) != plan.out_shape
+            or batch != full_batch
+            or m != (plan.rows != 1)
+            or n != (plan.cols != 1)
+        ):
             raise PyAscCompileError(
                 f"an output of the matmul kernel has shape {list(shape_of(v))}, not the "
-                f"matmul's output shape {list(plan.out_shape)}", loc_of(self.fusion),
+                f"matmul's output shape {list(plan.out_shape)}",
+                loc_of(self.fusion),
                 "return values of the matmul's output shape (compute smaller results in a "
-                "separate operator)")
+                "separate operator)",
+            )
         if plan.cols > 1 and strides[-1] != 1:
             raise PyAscCompileError(
                 "a matmul kernel's result is returned transposed so that its rows are not "
-                "contiguous in GM", loc_of(w.owner if isinstance(w.owner, Operation)
-                                           else self.fusion),
-                "keep the last axis last, or transpose in a separate operator")
+                "contiguous in GM",
+                loc_of(w.owner if isinstance(w.owner, Operation) else self.fusion),
+                "keep the last axis last, or transpose in a separate operator",
+            )
         lay = plan.layout(v)
         buf = self.out_buffer(t, v, lay, used)
         ix = t.ix
@@ -161,18 +170,29 @@ class CubeKernelBuilder(KernelBuilder):
         whole rows (``tile_n >= N``, see ``whole_rows``), so it is a ``last`` vector reduce."""
         plan, ix = self.plan, t.ix
         if plan.n_tiles != 1:  # asc-fuse and whole_rows guarantee one column block
-            raise PyAscCompileError("a row reduction in a matmul epilogue needs whole rows in "
-                                    "one block", loc_of(op), "reduce in a separate operator")
+            raise PyAscCompileError(
+                "a row reduction in a matmul epilogue needs whole rows in one block",
+                loc_of(op),
+                "reduce in a separate operator",
+            )
         src = self.operand(t, op.input)
         dst = self.result(t, op.result)
-        work = self.alloc(t, "tmp", Layout(False, False, True),
-                           op.input.type.element_type)  # type: ignore[attr-defined]
+        work = self.alloc(t, "tmp", Layout(False, False, True), op.input.type.element_type)  # type: ignore[attr-defined]
         rows, m, _ = self.sizes(t, src.layout)
-        ix.add(asc.VReduceOp(op.kind.data, "last", dst.ref, src.ref, work.ref,
-                             [rows, m, ix.c(plan.cols), ix.c(plan.l_slot)]))
+        ix.add(
+            asc.VReduceOp(
+                op.kind.data,
+                "last",
+                dst.ref,
+                src.ref,
+                work.ref,
+                [rows, m, ix.c(plan.cols), ix.c(plan.l_slot)],
+            )
+        )
 
-    def _matmul_operand(self, ix: IRBuilder, v: SSAValue, trans: bool, row0: SSAValue | int,
-                 loc_op: Operation) -> tuple[SSAValue | int, int, bool]:
+    def _matmul_operand(
+        self, ix: IRBuilder, v: SSAValue, trans: bool, row0: SSAValue | int, loc_op: Operation
+    ) -> tuple[SSAValue | int, int, bool]:
         """GM offset (batch entry, first row ``row0`` of the un-transposed matrix), leading
         dimension and transpose flag to read matmul operand ``v`` in place."""
         view = operand_view(v)
@@ -185,8 +205,10 @@ class CubeKernelBuilder(KernelBuilder):
         else:
             raise PyAscCompileError(
                 f"a matmul operand of shape {list(view.shape)} has no contiguous dimension "
-                f"(strides {list(view.strides)})", loc_of(loc_op),
-                "make the operand contiguous in a separate operator")
+                f"(strides {list(view.strides)})",
+                loc_of(loc_op),
+                "make the operand contiguous in a separate operator",
+            )
         off = self._view_batch_offset(ix, view)
         stride_of_row0 = s_col if trans else s_row
         return ix.addi(off, ix.muli(row0, stride_of_row0)), ld, trans != flip
@@ -212,8 +234,10 @@ class CubeKernelBuilder(KernelBuilder):
         lay = plan.layout(op.result)
         dst = self.alloc(t, "tmp", lay, op.result.type.element_type)  # type: ignore
         t.bufs[op.result] = dst
-        sizes = [ix.value(x) for x in (a_off, b_off, t.n, t.clen, k, lda, ldb,
-                                    plan.l_slot if lay.l else LANE_ALIGN)]
+        sizes = [
+            ix.value(x)
+            for x in (a_off, b_off, t.n, t.clen, k, lda, ldb, plan.l_slot if lay.l else LANE_ALIGN)
+        ]
         a_root, b_root = operand_view(op.lhs).root, operand_view(op.rhs).root
         mm = asc.MmadOp(dst.ref, self.gm_of[a_root], self.gm_of[b_root], sizes, ta, tb)
         mm.attributes["max_m"] = IntegerAttr(plan.tile, i64)
@@ -238,20 +262,27 @@ class CubeKernelBuilder(KernelBuilder):
         term = self.block.last_op
         assert isinstance(term, asc.YieldOp)
         outs = list(term.values)
-        gm_types = [asc.buffer_type(math.prod(shape_of(v)) or 1,
-                                    v.type.element_type, "gm")  # type: ignore[attr-defined]
-                    for v in [*args, *outs]]
+        gm_types = [
+            asc.buffer_type(math.prod(shape_of(v)) or 1, v.type.element_type, "gm")  # type: ignore[attr-defined]
+            for v in [*args, *outs]
+        ]
         entry = Block(arg_types=gm_types)
-        self.gm_of = dict(zip(args, entry.args[:len(args)], strict=True))
+        self.gm_of = dict(zip(args, entry.args[: len(args)], strict=True))
         ix = IRBuilder(entry, self.loc)
         bounds = core_range(ix)
         # Only epilogue operands are tiles in UB; matmul operands stay in GM.
-        tile_args = [a for a in args if any(
-            not isinstance(u.operation, (asc.MatmulOp, *VIEW_OPS)) for u in a.uses)]
+        tile_args = [
+            a
+            for a in args
+            if any(not isinstance(u.operation, (asc.MatmulOp, *VIEW_OPS)) for u in a.uses)
+        ]
         pre = TileState(ix, 1, ix.c(0))
         self.pre = pre
-        const_bufs = {a: self.load(pre, a, self.gm_of[a], "const")
-                      for a in tile_args if self.is_const_input(a)}
+        const_bufs = {
+            a: self.load(pre, a, self.gm_of[a], "const")
+            for a in tile_args
+            if self.is_const_input(a)
+        }
         body = Block(arg_types=[IndexType()])
         bx = IRBuilder(body, self.loc)
         u = body.args[0]
@@ -266,8 +297,13 @@ class CubeKernelBuilder(KernelBuilder):
         for d in reversed(plan.batch_shape):
             self.coords.insert(0, bx.remi(bx.divi(flat_b, inner), d))
             inner *= d
-        t = TileState(bx, bx.mini(plan.tile, bx.subi(plan.rows, m0)), m0, n0,
-                  bx.mini(plan.tile_n, bx.subi(plan.cols, n0)))
+        t = TileState(
+            bx,
+            bx.mini(plan.tile, bx.subi(plan.rows, m0)),
+            m0,
+            n0,
+            bx.mini(plan.tile_n, bx.subi(plan.cols, n0)),
+        )
         t.bufs.update(const_bufs)
         for a in tile_args:
             if a not in const_bufs:
@@ -278,11 +314,16 @@ class CubeKernelBuilder(KernelBuilder):
 def _check_operands(fusion: asc.FusionOp) -> None:
     args = set(fusion.body.block.args)
     for op in fusion.body.block.ops:
-        if isinstance(op, asc.MatmulOp) and not {operand_view(op.lhs).root,
-                                                 operand_view(op.rhs).root} <= args:
+        if (
+            isinstance(op, asc.MatmulOp)
+            and not {operand_view(op.lhs).root, operand_view(op.rhs).root} <= args
+        ):
             raise PyAscCompileError(
                 "a matmul operand is computed inside the same kernel; the Cube unit reads its "
-                "operands from GM", loc_of(op), "run asc-fuse first (it splits kernels there)")
+                "operands from GM",
+                loc_of(op),
+                "run asc-fuse first (it splits kernels there)",
+            )
 
 
 def _halvings(top: int, bottom: int) -> list[int]:
@@ -306,8 +347,9 @@ def _candidates(plan: CubePlan, pin_m: int = 0, pin_n: int = 0) -> list[tuple[in
     return sorted(pairs, key=lambda p: (-p[0] * p[1], -p[1]))
 
 
-def _ub_need(fusion: asc.FusionOp, plan: CubePlan, name: str, buffers: int, m: int,
-             n: int) -> tuple[int, str]:
+def _ub_need(
+    fusion: asc.FusionOp, plan: CubePlan, name: str, buffers: int, m: int, n: int
+) -> tuple[int, str]:
     """UB bytes (lifetimes shared as ``asc-buffer-alloc`` will) of ``m x n`` blocks, and the
     buffers' description."""
     plan.tile, plan.tile_n = m, n
@@ -317,22 +359,39 @@ def _ub_need(fusion: asc.FusionOp, plan: CubePlan, name: str, buffers: int, m: i
     return budget.total(m), budget.describe(m)
 
 
-def _largest_fit(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
-                 buffers: int, m: int, n: int, axis: str) -> int:
+def _largest_fit(
+    fusion: asc.FusionOp,
+    plan: CubePlan,
+    name: str,
+    plat: Platform,
+    buffers: int,
+    m: int,
+    n: int,
+    axis: str,
+) -> int:
     """The largest multiple of 16 (:func:`block_align`) below the pinned ``axis`` ("tile_m"
     or "tile_n") whose ``m x n`` block fits UB and L0C with the other size kept; 0 if none."""
     align = block_align(axis)
     vals = range((m if axis == "tile_m" else n) - align, align - 1, -align)
     for v in vals:
         mm, nn = (v, n) if axis == "tile_m" else (m, v)
-        if (mm * nn * ACC_BYTES <= plat.l0c_bytes
-                and _ub_need(fusion, plan, name, buffers, mm, nn)[0] <= plat.ub_usable_bytes):
+        if (
+            mm * nn * ACC_BYTES <= plat.l0c_bytes
+            and _ub_need(fusion, plan, name, buffers, mm, nn)[0] <= plat.ub_usable_bytes
+        ):
             return v
     return 0
 
 
-def check_pins(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
-               buffers: int, pin_m: int, pin_n: int) -> None:
+def check_pins(
+    fusion: asc.FusionOp,
+    plan: CubePlan,
+    name: str,
+    plat: Platform,
+    buffers: int,
+    pin_m: int,
+    pin_n: int,
+) -> None:
     """Validate pinned ``tile_m``/``tile_n`` (0 = automatic): multiples of 16 (``tile_m``: the
     Matmul API's baseM; ``tile_n``: the UB row slot) whose f32 block fits L0C
     (``tile_m * tile_n * 4 <= l0c_bytes``) and whose UB buffers fit with ``buffers`` copies
@@ -347,9 +406,11 @@ def check_pins(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
         if v and v % a:
             raise PyAscCompileError(
                 f"{key}={v} is not a multiple of {a} ("
-                + ("the Matmul API's baseM" if key == "tile_m" else "the UB row slot") + ")",
-                loc_of(fusion), f"pin {key}={max(a, v // a * a)}, or 0 for the automatic "
-                "choice")
+                + ("the Matmul API's baseM" if key == "tile_m" else "the UB row slot")
+                + ")",
+                loc_of(fusion),
+                f"pin {key}={max(a, v // a * a)}, or 0 for the automatic choice",
+            )
     if not pin_m and not pin_n:
         return
     m, n = pin_m or block_align("tile_m"), pin_n or block_align("tile_n")
@@ -359,27 +420,41 @@ def check_pins(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
         best = plat.l0c_bytes // (other * ACC_BYTES) // a * a
         raise PyAscCompileError(
             f"tile_m={m} x tile_n={n} f32 block needs {m * n * ACC_BYTES} bytes of L0C, but "
-            f"{plat.name} has {plat.l0c_bytes}", loc_of(fusion),
-            f"the largest {key} that fits L0C with the other size is {best}")
+            f"{plat.name} has {plat.l0c_bytes}",
+            loc_of(fusion),
+            f"the largest {key} that fits L0C with the other size is {best}",
+        )
     need, desc = _ub_need(fusion, plan, name, buffers, m, n)
     if need <= plat.ub_usable_bytes:
         return
     key = "tile_m" if pin_m else "tile_n"
     best = _largest_fit(fusion, plan, name, plat, buffers, m, n, key)
-    hint = (f"the largest {key} that fits with {'tile_n' if key == 'tile_m' else 'tile_m'}="
-            f"{n if key == 'tile_m' else m} is {best}; pin that or less" if best else
-            f"no {key} fits with {buffers} buffer(s)"
-            + ("; pin buffers=1 (no double buffering)" if buffers > 1 else "")
-            + ", or unpin it (0)")
+    hint = (
+        f"the largest {key} that fits with {'tile_n' if key == 'tile_m' else 'tile_m'}="
+        f"{n if key == 'tile_m' else m} is {best}; pin that or less"
+        if best
+        else f"no {key} fits with {buffers} buffer(s)"
+        + ("; pin buffers=1 (no double buffering)" if buffers > 1 else "")
+        + ", or unpin it (0)"
+    )
     raise PyAscCompileError(
         f"tile_m={m} x tile_n={n} blocks need {need} bytes of UB with {buffers} buffer(s) "
         f"(buffers: {desc}), but only {plat.ub_usable_bytes} bytes are usable on {plat.name}",
-        loc_of(fusion), hint)
+        loc_of(fusion),
+        hint,
+    )
 
 
-def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platform,
-                  buffers: int, cores: int | None = None, pin_m: int = 0,
-                  pin_n: int = 0) -> None:
+def choose_blocks(
+    fusion: asc.FusionOp,
+    plan: CubePlan,
+    name: str,
+    plat: Platform,
+    buffers: int,
+    cores: int | None = None,
+    pin_m: int = 0,
+    pin_n: int = 0,
+) -> None:
     """Set ``plan.tile``/``plan.tile_n``: the largest block whose UB buffers (lifetimes shared
     as ``asc-buffer-alloc`` will) fit the usable UB and whose f32 block fits L0C; then halve
     it while fewer units than ``cores`` (default: the cube cores) exist. A pinned size
@@ -402,11 +477,15 @@ def choose_blocks(fusion: asc.FusionOp, plan: CubePlan, name: str, plat: Platfor
             f"the matmul kernel's epilogue does not fit the usable UB ({plat.ub_usable_bytes} "
             f"bytes) even with {CUBE_FRACTAL} x {LANE_ALIGN} blocks (buffers: {budget_desc})",
             loc_of(fusion),
-            "split the epilogue into a separate operator")
+            "split the epilogue into a separate operator",
+        )
     while plan.units < cores:
         narrower = round_up(plan.tile_n // 2, LANE_ALIGN)
-        if (not pin_n and TILE_N_MIN <= narrower < plan.tile_n
-                and (plan.tile_n >= plan.tile or pin_m)):
+        if (
+            not pin_n
+            and TILE_N_MIN <= narrower < plan.tile_n
+            and (plan.tile_n >= plan.tile or pin_m)
+        ):
             plan.tile_n = narrower
         elif not pin_m and plan.tile > TILE_M_MIN:
             plan.tile = round_up(plan.tile // 2, TILE_M_MIN)  # stays a multiple of baseM
@@ -442,8 +521,9 @@ class AscLowerCubePass(ModulePass):
             raise PyAscCompileError(
                 f"block_dim={self.block_dim} is out of range: platform {plat.name} has "
                 f"{plat.cube_cores} cube cores (this operator has a matmul kernel)",
-                loc_of(fusion), f"pin a block_dim from 1 to {plat.cube_cores}, or 0 for the "
-                "automatic choice")
+                loc_of(fusion),
+                f"pin a block_dim from 1 to {plat.cube_cores}, or 0 for the automatic choice",
+            )
         return self.block_dim or plat.cube_cores
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -461,8 +541,10 @@ class AscLowerCubePass(ModulePass):
             if rows_n and self.tile_n and self.tile_n < rows_n:
                 raise PyAscCompileError(
                     f"tile_n={self.tile_n} splits the rows of {plan.cols} columns that this "
-                    "kernel's epilogue reduces over", loc_of(fusion),
-                    f"pin tile_n >= {rows_n} or leave it automatic")
+                    "kernel's epilogue reduces over",
+                    loc_of(fusion),
+                    f"pin tile_n >= {rows_n} or leave it automatic",
+                )
             pins = (self.tile_m, self.tile_n or rows_n)
             check_pins(fusion, plan, name, plat, buffers, *pins)
             try:
@@ -476,5 +558,6 @@ class AscLowerCubePass(ModulePass):
             sa = shape_of(mms[0].lhs)
             k = sa[-2] if mms[0].trans_a else sa[-1]
             values = tiling_values(plan, cores, k)
-            install_kernel(op, fusion, kernel, values, plat.name,
-                           buffers if buffers < self.buffers else None)
+            install_kernel(
+                op, fusion, kernel, values, plat.name, buffers if buffers < self.buffers else None
+            )

@@ -112,8 +112,15 @@ def parts_of(op: asc.TransposeOp | asc.ConcatOp | asc.SliceOp) -> list[Part]:
         return [Part(op.input, op.extents, (0,) * len(shape), base, tuple(st))]
     if isinstance(op, asc.TransposeOp):
         st = row_major_strides(shape_of(op.input))
-        return [Part(op.input, shape_of(op.result), (0,) * len(st), 0,
-                     tuple(st[p] for p in op.permutation))]
+        return [
+            Part(
+                op.input,
+                shape_of(op.result),
+                (0,) * len(st),
+                0,
+                tuple(st[p] for p in op.permutation),
+            )
+        ]
     parts: list[Part] = []
     at = 0
     for v in op.inputs:
@@ -141,16 +148,22 @@ def _choose_chunks(parts: list[Part], bits: int, usable: int, buffers: int) -> N
 class _LayoutKernel:
     """Builds the tile-level kernel of one data-movement fusion."""
 
-    def __init__(self, fusion: asc.FusionOp, op: asc.TransposeOp | asc.ConcatOp | asc.SliceOp,
-                 parts: list[Part], name: str):
+    def __init__(
+        self,
+        fusion: asc.FusionOp,
+        op: asc.TransposeOp | asc.ConcatOp | asc.SliceOp,
+        parts: list[Part],
+        name: str,
+    ):
         self.fusion = fusion
         self.op = op
         self.parts = parts
         self.name = name
         self.loc = fusion.attributes.get(asc.LOC_ATTR)
 
-    def _unit(self, ix: IRBuilder, p: Part, v: SSAValue, src: SSAValue, dst: SSAValue,
-              dtype: Attribute) -> None:
+    def _unit(
+        self, ix: IRBuilder, p: Part, v: SSAValue, src: SSAValue, dst: SSAValue, dtype: Attribute
+    ) -> None:
         """Copy unit ``v`` (row-major over (row, chunk)) of part ``p``."""
         out_strides = row_major_strides(shape_of(self.op.result))
         row = ix.divi(v, p.chunks)
@@ -159,7 +172,8 @@ class _LayoutKernel:
         src_off: SSAValue | int = ix.addi(p.src_base, ix.muli(c0, p.src_strides[-1]))
         n = len(p.box)
         dst_off: SSAValue | int = ix.addi(
-            sum(o * s for o, s in zip(p.dst_off, out_strides, strict=True)), c0)
+            sum(o * s for o, s in zip(p.dst_off, out_strides, strict=True)), c0
+        )
         inner = 1
         for d in range(n - 2, -1, -1):
             q = ix.remi(ix.divi(row, inner), p.box[d]) if d > 0 else ix.divi(row, inner)
@@ -184,9 +198,10 @@ class _LayoutKernel:
     def build(self) -> func.FuncOp:
         args = list(self.fusion.body.block.args)
         result = self.op.results[0]
-        gm_types = [asc.buffer_type(math.prod(shape_of(v)) or 1,
-                                    v.type.element_type, "gm")  # type: ignore[attr-defined]
-                    for v in [*args, result]]
+        gm_types = [
+            asc.buffer_type(math.prod(shape_of(v)) or 1, v.type.element_type, "gm")  # type: ignore[attr-defined]
+            for v in [*args, result]
+        ]
         entry = Block(arg_types=gm_types)
         gm_of = dict(zip(args, entry.args, strict=False))
         out_gm = entry.args[-1]
@@ -220,8 +235,7 @@ def layout_op_of(fusion: asc.FusionOp) -> asc.TransposeOp | asc.ConcatOp | asc.S
     if not ops or not isinstance(ops[0], LAYOUT_OPS) or not isinstance(term, asc.YieldOp):
         return None
     last = ops[-1]
-    if len(ops) == 2 and not (isinstance(last, asc.ReshapeOp)
-                              and last.input == ops[0].results[0]):
+    if len(ops) == 2 and not (isinstance(last, asc.ReshapeOp) and last.input == ops[0].results[0]):
         return None
     return ops[0] if len(ops) <= 2 and list(term.values) == [last.results[0]] else None
 
@@ -230,9 +244,14 @@ def tiling_values(parts: list[Part], cores: int) -> dict[str, int]:
     """The tiling struct (int64 fields): the unit split over cores (same fields as
     ``asc-tile``'s, so the host code and tools read it alike)."""
     first = parts[0]
-    return {**work_split_fields(sum(p.units for p in parts), cores), "tile_units": 1,
-            "rows": sum(p.rows for p in parts), "m": 1, "l": first.length,
-            "chunk_len": first.chunk}
+    return {
+        **work_split_fields(sum(p.units for p in parts), cores),
+        "tile_units": 1,
+        "rows": sum(p.rows for p in parts),
+        "m": 1,
+        "l": first.length,
+        "chunk_len": first.chunk,
+    }
 
 
 @dataclass(frozen=True)
@@ -256,9 +275,11 @@ class AscLowerLayoutPass(ModulePass):
             assert isinstance(rt, TensorType)
             bits = asc.element_bits(rt.element_type)
             if bits not in (16, 32):
-                raise PyAscCompileError(f"{lop.name} of {rt}: data-movement kernels move f16 "
-                                        "or f32 values", loc_of(lop),
-                                        "masks are moved as 1.0/0.0 by the frontend")
+                raise PyAscCompileError(
+                    f"{lop.name} of {rt}: data-movement kernels move f16 or f32 values",
+                    loc_of(lop),
+                    "masks are moved as 1.0/0.0 by the frontend",
+                )
             parts = [p for p in parts_of(lop) if p.units > 0]
             _choose_chunks(parts, bits, plat.ub_usable_bytes, self.buffers)
             name = kernel_name(op, fusion)

@@ -18,7 +18,6 @@ elements and vector ops run on multiples of 128 elements (256 bytes for fp16, th
 alignment ``Compare`` needs for fp32 at 64).
 """
 
-
 from __future__ import annotations
 
 import json
@@ -76,8 +75,11 @@ class VectorKernelBuilder(KernelBuilder):
 
     def sizes(self, t: TileState, lay: Layout) -> list[SSAValue]:
         rows = t.n if (lay.rows and not self.plan.chunked) else 1
-        return [t.ix.value(rows), t.ix.c(self.plan.M if lay.m else 1),
-                t.ix.c(self.plan.l_slot if lay.l else LANE_ALIGN)]
+        return [
+            t.ix.value(rows),
+            t.ix.c(self.plan.M if lay.m else 1),
+            t.ix.c(self.plan.l_slot if lay.l else LANE_ALIGN),
+        ]
 
     def is_const_input(self, v: SSAValue) -> bool:
         lay = self.plan.layout(v)
@@ -104,13 +106,17 @@ class VectorKernelBuilder(KernelBuilder):
                 off = ix.addi(off, ix.muli(coord, stride(a)))
         return off
 
-    def _chunk_block(self, ix: IRBuilder, lay: Layout, row_off: SSAValue | int,
-                     t: TileState) -> tuple[SSAValue | int, SSAValue | int, SSAValue | int]:
+    def _chunk_block(
+        self, ix: IRBuilder, lay: Layout, row_off: SSAValue | int, t: TileState
+    ) -> tuple[SSAValue | int, SSAValue | int, SSAValue | int]:
         """GM offset, block length and GM gap of one chunk (``M`` blocks of ``clen``)."""
         if not lay.l:
             return row_off, 1, 0
-        gap = (ix.subi(self.plan.extent(ix, [self.plan.l_axis]), t.clen)
-               if lay.m and self.plan.M > 1 else 0)
+        gap = (
+            ix.subi(self.plan.extent(ix, [self.plan.l_axis]), t.clen)
+            if lay.m and self.plan.M > 1
+            else 0
+        )
         return ix.addi(row_off, t.c0), t.clen, gap
 
     # -- inputs and outputs --------------------------------------------------------------
@@ -151,8 +157,10 @@ class VectorKernelBuilder(KernelBuilder):
         if plan.space.has[v].intersection(plan.outer) != set(plan.outer):
             raise PyAscCompileError(
                 "an output of the operator does not span all of its leading dimensions "
-                f"(shape {list(shape_of(v))})", loc_of(self.fusion),
-                "return values computed from the full-size inputs")
+                f"(shape {list(shape_of(v))})",
+                loc_of(self.fusion),
+                "return values computed from the full-size inputs",
+            )
         buf = self.out_buffer(t, v, lay, used)
         mv = plan.M if lay.m else 1
         slot = plan.l_slot if lay.l else LANE_ALIGN
@@ -161,8 +169,13 @@ class VectorKernelBuilder(KernelBuilder):
             off, length, gap = self._chunk_block(ix, lay, row_off, t)
             self.copy(ix, asc.CopyOutOp, gm, buf.ref, [off, 0, mv, length, gap, slot])
         else:
-            self.copy(ix, asc.CopyOutOp, gm, buf.ref,
-                       [row_off, 0, ix.muli(t.n, mv), plan.L if lay.l else 1, 0, slot])
+            self.copy(
+                ix,
+                asc.CopyOutOp,
+                gm,
+                buf.ref,
+                [row_off, 0, ix.muli(t.n, mv), plan.L if lay.l else 1, 0, slot],
+            )
 
     def reduce(self, t: TileState, op: asc.ReduceOp) -> None:
         plan, ix = self.plan, t.ix
@@ -179,18 +192,24 @@ class VectorKernelBuilder(KernelBuilder):
         cur = src
         if plan.l_axis in axes:
             lay = Layout(cur.layout.rows, cur.layout.m, False)
-            dst = self.alloc(t, "tmp", lay, dtype) if lay != res_lay else self.result(
-                t, op.result)
+            dst = self.alloc(t, "tmp", lay, dtype) if lay != res_lay else self.result(t, op.result)
             work = self.alloc(t, "tmp", Layout(False, False, True), dtype)
             rows, m, _ = self.sizes(t, cur.layout)
-            ix.add(asc.VReduceOp(kind, "last", dst.ref, cur.ref, work.ref,
-                                 [rows, m, ix.c(plan.L), ix.c(plan.l_slot)]))
+            ix.add(
+                asc.VReduceOp(
+                    kind,
+                    "last",
+                    dst.ref,
+                    cur.ref,
+                    work.ref,
+                    [rows, m, ix.c(plan.L), ix.c(plan.l_slot)],
+                )
+            )
             cur = dst
         if plan.m_axis is not None and plan.m_axis in axes:
             dst = self.result(t, op.result)
             rows, m, ls = self.sizes(t, cur.layout)
-            ix.add(asc.VReduceOp(kind, "mid", dst.ref, cur.ref, cur.ref,
-                                 [rows, m, ls, ls]))
+            ix.add(asc.VReduceOp(kind, "mid", dst.ref, cur.ref, cur.ref, [rows, m, ls, ls]))
             cur = dst
         t.bufs[op.result] = cur
 
@@ -211,10 +230,16 @@ class VectorKernelBuilder(KernelBuilder):
         term = self.block.last_op
         assert isinstance(term, asc.YieldOp)
         outs = list(term.values)
-        gm_types = [asc.buffer_type(self._gm_elems(i, v), v.type.element_type,  # type: ignore
-                                    "gm") for i, v in enumerate([*args, *outs])]
+        gm_types = [
+            asc.buffer_type(
+                self._gm_elems(i, v),
+                v.type.element_type,  # type: ignore
+                "gm",
+            )
+            for i, v in enumerate([*args, *outs])
+        ]
         entry = Block(arg_types=gm_types)
-        gm_of = dict(zip(args, entry.args[:len(args)], strict=True))
+        gm_of = dict(zip(args, entry.args[: len(args)], strict=True))
         ix = IRBuilder(entry, self.loc)
         start, end, step = core_range(ix)
         const_bufs: dict[SSAValue, TileBuffer] = {}
@@ -242,9 +267,9 @@ class VectorKernelBuilder(KernelBuilder):
         return self.finish(t, outs, entry, len(args), (start, end, step), body)
 
 
-
-def choose_tile(fusion: asc.FusionOp, plan: Plan, name: str, usable: int, buffers: int,
-                cores: int) -> int:
+def choose_tile(
+    fusion: asc.FusionOp, plan: Plan, name: str, usable: int, buffers: int, cores: int
+) -> int:
     """Largest tile (rows, or chunk elements) whose buffers fit ``usable`` bytes of UB.
 
     Raises:
@@ -263,10 +288,13 @@ def choose_tile(fusion: asc.FusionOp, plan: Plan, name: str, usable: int, buffer
         raise PyAscCompileError(
             f"the fused kernel needs {budget.total(step)} bytes of UB for "
             f"the smallest tile, but only {usable} bytes are usable on this platform "
-            f"(buffers: {budget.describe(step)})", loc_of(fusion),
-            "reduce over fewer elements per row or split the operator" if buffers == 1 else
-            "reduce over fewer elements per row, split the operator, or disable double "
-            "buffering")
+            f"(buffers: {budget.describe(step)})",
+            loc_of(fusion),
+            "reduce over fewer elements per row or split the operator"
+            if buffers == 1
+            else "reduce over fewer elements per row, split the operator, or disable double "
+            "buffering",
+        )
     rows = 1 << 40 if plan.rows_dynamic else plan.rows  # dynamic: bounded by UB and blockCount
     if plan.chunked and plan.l_dynamic:  # the host picks the chunk length up to this size
         hi = round_up(MAX_DYNAMIC_CHUNK, COUNT_ALIGN)
@@ -286,17 +314,31 @@ def choose_tile(fusion: asc.FusionOp, plan: Plan, name: str, usable: int, buffer
     return best
 
 
-def _dynamic_fields(plan: Plan, fusion: asc.FusionOp, kernel: func.FuncOp,
-                    cores: int) -> dict[str, int]:
+def _dynamic_fields(
+    plan: Plan, fusion: asc.FusionOp, kernel: func.FuncOp, cores: int
+) -> dict[str, int]:
     """The extra tiling fields of a kernel with dynamic extents (at their compiled values) and
     its ``asc.dynamic_tiling`` recipe for the host."""
     assert plan.dyn is not None
-    kernel.attributes[SPEC_ATTR] = StringAttr(json.dumps(spec(
-        plan.dyn, fusion, cores=cores, chunked=plan.chunked, tile=plan.tile,
-        chunks=plan.chunks, m_axis=plan.m_axis, l_axis=plan.l_axis, outer=plan.outer),
-        sort_keys=True))
-    values = {k: math.prod(plan.space.extents[a] for a in axes)
-              for k, axes in plan.dyn.fields.items()}
+    kernel.attributes[SPEC_ATTR] = StringAttr(
+        json.dumps(
+            spec(
+                plan.dyn,
+                fusion,
+                cores=cores,
+                chunked=plan.chunked,
+                tile=plan.tile,
+                chunks=plan.chunks,
+                m_axis=plan.m_axis,
+                l_axis=plan.l_axis,
+                outer=plan.outer,
+            ),
+            sort_keys=True,
+        )
+    )
+    values = {
+        k: math.prod(plan.space.extents[a] for a in axes) for k, axes in plan.dyn.fields.items()
+    }
     if plan.l_dynamic:
         values["chunks"] = plan.chunks
     return values
@@ -328,26 +370,33 @@ class AscTilePass(ModulePass):
         if not 0 <= self.block_dim <= cores:
             raise PyAscCompileError(
                 f"block_dim={self.block_dim} is out of range: platform {self.platform} has "
-                f"{cores} vector cores", loc_of(fusion),
-                f"pin a block_dim from 1 to {cores}, or 0 for all cores")
+                f"{cores} vector cores",
+                loc_of(fusion),
+                f"pin a block_dim from 1 to {cores}, or 0 for all cores",
+            )
         return self.block_dim or cores
 
-    def _pin_tile(self, fusion: asc.FusionOp, plan: Plan, name: str, usable: int,
-                  auto_buffers: int) -> None:
+    def _pin_tile(
+        self, fusion: asc.FusionOp, plan: Plan, name: str, usable: int, auto_buffers: int
+    ) -> None:
         """Replace the automatic ``plan.tile`` (the largest that fits) by the pinned one."""
         auto = plan.tile
         step = COUNT_ALIGN if plan.chunked else 1
         if plan.chunked:
-            what, hi = f"elements per chunk of its {plan.L}-element rows", round_up(
-                plan.L, COUNT_ALIGN)
+            what, hi = (
+                f"elements per chunk of its {plan.L}-element rows",
+                round_up(plan.L, COUNT_ALIGN),
+            )
         else:
             what, hi = "rows per tile", max(1, min(plan.rows, MAX_BLOCK_COUNT // plan.M))
         if self.tile % step or not step <= self.tile <= hi:
             raise PyAscCompileError(
                 f"tile={self.tile} is out of range: this kernel's tile counts {what}, "
-                + (f"a multiple of {step} " if step > 1 else "") + f"from {step} to {hi}",
+                + (f"a multiple of {step} " if step > 1 else "")
+                + f"from {step} to {hi}",
                 loc_of(fusion),
-                f"pin a tile in that range, or tile=0 for the automatic choice ({auto})")
+                f"pin a tile in that range, or tile=0 for the automatic choice ({auto})",
+            )
         need = 0
         for hoist in (True, False):
             plan.hoist = hoist
@@ -358,13 +407,17 @@ class AscTilePass(ModulePass):
             if need <= usable:
                 plan.tile = self.tile
                 return
-        hint = (f"the largest tile that fits is {auto}; pin that or less, or tile=0"
-                if auto_buffers == self.buffers else
-                f"no tile fits with {self.buffers} buffers; pin buffers=1 (no double buffering)")
+        hint = (
+            f"the largest tile that fits is {auto}; pin that or less, or tile=0"
+            if auto_buffers == self.buffers
+            else f"no tile fits with {self.buffers} buffers; pin buffers=1 (no double buffering)"
+        )
         raise PyAscCompileError(
             f"tile={self.tile} ({what}) needs {need} bytes of UB with {self.buffers} "
             f"buffer(s), but only {usable} bytes are usable on {self.platform}",
-            loc_of(fusion), hint)
+            loc_of(fusion),
+            hint,
+        )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plat = get_platform(self.platform)
@@ -377,21 +430,20 @@ class AscTilePass(ModulePass):
             buffers = self.buffers
             # Preference order when UB is tight: drop hoisting of loop invariants first, then
             # double buffering; report the last failure if nothing fits.
-            attempts = [(True, buffers), (False, buffers)] + (
-                [(False, 1)] if buffers > 1 else [])
+            attempts = [(True, buffers), (False, buffers)] + ([(False, 1)] if buffers > 1 else [])
             for i, (hoist, attempt_buffers) in enumerate(attempts):
                 plan.hoist, buffers = hoist, attempt_buffers
                 try:
-                    plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
-                                            cores)
+                    plan.tile = choose_tile(
+                        fusion, plan, name, plat.ub_usable_bytes, buffers, cores
+                    )
                     break
                 except PyAscCompileError:
                     if i == len(attempts) - 1:
                         raise
             if plan.chunked and plan.tile >= plan.L and not plan.l_dynamic:
                 plan.chunked = False  # one chunk per row: plain rows are simpler and tighter
-                plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers,
-                                        cores)
+                plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers, cores)
             if self.tile:
                 self._pin_tile(fusion, plan, name, plat.ub_usable_bytes, buffers)
                 buffers = self.buffers
@@ -399,5 +451,6 @@ class AscTilePass(ModulePass):
             values = tiling_values(plan, cores)
             if plan.dyn is not None:
                 values.update(_dynamic_fields(plan, fusion, kernel, cores))
-            install_kernel(op, fusion, kernel, values, plat.name,
-                           buffers if buffers < self.buffers else None)
+            install_kernel(
+                op, fusion, kernel, values, plat.name, buffers if buffers < self.buffers else None
+            )

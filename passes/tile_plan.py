@@ -75,8 +75,11 @@ class Plan:
         fields (``chunks``, ``chunk_len``, the L extent) when L is dynamic."""
         if not self.l_dynamic:
             return self.chunks, self.tile, self.L
-        return (ix.add(asc.TilingFieldOp("chunks")), ix.add(asc.TilingFieldOp("chunk_len")),
-                self.extent(ix, [self.l_axis]))  # type: ignore[return-value]
+        return (
+            ix.add(asc.TilingFieldOp("chunks")),
+            ix.add(asc.TilingFieldOp("chunk_len")),
+            self.extent(ix, [self.l_axis]),
+        )  # type: ignore[return-value]
 
     def extent(self, ix: IRBuilder, axes: Any) -> SSAValue | int:
         """Product of the extents of ``axes``: a constant, or a tiling field when one of them
@@ -108,8 +111,9 @@ class Plan:
 
     def elems(self, lay: Layout, rows: int | None = None) -> int:
         r = self.tile_rows(lay) if rows is None else rows
-        return round_up(r * (self.M if lay.m else 1) * (self.l_slot if lay.l else LANE_ALIGN),
-                        COUNT_ALIGN)
+        return round_up(
+            r * (self.M if lay.m else 1) * (self.l_slot if lay.l else LANE_ALIGN), COUNT_ALIGN
+        )
 
 
 def plan_kernel(fusion: asc.FusionOp, space: IterationSpace, cores: int) -> Plan:
@@ -128,9 +132,11 @@ def plan_kernel(fusion: asc.FusionOp, space: IterationSpace, cores: int) -> Plan
         op = next(o for o, r in space.reduced.items() if r and min(r) == p)
         raise PyAscCompileError(
             "this reduction leaves more than one non-reduced dimension inside the reduced "
-            "part of the tensor; a single kernel cannot tile it", loc_of(op),
+            "part of the tensor; a single kernel cannot tile it",
+            loc_of(op),
             "reduce over trailing dimensions (e.g. axis=-1), or over one axis followed only "
-            "by the last one")
+            "by the last one",
+        )
     plan = Plan(space, range(p), p if n - p == 2 else None, n - 1, False)
     block = fusion.body.block
     term = block.last_op
@@ -143,10 +149,14 @@ def plan_kernel(fusion: asc.FusionOp, space: IterationSpace, cores: int) -> Plan
 
 def tiling_values(plan: Plan, cores: int) -> dict[str, int]:
     """The tiling struct of a kernel (all int64): work split and tile sizes."""
-    return {**work_split_fields(plan.units, cores),
-            "tile_units": 1 if plan.chunked else plan.tile,
-            "rows": plan.rows, "m": plan.M, "l": plan.L,
-            "chunk_len": plan.tile if plan.chunked else plan.L}
+    return {
+        **work_split_fields(plan.units, cores),
+        "tile_units": 1 if plan.chunked else plan.tile,
+        "rows": plan.rows,
+        "m": plan.M,
+        "l": plan.L,
+        "chunk_len": plan.tile if plan.chunked else plan.L,
+    }
 
 
 def plan_dynamic(fusion: asc.FusionOp, plan: Plan) -> None:
@@ -163,15 +173,17 @@ def plan_dynamic(fusion: asc.FusionOp, plan: Plan) -> None:
     if plan.l_axis in reduced:
         inner[plan.l_axis] = "it is reduced, and reduced rows are held whole in the Unified Buffer"
     elif not all(plan.l_axis in plan.space.has[v] for v in term.values):
-        inner[plan.l_axis] = ("it is the trailing dimension and a result does not span it, so "
-                              "its rows are held whole in the Unified Buffer")
+        inner[plan.l_axis] = (
+            "it is the trailing dimension and a result does not span it, so "
+            "its rows are held whole in the Unified Buffer"
+        )
     if plan.m_axis is not None:
-        inner[plan.m_axis] = ("it lies inside the reduced part of the tensor, which is held "
-                              "whole in the Unified Buffer")
+        inner[plan.m_axis] = (
+            "it lies inside the reduced part of the tensor, which is held "
+            "whole in the Unified Buffer"
+        )
     require_static(fusion, plan.dyn, inner)
     if plan.l_dynamic:
         plan.chunked = True  # elementwise over a dynamic row length: chunks sized at call time
     elif plan.chunked and plan.rows_dynamic and plan.L < CHUNK_MIN_L:
         plan.chunked = False
-
-

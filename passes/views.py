@@ -34,8 +34,9 @@ def row_major_strides(shape: tuple[int, ...]) -> list[int]:
     return out[::-1]
 
 
-def reshape_strides(shape: tuple[int, ...], strides: tuple[int, ...],
-                    new_shape: tuple[int, ...]) -> tuple[int, ...] | None:
+def reshape_strides(
+    shape: tuple[int, ...], strides: tuple[int, ...], new_shape: tuple[int, ...]
+) -> tuple[int, ...] | None:
     """Strides that view a strided tensor of ``shape`` as ``new_shape`` (row-major element
     order kept), or ``None`` when dims to merge are not evenly strided. Size-1 dims get
     stride 1 (never used)."""
@@ -104,7 +105,9 @@ def operand_view(v: SSAValue) -> View:
             if got is None:
                 raise PyAscCompileError(
                     f"cannot read {list(shape)} as {list(new)} in place for the matmul",
-                    loc_of(op), "make the tensor contiguous first (a separate operator)")
+                    loc_of(op),
+                    "make the tensor contiguous first (a separate operator)",
+                )
             shape, strides = new, got
     return View(v, shape, strides)
 
@@ -144,7 +147,9 @@ def result_view(w: SSAValue) -> tuple[SSAValue, tuple[int, ...]]:
             if got is None:
                 raise PyAscCompileError(
                     f"cannot write {list(shape_of(src))} as {list(shape)} in place",
-                    loc_of(op), "reshape in a separate operator")
+                    loc_of(op),
+                    "reshape in a separate operator",
+                )
             shape, strides = shape_of(src), got
         w = src
     return w, strides

@@ -19,12 +19,17 @@ def work_split_fields(units: int, cores: int) -> dict[str, int]:
     """The work-split fields of a tiling struct, in struct order: ``units``, ``block_dim``
     (cores used, at most ``cores``), ``units_per_core`` and ``units_rem``."""
     block_dim = max(1, min(cores, units))
-    return {"units": units, "block_dim": block_dim, "units_per_core": units // block_dim,
-            "units_rem": units % block_dim}
+    return {
+        "units": units,
+        "block_dim": block_dim,
+        "units_per_core": units // block_dim,
+        "units_rem": units % block_dim,
+    }
 
 
-def core_range(ix: IRBuilder, tile_units: bool = True
-               ) -> tuple[SSAValue, SSAValue, SSAValue | None]:
+def core_range(
+    ix: IRBuilder, tile_units: bool = True
+) -> tuple[SSAValue, SSAValue, SSAValue | None]:
     """``(start, end, step)`` of this core's work units, built with ``ix`` from the tiling
     fields: ``step`` is field ``tile_units`` (units per loop iteration), or ``None`` when
     ``tile_units`` is false (one unit per iteration, no field read)."""

@@ -32,8 +32,26 @@ from pyasc_mlir.profiler import profiler
 from pyasc_mlir.types import TensorDesc
 
 __version__ = version.__version__
-__all__ = ["CompiledOp", "JitFunction", "Op", "PyAscCompileError", "PyAscError",
-           "PyAscUsageError", "TensorDesc", "clear_memory_cache", "compile", "driver", "jit",
-           "load_op", "operator", "profiler", *_ops_all,
-           "MemoryCheckError", "NumericCheckError", "enable_memory_check",
-           "enable_numeric_check", "memory_check_enabled", "numeric_check_enabled"]
+__all__ = [
+    "CompiledOp",
+    "JitFunction",
+    "Op",
+    "PyAscCompileError",
+    "PyAscError",
+    "PyAscUsageError",
+    "TensorDesc",
+    "clear_memory_cache",
+    "compile",
+    "driver",
+    "jit",
+    "load_op",
+    "operator",
+    "profiler",
+    *_ops_all,
+    "MemoryCheckError",
+    "NumericCheckError",
+    "enable_memory_check",
+    "enable_numeric_check",
+    "memory_check_enabled",
+    "numeric_check_enabled",
+]

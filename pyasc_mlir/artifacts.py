@@ -34,8 +34,16 @@ from pyasc_mlir.pipeline import result_descs, top_function
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 from pyasc_mlir.version import __version__
 
-REQUIRED_INFO = ("name", "key", "inputs", "outputs", "library", "library_sha256", "block_dim",
-                 "tiling")
+REQUIRED_INFO = (
+    "name",
+    "key",
+    "inputs",
+    "outputs",
+    "library",
+    "library_sha256",
+    "block_dim",
+    "tiling",
+)
 """The ``op.json`` keys a cached non-empty operator must have."""
 
 _ASC_OPS = tuple(asc.Asc.operations)
@@ -57,8 +65,11 @@ def kernel_kinds(ks: list[func.FuncOp]) -> str:
     2 vector"``: what the operator's ``ascendc``-level kernels are."""
     cube = sum(is_cube_kernel(k) for k in ks)
     if len(ks) == 1:
-        return ("it compiles to one Cube (matmul) kernel" if cube else
-                "it compiles to one vector kernel without a dynamic tiling recipe")
+        return (
+            "it compiles to one Cube (matmul) kernel"
+            if cube
+            else "it compiles to one vector kernel without a dynamic tiling recipe"
+        )
     return f"it compiles to {len(ks)} kernels: {cube} Cube (matmul), {len(ks) - cube} vector"
 
 
@@ -90,8 +101,11 @@ def const_reread_bytes(tile: ModuleOp, kernels_by_name: dict[str, func.FuncOp]) 
                 for use in a.results[0].uses:
                     src = use.operation.operands[0]
                     if isinstance(use.operation, asc.CopyInOp):
-                        per_core += src.type.get_shape()[0] * np_dtype_of(
-                            src.type.element_type).itemsize * (cores - 1)
+                        per_core += (
+                            src.type.get_shape()[0]
+                            * np_dtype_of(src.type.element_type).itemsize
+                            * (cores - 1)
+                        )
     return per_core
 
 
@@ -105,8 +119,9 @@ def _argument_numbers(launch: asc.LaunchOp) -> list[int]:
     return numbers
 
 
-def describe(stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc],
-             platform: str) -> dict[str, Any]:
+def describe(
+    stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc], platform: str
+) -> dict[str, Any]:
     """``op.json``'s description of the lowered operator (``stages`` as ``pipeline.lower``
     returns them, ``descs`` the tensor inputs). ``block_dim``, ``tiling``, ``ub_bytes`` and
     ``kernel_args`` describe the first kernel launched; ``launches`` and ``returns`` the whole
@@ -128,23 +143,29 @@ def describe(stages: dict[str, ModuleOp], name: str, descs: list[TensorDesc],
     assert ub_bytes is not None  # set on every kernel by asc-buffer-alloc
     plan, returns = launch_plan(top, by_name)
     return {
-        "name": name, "platform": platform,
+        "name": name,
+        "platform": platform,
         "inputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in descs],
         "outputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in outs],
-        "kernels": len(ks), "kernel_names": [x.sym_name.data for x in ks],
+        "kernels": len(ks),
+        "kernel_names": [x.sym_name.data for x in ks],
         "kernel_args": _argument_numbers(launches[0]),
-        "block_dim": tiling["block_dim"], "tiling": tiling,
+        "block_dim": tiling["block_dim"],
+        "tiling": tiling,
         "ub_bytes": ub_bytes,
-        "gm_bytes": gm, "gm_bytes_per_core_consts": const_reread_bytes(stages["tile"], by_name),
+        "gm_bytes": gm,
+        "gm_bytes_per_core_consts": const_reread_bytes(stages["tile"], by_name),
         "unfused_gm_bytes": unfused_bytes(stages["tensor"]),
         "fused_ops": sum(1 for _ in asc_ops(stages["tensor"])),
-        "launches": plan, "returns": returns,
+        "launches": plan,
+        "returns": returns,
         **launch_info(k),  # kernel_type, workspace_bytes, block mapping of the first launch
     }
 
 
-def describe_dynamic(info: dict[str, Any], stages: dict[str, ModuleOp],
-                     descs: list[TensorDesc], strict: bool) -> None:
+def describe_dynamic(
+    info: dict[str, Any], stages: dict[str, ModuleOp], descs: list[TensorDesc], strict: bool
+) -> None:
     """``info["dynamic"]`` (the kernel's tiling recipe, struct fields, compiled shapes) and
     ``None`` for the dynamic dims of ``info["inputs"]``/``["outputs"]``. Without a recipe
     (not one vector kernel, e.g. matmul) and without ``None`` dims (``strict``), the operator
@@ -158,23 +179,34 @@ def describe_dynamic(info: dict[str, Any], stages: dict[str, ModuleOp],
     if not isinstance(recipe, StringAttr):
         if not strict:
             return
-        raise PyAscUsageError(f"{info['name']}: dynamic dims are supported for one fused vector "
-                              f"kernel only; {kernel_kinds(ks)}", caller_loc(),
-                              "give static sizes in the TensorDesc instead of None, or use "
-                              "@pa.jit(dynamic=True), which compiles such an operator once per "
-                              "shape")
-    dyn = {"spec": json.loads(recipe.data), "fields": list(info["tiling"]),
-           "shapes": [list(d.shape) for d in descs]}
+        raise PyAscUsageError(
+            f"{info['name']}: dynamic dims are supported for one fused vector "
+            f"kernel only; {kernel_kinds(ks)}",
+            caller_loc(),
+            "give static sizes in the TensorDesc instead of None, or use "
+            "@pa.jit(dynamic=True), which compiles such an operator once per "
+            "shape",
+        )
+    dyn = {
+        "spec": json.loads(recipe.data),
+        "fields": list(info["tiling"]),
+        "shapes": [list(d.shape) for d in descs],
+    }
     tiling = DynamicTiling(dyn["spec"], dyn["fields"], dyn["shapes"], info["arg_names"])
     info["dynamic"] = dyn
-    info["inputs"] = [{"shape": list(s), "dtype": d["dtype"]}
-                      for s, d in zip(tiling.input_shapes(), info["inputs"], strict=True)]
-    info["outputs"] = [{"shape": list(s), "dtype": d["dtype"]}
-                       for s, d in zip(tiling.output_shapes(), info["outputs"], strict=True)]
+    info["inputs"] = [
+        {"shape": list(s), "dtype": d["dtype"]}
+        for s, d in zip(tiling.input_shapes(), info["inputs"], strict=True)
+    ]
+    info["outputs"] = [
+        {"shape": list(s), "dtype": d["dtype"]}
+        for s, d in zip(tiling.output_shapes(), info["outputs"], strict=True)
+    ]
 
 
-def launch_plan(top: func.FuncOp, kernels_by_name: dict[str, func.FuncOp]
-                 ) -> tuple[list[dict[str, Any]], list[int]]:
+def launch_plan(
+    top: func.FuncOp, kernels_by_name: dict[str, func.FuncOp]
+) -> tuple[list[dict[str, Any]], list[int]]:
     """The host function ``top`` as data: ``asc.launch`` ops in order and the returned values.
 
     Values are numbered in a table: the operator's tensor inputs first (0, 1, ...), then each
@@ -199,11 +231,23 @@ def launch_plan(top: func.FuncOp, kernels_by_name: dict[str, func.FuncOp]
             results = []
             for r in op.outputs:
                 ids[r] = len(ids)
-                results.append({"id": ids[r], "shape": list(r.type.get_shape()),
-                                "dtype": np_dtype_of(r.type.element_type).name})
-            plan.append({"kernel": kname, "block_dim": tiling["block_dim"], "tiling": tiling,
-                         "args": [ids[v] for v in op.inputs], "results": results,
-                         **launch_info(kernels_by_name[kname])})
+                results.append(
+                    {
+                        "id": ids[r],
+                        "shape": list(r.type.get_shape()),
+                        "dtype": np_dtype_of(r.type.element_type).name,
+                    }
+                )
+            plan.append(
+                {
+                    "kernel": kname,
+                    "block_dim": tiling["block_dim"],
+                    "tiling": tiling,
+                    "args": [ids[v] for v in op.inputs],
+                    "results": results,
+                    **launch_info(kernels_by_name[kname]),
+                }
+            )
         elif isinstance(op, func.ReturnOp):
             returns = [ids[v] for v in op.operands]
         else:
@@ -240,11 +284,15 @@ def steps_of(launches: list[dict[str, Any]], n_inputs: int, returns: list[int]) 
             known += 1
         if int(la["block_dim"]) < 1:
             raise ValueError(f"{la['kernel']}: block_dim {la['block_dim']}")
-        steps.append(Step(str(la["kernel"]), int(la["block_dim"]),
-                           np.array(list(la["tiling"].values()), dtype=np.int64).tobytes(),
-                           [int(i) for i in la["args"]],
-                           [(tuple(int(d) for d in r["shape"]), np.dtype(r["dtype"]))
-                            for r in la["results"]]))
+        steps.append(
+            Step(
+                str(la["kernel"]),
+                int(la["block_dim"]),
+                np.array(list(la["tiling"].values()), dtype=np.int64).tobytes(),
+                [int(i) for i in la["args"]],
+                [(tuple(int(d) for d in r["shape"]), np.dtype(r["dtype"])) for r in la["results"]],
+            )
+        )
     if any(not 0 <= int(i) < known for i in returns):
         raise ValueError("a returned value is not computed")
     return steps
@@ -282,8 +330,10 @@ def read_cached_info(directory: Path, key: str) -> tuple[dict[str, Any] | None, 
         warn_cache(f"the CPU library {lib} of {info_path} is missing; rebuilding it")
         return None, False
     if info["library_sha256"] is not None and file_sha256(lib) != info["library_sha256"]:
-        warn_cache(f"the CPU library {lib} of {info_path} is corrupt (its SHA-256 differs "
-                   "from the recorded one); rebuilding it")
+        warn_cache(
+            f"the CPU library {lib} of {info_path} is corrupt (its SHA-256 differs "
+            "from the recorded one); rebuilding it"
+        )
         return None, True
     for fname, digest in info.get("source_sha256", {}).items():
         try:
@@ -296,8 +346,9 @@ def read_cached_info(directory: Path, key: str) -> tuple[dict[str, Any] | None, 
     return info, False
 
 
-def write_artifacts(directory: Path, sources: dict[str, str], stages: dict[str, ModuleOp],
-                    info: dict[str, Any]) -> None:
+def write_artifacts(
+    directory: Path, sources: dict[str, str], stages: dict[str, ModuleOp], info: dict[str, Any]
+) -> None:
     """Publish ``sources`` (file name -> text), every stage's IR (``<stage>.mlir``, so
     ``load_op`` can interpret it) and ``op.json`` into ``directory``, each atomically;
     ``op.json`` last, as it marks the entry complete."""
@@ -309,16 +360,37 @@ def write_artifacts(directory: Path, sources: dict[str, str], stages: dict[str, 
     atomic_write(directory / "op.json", json.dumps(info, indent=2))
 
 
-def describe_empty(name: str, platform: str, key: str, descs: list[TensorDesc],
-                   outs: list[TensorDesc], arg_names: list[str], compile_ms: float
-                   ) -> dict[str, Any]:
+def describe_empty(
+    name: str,
+    platform: str,
+    key: str,
+    descs: list[TensorDesc],
+    outs: list[TensorDesc],
+    arg_names: list[str],
+    compile_ms: float,
+) -> dict[str, Any]:
     """``op.json`` of an operator with a zero-size input dimension (no kernel, no library):
     ``descs`` its tensor inputs, ``outs`` its results."""
     return {
-        "name": name, "platform": platform, "empty": True, "key": key, "library": None,
+        "name": name,
+        "platform": platform,
+        "empty": True,
+        "key": key,
+        "library": None,
         "inputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in descs],
         "outputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in outs],
-        "arg_names": arg_names, "kernels": 0, "kernel_names": [],
-        "kernel_args": [], "block_dim": 0, "tiling": {}, "ub_bytes": 0, "gm_bytes": 0,
-        "gm_bytes_per_core_consts": 0, "unfused_gm_bytes": 0, "fused_ops": 0,
-        "compile_ms": compile_ms, "cache_hit": False, "version": __version__}
+        "arg_names": arg_names,
+        "kernels": 0,
+        "kernel_names": [],
+        "kernel_args": [],
+        "block_dim": 0,
+        "tiling": {},
+        "ub_bytes": 0,
+        "gm_bytes": 0,
+        "gm_bytes_per_core_consts": 0,
+        "unfused_gm_bytes": 0,
+        "fused_ops": 0,
+        "compile_ms": compile_ms,
+        "cache_hit": False,
+        "version": __version__,
+    }

@@ -180,25 +180,34 @@ class TuneResult:
     def winner(self) -> Candidate:
         ok = [c for c in self.candidates if c.ok]
         if not ok:
-            raise PyAscUsageError(f"autotune: no candidate of {self.name} could be built "
-                                  f"(first error: {self.candidates[0].error})")
+            raise PyAscUsageError(
+                f"autotune: no candidate of {self.name} could be built "
+                f"(first error: {self.candidates[0].error})"
+            )
         return ok[0]
 
     def hint(self) -> str:
         """How to pin the winner, as code."""
         pin = json.dumps(self.winner.knobs.pin)
-        return (f"pin it with @pa.jit(tiling={pin}) or pyasc_mlir.compile(..., tiling={pin})")
+        return f"pin it with @pa.jit(tiling={pin}) or pyasc_mlir.compile(..., tiling={pin})"
 
     def summary(self) -> str:
         w, d = self.winner, self.default
         gain = d.modeled_us / w.modeled_us if w.modeled_us else 1.0
-        src = "cached winner" if self.from_cache else (
-            f"{len(self.candidates)} candidates in {self.search_s:.1f} s, {self.workers} "
-            "workers")
-        return (f"autotune {self.name}({self.signature}) on {self.platform} ({src}): "
-                f"{w.knobs.text()} -> {w.modeled_us:.2f} us MODELED (automatic: "
-                f"{d.modeled_us:.2f} us, "
-                f"{gain:.2f}x)\n  {self.hint()}")
+        src = (
+            "cached winner"
+            if self.from_cache
+            else (
+                f"{len(self.candidates)} candidates in {self.search_s:.1f} s, {self.workers} "
+                "workers"
+            )
+        )
+        return (
+            f"autotune {self.name}({self.signature}) on {self.platform} ({src}): "
+            f"{w.knobs.text()} -> {w.modeled_us:.2f} us MODELED (automatic: "
+            f"{d.modeled_us:.2f} us, "
+            f"{gain:.2f}x)\n  {self.hint()}"
+        )
 
     def table(self, limit: int | None = None) -> str:
         """Ranked candidates: modeled µs, bound pipe, knobs, measured CPU-build µs (tile_m and
@@ -206,10 +215,12 @@ class TuneResult:
         cube = bool(self.default.cube_shape)
         vec = not self.default.mode.startswith("cube")
         mw = max(5, *(len(c.mode) for c in self.candidates)) if self.candidates else 5
-        head = (f"{'rank':>4}  {'modeled us':>10}  {'bound':<5}  {'mode':<{mw}}  "
-                + (f"{'tile':>6}  " if vec else "")
-                + (f"{'tile_m':>6}  {'tile_n':>6}  " if cube else "")
-                + f"{'block_dim':>9}  {'buffers':>7}  {'CPU-build us':>12}  note")
+        head = (
+            f"{'rank':>4}  {'modeled us':>10}  {'bound':<5}  {'mode':<{mw}}  "
+            + (f"{'tile':>6}  " if vec else "")
+            + (f"{'tile_m':>6}  {'tile_n':>6}  " if cube else "")
+            + f"{'block_dim':>9}  {'buffers':>7}  {'CPU-build us':>12}  note"
+        )
         lines = [head, "-" * len(head)]
         rows = self.candidates if limit is None else self.candidates[:limit]
         for i, c in enumerate(rows, 1):
@@ -223,14 +234,18 @@ class TuneResult:
                 note.append(f"error: {c.error.splitlines()[0][:60]}")
             meas = f"{c.measured_us:.1f}" if c.measured_us is not None else "-"
             mod = f"{c.modeled_us:.2f}" if c.ok or c.modeled_us < math.inf else "-"
-            lines.append(f"{i:>4}  {mod:>10}  {c.bound:<5}  {c.mode:<{mw}}  "
-                         + (f"{k.tile:>6}  " if vec else "")
-                         + (f"{k.tile_m:>6}  {k.tile_n:>6}  " if cube else "")
-                         + f"{k.block_dim:>9}  {k.buffers:>7}  {meas:>12}  {', '.join(note)}")
+            lines.append(
+                f"{i:>4}  {mod:>10}  {c.bound:<5}  {c.mode:<{mw}}  "
+                + (f"{k.tile:>6}  " if vec else "")
+                + (f"{k.tile_m:>6}  {k.tile_n:>6}  " if cube else "")
+                + f"{k.block_dim:>9}  {k.buffers:>7}  {meas:>12}  {', '.join(note)}"
+            )
         if limit is not None and len(self.candidates) > limit:
             lines.append(f"... {len(self.candidates) - limit} more")
-        lines.append("modeled us: pyasc_mlir.cost_model (MODELED NPU time, not measured); "
-                     "CPU-build us: measured on this machine (information only)")
+        lines.append(
+            "modeled us: pyasc_mlir.cost_model (MODELED NPU time, not measured); "
+            "CPU-build us: measured on this machine (information only)"
+        )
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -238,10 +253,17 @@ class TuneResult:
             d = asdict(c)
             d["modeled_us"] = None if math.isinf(c.modeled_us) else c.modeled_us
             return d
-        return {"name": self.name, "signature": self.signature, "platform": self.platform,
-                "candidates": [cand(c) for c in self.candidates], "default": cand(self.default),
-                "search_s": self.search_s, "workers": self.workers,
-                "search_version": SEARCH_VERSION}
+
+        return {
+            "name": self.name,
+            "signature": self.signature,
+            "platform": self.platform,
+            "candidates": [cand(c) for c in self.candidates],
+            "default": cand(self.default),
+            "search_s": self.search_s,
+            "workers": self.workers,
+            "search_version": SEARCH_VERSION,
+        }
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> TuneResult:
@@ -250,9 +272,17 @@ class TuneResult:
             x["knobs"] = Knobs(**x["knobs"])
             x["modeled_us"] = math.inf if x["modeled_us"] is None else x["modeled_us"]
             return Candidate(**x)
-        return TuneResult(d["name"], d["signature"], d["platform"],
-                          [cand(c) for c in d["candidates"]], cand(d["default"]),
-                          from_cache=True, search_s=d["search_s"], workers=d["workers"])
+
+        return TuneResult(
+            d["name"],
+            d["signature"],
+            d["platform"],
+            [cand(c) for c in d["candidates"]],
+            cand(d["default"]),
+            from_cache=True,
+            search_s=d["search_s"],
+            workers=d["workers"],
+        )
 
 
 # -- candidate evaluation (runs in the worker processes) ---------------------------------------
@@ -273,18 +303,32 @@ def _cost(knobs: Knobs) -> Candidate:
     """Lower the job's operator with ``knobs`` pinned and cost it (MODELED)."""
     assert _JOB is not None
     fn, inputs, name, platform = _JOB
-    stages, _, _ = lower(fn, inputs, name, platform, knobs.buffers == 2, tile=knobs.tile,
-                         block_dim=knobs.block_dim, tile_m=knobs.tile_m, tile_n=knobs.tile_n)
+    stages, _, _ = lower(
+        fn,
+        inputs,
+        name,
+        platform,
+        knobs.buffers == 2,
+        tile=knobs.tile,
+        block_dim=knobs.block_dim,
+        tile_m=knobs.tile_m,
+        tile_n=knobs.tile_n,
+    )
     module = stages["ascendc"]
     ests = estimate(module, platform)
     fields = [tiling_fields(k) for k in kernels(module)]
-    vector = [(f, e) for f, e in zip(fields, ests, strict=True)
-              if {"tile_units", "chunk_len", "l"} <= f.keys()]  # asc-tile's kernels
-    cube = [(f, e) for f, e in zip(fields, ests, strict=True)
-            if {"tile_m", "tile_n"} <= f.keys()]  # asc-lower-cube's kernels
+    vector = [
+        (f, e)
+        for f, e in zip(fields, ests, strict=True)
+        if {"tile_units", "chunk_len", "l"} <= f.keys()
+    ]  # asc-tile's kernels
+    cube = [
+        (f, e) for f, e in zip(fields, ests, strict=True) if {"tile_m", "tile_n"} <= f.keys()
+    ]  # asc-lower-cube's kernels
     if not vector and not cube:
-        raise PyAscUsageError(f"autotune: {name} has neither a vector kernel nor a Cube "
-                              "kernel (nothing to tune)")
+        raise PyAscUsageError(
+            f"autotune: {name} has neither a vector kernel nor a Cube kernel (nothing to tune)"
+        )
     slowest = max(ests, key=lambda e: e.time_us)
     tile, mode, units = 0, "cube", 0
     if vector:
@@ -302,10 +346,16 @@ def _cost(knobs: Knobs) -> Candidate:
             tm, tn, bd = knobs.tile_m, knobs.tile_n, knobs.block_dim  # pinnable, keep 0
         eff = Knobs(tile, bd, max(e.buffers for e in ests), tm, tn)
     shape = [cube[0][0]["batch"], cube[0][0]["m"], cube[0][0]["n"]] if cube else []
-    return Candidate(eff, modeled_us=sum(e.time_us for e in ests), bound=slowest.bound,
-                     mode=mode, units=units or (cube[0][0]["units"] if cube else 0),
-                     vector_us=sum(e.time_us for _, e in vector),
-                     cube_us=sum(e.time_us for _, e in cube), cube_shape=shape)
+    return Candidate(
+        eff,
+        modeled_us=sum(e.time_us for e in ests),
+        bound=slowest.bound,
+        mode=mode,
+        units=units or (cube[0][0]["units"] if cube else 0),
+        vector_us=sum(e.time_us for _, e in vector),
+        cube_us=sum(e.time_us for _, e in cube),
+        cube_shape=shape,
+    )
 
 
 def _build(knobs: Knobs | None) -> str | None:
@@ -313,8 +363,9 @@ def _build(knobs: Knobs | None) -> str | None:
     assert _JOB is not None
     fn, inputs, name, platform = _JOB
     try:
-        compile(fn, inputs, platform=platform, name=name,
-                tiling=None if knobs is None else knobs.pin)
+        compile(
+            fn, inputs, platform=platform, name=name, tiling=None if knobs is None else knobs.pin
+        )
     except PyAscError as exc:
         return exc.message
     return None
@@ -351,18 +402,16 @@ class _Pool:
         self.progress = progress
         self.pool: ProcessPoolExecutor | None = None
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-            self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(
-                "fork"))
+            self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
         else:
             self.workers = 1
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], what: str) -> list[Any]:
-        it: Iterable[Any] = (self.pool.map(fn, items) if self.pool is not None
-                             else map(fn, items))
+        it: Iterable[Any] = self.pool.map(fn, items) if self.pool is not None else map(fn, items)
         if self.progress and len(items) >= PROGRESS_MIN:
             from tqdm import tqdm
-            it = tqdm(it, total=len(items), desc=what, unit="cand", file=sys.stderr,
-                      leave=False)
+
+            it = tqdm(it, total=len(items), desc=what, unit="cand", file=sys.stderr, leave=False)
         return list(it)
 
     def close(self) -> None:
@@ -371,14 +420,19 @@ class _Pool:
 
 
 def _signature(inputs: Sequence[object]) -> str:
-    return ", ".join(f"{list(d.shape)} {d.dtype}" if isinstance(d, TensorDesc) else repr(d)
-                     for d in inputs)
+    return ", ".join(
+        f"{list(d.shape)} {d.dtype}" if isinstance(d, TensorDesc) else repr(d) for d in inputs
+    )
 
 
-def _cache_path(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str,
-                measure: int) -> tuple[str, Path]:
-    key = cache_key(fn, inputs, {"platform": platform, "name": name, "measure": measure,
-                                 "autotune": SEARCH_VERSION})
+def _cache_path(
+    fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str, measure: int
+) -> tuple[str, Path]:
+    key = cache_key(
+        fn,
+        inputs,
+        {"platform": platform, "name": name, "measure": measure, "autotune": SEARCH_VERSION},
+    )
     return key, cache_dir() / "tune" / f"{key}.json"
 
 
@@ -389,15 +443,25 @@ def _load(path: Path) -> TuneResult | None:
         return None  # missing or unreadable: search again (and rewrite it)
 
 
-def _measure(fn: Callable[..., Any], inputs: list[object], name: str, platform: str,
-             top: list[Candidate], pool: _Pool) -> None:
+def _measure(
+    fn: Callable[..., Any],
+    inputs: list[object],
+    name: str,
+    platform: str,
+    top: list[Candidate],
+    pool: _Pool,
+) -> None:
     """CPU-build time of ``top`` (median of ``REPEATS``); outputs checked against the automatic
     kernel's. Builds run in the pool (into the disk cache), timing in this process."""
     if cache_enabled():
         pool.map(_build, [None, *(c.knobs for c in top)], "build")
     rng = np.random.default_rng(0)
-    descs = [d for x in inputs for d in (x if isinstance(x, tuple) else (x,))
-             if isinstance(d, TensorDesc)]  # variadic tensor tuples flattened
+    descs = [
+        d
+        for x in inputs
+        for d in (x if isinstance(x, tuple) else (x,))
+        if isinstance(d, TensorDesc)
+    ]  # variadic tensor tuples flattened
     arrays = [rng.standard_normal(d.static_shape).astype(d.np_dtype) for d in descs]
     ref = compile(fn, inputs, platform=platform, name=name).run_cpu(*arrays)
     for c in top:
@@ -409,8 +473,9 @@ def _measure(fn: Callable[..., Any], inputs: list[object], name: str, platform: 
         outs = op.run_cpu(*arrays)
         for o, r in zip(outs, ref, strict=True):
             tol = 1e-2 if o.dtype == np.float16 else 1e-5
-            if not np.allclose(o.astype(np.float32), r.astype(np.float32), rtol=tol,
-                               atol=tol, equal_nan=True):
+            if not np.allclose(
+                o.astype(np.float32), r.astype(np.float32), rtol=tol, atol=tol, equal_nan=True
+            ):
                 c.error = "CPU-build output differs from the automatic kernel's"
         times = []
         for _ in range(REPEATS):
@@ -441,8 +506,9 @@ def _round16(x: int) -> int:
 
 
 def _ordered(grid: Iterable[Knobs]) -> list[Knobs]:
-    return sorted(set(grid), key=lambda k: (-k.buffers, -k.block_dim, -k.tile, -k.tile_m,
-                                            -k.tile_n))
+    return sorted(
+        set(grid), key=lambda k: (-k.buffers, -k.block_dim, -k.tile, -k.tile_m, -k.tile_n)
+    )
 
 
 def _search(default: Candidate, plat: Any, pool: _Pool) -> list[Candidate]:
@@ -454,14 +520,19 @@ def _search(default: Candidate, plat: Any, pool: _Pool) -> list[Candidate]:
         bds = _block_dims(default.units, plat.vector_cores)
         if mixed:  # one block_dim for both passes: at most the cube cores, or 0 (automatic)
             bds = [0, *(b for b in bds if b <= plat.cube_cores)]
-        autos = pool.map(_evaluate, [Knobs(0, b, nb) for nb in (2, 1) for b in bds],
-                         "automatic tiles")
-        grid = [Knobs(t, a.knobs.block_dim, a.knobs.buffers)
-                for a in autos if a.ok for t in _ladder(a)]
+        autos = pool.map(
+            _evaluate, [Knobs(0, b, nb) for nb in (2, 1) for b in bds], "automatic tiles"
+        )
+        grid = [
+            Knobs(t, a.knobs.block_dim, a.knobs.buffers) for a in autos if a.ok for t in _ladder(a)
+        ]
         cands += pool.map(_evaluate, _ordered(grid), "candidates")
     if has_cube:
-        cands += pool.map(_evaluate, _ordered(_cube_grid(default.cube_shape, plat.cube_cores,
-                                                         mixed)), "cube candidates")
+        cands += pool.map(
+            _evaluate,
+            _ordered(_cube_grid(default.cube_shape, plat.cube_cores, mixed)),
+            "cube candidates",
+        )
     if mixed:
         combos = []
         for nb, bd in {(c.knobs.buffers, c.knobs.block_dim) for c in cands if c.ok}:
@@ -481,9 +552,17 @@ def _rank(cands: list[Candidate]) -> list[Candidate]:
     return sorted(uniq.values(), key=lambda c: (not c.ok, c.sort_key()))
 
 
-def tune(fn: Callable[..., Any], inputs: Sequence[object], platform: str = DEFAULT_PLATFORM,
-         name: str | None = None, measure: int = 0, workers: int | None = None,
-         progress: bool | None = None, cache: bool = True, verbose: bool = False) -> TuneResult:
+def tune(
+    fn: Callable[..., Any],
+    inputs: Sequence[object],
+    platform: str = DEFAULT_PLATFORM,
+    name: str | None = None,
+    measure: int = 0,
+    workers: int | None = None,
+    progress: bool | None = None,
+    cache: bool = True,
+    verbose: bool = False,
+) -> TuneResult:
     """Search tile, blockDim and buffers for ``fn`` at ``inputs`` (see the module doc).
 
     Args:
@@ -510,8 +589,11 @@ def tune(fn: Callable[..., Any], inputs: Sequence[object], platform: str = DEFAU
     except ValueError as exc:
         raise PyAscUsageError(str(exc), caller_loc()) from None
     if measure < 0 or (workers is not None and workers < 1):
-        raise PyAscUsageError(f"measure={measure} and workers={workers} must be >= 0 and >= 1",
-                              caller_loc(), "measure=0 ranks by the cost model only")
+        raise PyAscUsageError(
+            f"measure={measure} and workers={workers} must be >= 0 and >= 1",
+            caller_loc(),
+            "measure=0 ranks by the cost model only",
+        )
     inputs = list(inputs)
     key, path = _cache_path(fn, inputs, name, platform, measure)
     if cache and cache_enabled():
@@ -528,15 +610,21 @@ def tune(fn: Callable[..., Any], inputs: Sequence[object], platform: str = DEFAU
         try:
             cands = _search(default, plat, pool)
             if measure:
-                _measure(fn, inputs, name, platform, [c for c in cands if c.ok][:measure],
-                         pool)
+                _measure(fn, inputs, name, platform, [c for c in cands if c.ok][:measure], pool)
                 cands = _rank(cands)
         finally:
             pool.close()
     finally:
         _JOB = None
-    res = TuneResult(name, _signature(inputs), plat.name, cands, default,
-                     search_s=time.perf_counter() - t0, workers=pool.workers)
+    res = TuneResult(
+        name,
+        _signature(inputs),
+        plat.name,
+        cands,
+        default,
+        search_s=time.perf_counter() - t0,
+        workers=pool.workers,
+    )
     res.winner  # noqa: B018 - raises when nothing could be built
     if cache_enabled():
         atomic_write(path, json.dumps(res.to_json(), indent=1))

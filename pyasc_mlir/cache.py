@@ -113,8 +113,9 @@ class _Fingerprint:
     def function(self, name: str, fn: types.FunctionType, depth: int) -> None:
         fn = inspect.unwrap(fn)
         if not isinstance(fn, types.FunctionType) or not _is_user_code(fn):
-            self.parts.append(f"{name}=<{getattr(fn, '__module__', '')}."
-                              f"{getattr(fn, '__qualname__', fn)!s}>")
+            self.parts.append(
+                f"{name}=<{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', fn)!s}>"
+            )
             return
         if id(fn) in self.seen or depth > 50:
             self.parts.append(f"{name}=<{fn.__module__}.{fn.__qualname__} (seen)>")
@@ -229,8 +230,12 @@ def cache_key(fn: Callable[..., Any], inputs: Sequence[object], options: dict) -
     """The 32-hex-digit key of compiling ``fn`` for ``inputs`` with ``options``: the compiler
     fingerprint, the source fingerprint, the argument descriptions and the options."""
     h = hashlib.sha256()
-    for part in (compiler_fingerprint(), source_fingerprint(fn, inputs), repr(list(inputs)),
-                 repr(sorted(options.items()))):
+    for part in (
+        compiler_fingerprint(),
+        source_fingerprint(fn, inputs),
+        repr(list(inputs)),
+        repr(sorted(options.items())),
+    ):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]

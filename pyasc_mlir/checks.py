@@ -44,9 +44,18 @@ from xdsl.interpreter import Interpreter
 from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.errors import PyAscError, SourceLoc
 
-__all__ = ["MEMORY_CHECK_ENV", "NUMERIC_CHECK_ENV", "MemoryCheckError", "NumericCheckError",
-           "check_outputs", "enable_memory_check", "enable_numeric_check",
-           "memory_check_enabled", "nonfinite_origin", "numeric_check_enabled"]
+__all__ = [
+    "MEMORY_CHECK_ENV",
+    "NUMERIC_CHECK_ENV",
+    "MemoryCheckError",
+    "NumericCheckError",
+    "check_outputs",
+    "enable_memory_check",
+    "enable_numeric_check",
+    "memory_check_enabled",
+    "nonfinite_origin",
+    "numeric_check_enabled",
+]
 
 MEMORY_CHECK_ENV = "PYASC_MEMORY_CHECK"
 NUMERIC_CHECK_ENV = "PYASC_NUMERIC_CHECK"
@@ -164,14 +173,27 @@ class NumericCheckError(PyAscError):
             the source line), else ``None``.
     """
 
-    def __init__(self, message: str, output: int, index: tuple[int, ...], flat_index: int,
-                 value: float, count: int, origin: tuple[str, str | None] | None = None):
+    def __init__(
+        self,
+        message: str,
+        output: int,
+        index: tuple[int, ...],
+        flat_index: int,
+        value: float,
+        count: int,
+        origin: tuple[str, str | None] | None = None,
+    ):
         loc = SourceLoc.parse(origin[1]) if origin is not None and origin[1] else None
         from_input = origin is not None and origin[0].startswith("input")
-        super().__init__(message, loc, "the operator was given NaN/Inf: check the arrays "
-                         "passed in" if from_input else "check the inputs reaching that op "
-                         "(e.g. log or sqrt of values <= 0, overflow of float16 beyond 65504, "
-                         "0/0); guard them with pa.where/pa.maximum or compute in float32")
+        super().__init__(
+            message,
+            loc,
+            "the operator was given NaN/Inf: check the arrays passed in"
+            if from_input
+            else "check the inputs reaching that op "
+            "(e.g. log or sqrt of values <= 0, overflow of float16 beyond 65504, "
+            "0/0); guard them with pa.where/pa.maximum or compute in float32",
+        )
         self.output = output
         self.index = index
         self.flat_index = flat_index
@@ -180,8 +202,12 @@ class NumericCheckError(PyAscError):
         self.origin = origin
 
 
-def check_outputs(outputs: Sequence[Any], name: str, where: str,
-                  origin: Callable[[], tuple[str, str | None] | None] | None = None) -> None:
+def check_outputs(
+    outputs: Sequence[Any],
+    name: str,
+    where: str,
+    origin: Callable[[], tuple[str, str | None] | None] | None = None,
+) -> None:
     """Raise :class:`NumericCheckError` for the first output (in order) holding NaN/Inf.
 
     Args:
@@ -204,13 +230,16 @@ def check_outputs(outputs: Sequence[Any], name: str, where: str,
         kind = "NaN" if np.isnan(value) else "Inf"
         count = int(bad.sum())
         found = origin() if origin is not None else None
-        msg = (f"numeric check: output {k} of {name} ({where}) holds {kind} at element {flat} "
-               f"(index {list(index)}): value {value}; {count} of {a.size} elements are "
-               "NaN/Inf")
+        msg = (
+            f"numeric check: output {k} of {name} ({where}) holds {kind} at element {flat} "
+            f"(index {list(index)}): value {value}; {count} of {a.size} elements are "
+            "NaN/Inf"
+        )
         if found is not None:
             op, loc = found
             msg += f"; the first non-finite value is produced by {op}" + (
-                f" at {loc}" if loc else "")
+                f" at {loc}" if loc else ""
+            )
         raise NumericCheckError(msg, k, index, flat, float(value), count, found)
 
 

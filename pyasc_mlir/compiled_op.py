@@ -72,9 +72,15 @@ class CompiledOp:
     the cache is disabled).
     """
 
-    def __init__(self, directory: Path, info: dict[str, Any],
-                 rebuild: Callable[[], dict[str, ModuleOp]] | None = None, *,
-                 stages: dict[str, ModuleOp] | None = None, keep: Any = None):
+    def __init__(
+        self,
+        directory: Path,
+        info: dict[str, Any],
+        rebuild: Callable[[], dict[str, ModuleOp]] | None = None,
+        *,
+        stages: dict[str, ModuleOp] | None = None,
+        keep: Any = None,
+    ):
         self.directory = directory
         self.info = info
         self.name = info["name"]
@@ -93,8 +99,12 @@ class CompiledOp:
         self.tiling_computations = 0
         """How often the host tiling was computed (dynamic dims: once per new shape)."""
         if info.get("dynamic"):
-            self._dyn = DynamicTiling(info["dynamic"]["spec"], info["dynamic"]["fields"],
-                                      info["dynamic"]["shapes"], info.get("arg_names") or [])
+            self._dyn = DynamicTiling(
+                info["dynamic"]["spec"],
+                info["dynamic"]["fields"],
+                info["dynamic"]["shapes"],
+                info.get("arg_names") or [],
+            )
 
     @property
     def dynamic(self) -> bool:
@@ -131,12 +141,18 @@ class CompiledOp:
             try:
                 tiling, outs = self._dyn.compute(shapes)
             except ShapeMismatch as exc:
-                raise PyAscUsageError(f"{self.name}(): {exc.message}", caller_loc(),
-                                      f"{exc.hint}; compiled signature: ({self._signature()})"
-                                      ) from None
+                raise PyAscUsageError(
+                    f"{self.name}(): {exc.message}",
+                    caller_loc(),
+                    f"{exc.hint}; compiled signature: ({self._signature()})",
+                ) from None
             self.tiling_computations += 1
-        launch = Launch(np.array(list(tiling.values()), dtype=np.int64).tobytes(),
-                         dict(tiling), int(tiling["block_dim"]), outs)
+        launch = Launch(
+            np.array(list(tiling.values()), dtype=np.int64).tobytes(),
+            dict(tiling),
+            int(tiling["block_dim"]),
+            outs,
+        )
         if len(self._launches) > 4096:
             self._launches.clear()
         self._launches[shapes] = launch
@@ -145,8 +161,9 @@ class CompiledOp:
     # -- argument handling -----------------------------------------------------------------
     def _signature(self) -> str:
         names = self.info.get("arg_names") or [f"arg{i}" for i in range(len(self.inputs))]
-        return ", ".join(f"{n}: {list(d.shape)} {d.dtype}"
-                         for n, d in zip(names, self.inputs, strict=False))
+        return ", ".join(
+            f"{n}: {list(d.shape)} {d.dtype}" for n, d in zip(names, self.inputs, strict=False)
+        )
 
     def _arg_name(self, i: int) -> str:
         names = self.info.get("arg_names") or []
@@ -161,8 +178,13 @@ class CompiledOp:
         if len(arrays) == len(specs):
             static = self._dyn is None
             for a, (shape, dtype) in zip(arrays, specs, strict=True):
-                if not (type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous
-                        and a.ndim and (not static or a.shape == shape)):  # 0-d: made 1-d
+                if not (
+                    type(a) is np.ndarray
+                    and a.dtype == dtype
+                    and a.flags.c_contiguous
+                    and a.ndim
+                    and (not static or a.shape == shape)
+                ):  # 0-d: made 1-d
                     return self._check_slow(arrays)
             return list(arrays)
         return self._check_slow(arrays)
@@ -174,18 +196,25 @@ class CompiledOp:
             n = len(self.inputs)
             raise PyAscUsageError(
                 f"{self.name}() takes {n} tensor argument{'s' if n != 1 else ''}, got "
-                f"{len(arrays)}", caller_loc(),
-                f"the operator was compiled for ({self._signature()})")
+                f"{len(arrays)}",
+                caller_loc(),
+                f"the operator was compiled for ({self._signature()})",
+            )
         out = []
         for i, (a, d) in enumerate(zip(arrays, self.inputs, strict=True)):
-            arr = a if isinstance(a, np.ndarray) else np.asarray(
-                torch_to_numpy(a, f"{self._arg_name(i)} of {self.name}()"))
+            arr = (
+                a
+                if isinstance(a, np.ndarray)
+                else np.asarray(torch_to_numpy(a, f"{self._arg_name(i)} of {self.name}()"))
+            )
             if tuple(arr.shape) != d.shape and self._dyn is None:
                 raise PyAscUsageError(
                     f"{self._arg_name(i)} of {self.name}() has shape {list(arr.shape)} but the "
-                    f"operator was compiled for {list(d.shape)}", caller_loc(),
+                    f"operator was compiled for {list(d.shape)}",
+                    caller_loc(),
                     f"compiled signature: ({self._signature()}); compile again for the new "
-                    "shape (a @jit function does that by itself)")
+                    "shape (a @jit function does that by itself)",
+                )
             out.append(np.ascontiguousarray(self._convert(i, arr, d)))
         return out
 
@@ -199,8 +228,10 @@ class CompiledOp:
         if arr.dtype.kind not in "fiu":
             raise PyAscUsageError(
                 f"{what} has dtype {arr.dtype}; the operator was compiled for {d.dtype}",
-                caller_loc(), f"float and integer arrays are converted to {d.dtype}; convert "
-                f"this one explicitly, e.g. x.astype(np.{d.dtype})")
+                caller_loc(),
+                f"float and integer arrays are converted to {d.dtype}; convert "
+                f"this one explicitly, e.g. x.astype(np.{d.dtype})",
+            )
         with np.errstate(over="ignore", invalid="ignore"):
             conv = arr.astype(d.np_dtype)
         bad = ~np.isfinite(conv)
@@ -212,8 +243,10 @@ class CompiledOp:
             raise PyAscUsageError(
                 f"{what} holds {arr.dtype} value {arr[idx].item()!r} at index {list(idx)}, "
                 f"outside the {d.dtype} range (largest finite {top:g}); "
-                "converting it would give inf", caller_loc(),
-                "scale the input, or compile the operator for float32")
+                "converting it would give inf",
+                caller_loc(),
+                "scale the input, or compile the operator for float32",
+            )
         return conv
 
     def _run_empty(self, args: list[np.ndarray]) -> list[np.ndarray]:
@@ -223,8 +256,10 @@ class CompiledOp:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # mean of an empty axis: NaN
             outs = run_function(self.stages()["tensor"], self.name, args)
-        return [np.asarray(o).astype(d.np_dtype).reshape(d.static_shape)
-                for o, d in zip(outs, self.outputs, strict=True)]
+        return [
+            np.asarray(o).astype(d.np_dtype).reshape(d.static_shape)
+            for o, d in zip(outs, self.outputs, strict=True)
+        ]
 
     @staticmethod
     def _result(outs: list[np.ndarray]) -> np.ndarray | tuple[np.ndarray, ...]:
@@ -243,10 +278,11 @@ class CompiledOp:
         for stage in STAGES:
             path = self.directory / f"{stage}.mlir"
             if not path.is_file():
-                raise PyAscUsageError(f"{path} is missing, so this loaded operator cannot run "
-                                      "in the interpreter", None,
-                                      "compile it again with pyasc_mlir.compile(..., "
-                                      "output_dir=...) to write its IR")
+                raise PyAscUsageError(
+                    f"{path} is missing, so this loaded operator cannot run in the interpreter",
+                    None,
+                    "compile it again with pyasc_mlir.compile(..., output_dir=...) to write its IR",
+                )
             stages[stage] = Parser(make_context(), path.read_text(), str(path)).parse_module()
         return stages
 
@@ -263,8 +299,9 @@ class CompiledOp:
             self._numeric_check(outs, args, f"interpreter, {stage} stage")
             return outs
         outs = run_function(self.stages()[stage], self.name, args)  # memory check: BlockState
-        outs = [np.asarray(o).reshape(d.static_shape)
-                for o, d in zip(outs, self.outputs, strict=True)]
+        outs = [
+            np.asarray(o).reshape(d.static_shape) for o, d in zip(outs, self.outputs, strict=True)
+        ]
         self._numeric_check(outs, args, f"interpreter, {stage} stage")
         return outs
 
@@ -275,17 +312,23 @@ class CompiledOp:
         if stage == "tensor":
             raise PyAscUsageError(
                 f"{self.name}() has dynamic dims; its tensor stage is specialised to the "
-                "compile-time stand-in sizes", caller_loc(),
-                "run the 'tile' or 'ascendc' stage, or compile with static shapes")
+                "compile-time stand-in sizes",
+                caller_loc(),
+                "run the 'tile' or 'ascendc' stage, or compile with static shapes",
+            )
         launch = self._launch(args)
-        outs = [np.zeros(s, d.np_dtype) for s, d in zip(launch.out_shapes, self.outputs,
-                                                         strict=True)]
+        outs = [
+            np.zeros(s, d.np_dtype) for s, d in zip(launch.out_shapes, self.outputs, strict=True)
+        ]
         if launch.tiling.get("units", 1) == 0:
             return outs
         module = self.stages()[stage]
         (kname,) = self.info["kernel_names"]
-        kernel = next(o for o in module.body.block.ops
-                      if isinstance(o, func.FuncOp) and o.sym_name.data == kname)
+        kernel = next(
+            o
+            for o in module.body.block.ops
+            if isinstance(o, func.FuncOp) and o.sym_name.data == kname
+        )
         ins = [args[i] for i in self.info.get("kernel_args", range(len(args)))]
         flat = tuple(a.reshape(-1) for a in [*ins, *outs])
         interp = make_interpreter(module)
@@ -323,8 +366,10 @@ class CompiledOp:
         hit = self._cpu_multi.get(memcheck)
         if hit is None:
             lib = self._memcheck_library() if memcheck else Path(self.info["library"])
-            hit = {k: cpu.CpuKernel(lib, entry=f"pyasc_run_block_{k}")
-                   for k in dict.fromkeys(step.kernel for step in self._plan())}
+            hit = {
+                k: cpu.CpuKernel(lib, entry=f"pyasc_run_block_{k}")
+                for k in dict.fromkeys(step.kernel for step in self._plan())
+            }
             self._cpu_multi[memcheck] = hit
         return hit
 
@@ -335,25 +380,31 @@ class CompiledOp:
             PyAscUsageError: the launches are malformed (a hand-edited ``op.json``)."""
         if self._steps is None:
             try:
-                self._steps = steps_of(self.info["launches"], len(self.inputs),
-                                        self.info["returns"])
+                self._steps = steps_of(
+                    self.info["launches"], len(self.inputs), self.info["returns"]
+                )
             except (KeyError, TypeError, ValueError) as exc:
-                raise PyAscUsageError(f"{self.directory / 'op.json'}: bad launches ({exc})", None,
-                                      "compile the operator again") from exc
+                raise PyAscUsageError(
+                    f"{self.directory / 'op.json'}: bad launches ({exc})",
+                    None,
+                    "compile the operator again",
+                ) from exc
         return self._steps
 
     def _memcheck_library(self) -> Path:
         try:
             sources = {f: (self.directory / f).read_text() for f in ("kernel.cpp", "cpu_entry.cpp")}
         except OSError as exc:
-            raise PyAscUsageError(f"memory check needs the emitted sources in {self.directory}: "
-                                  f"{exc}; compile again") from exc
+            raise PyAscUsageError(
+                f"memory check needs the emitted sources in {self.directory}: {exc}; compile again"
+            ) from exc
         root = None
         if not cache_enabled():  # PYASC_CACHE_DISABLE: build privately, next to nothing shared
             self._memcheck_dir = tempfile.TemporaryDirectory(prefix=f"pyasc-{self.name}-mc-")
             root = Path(self._memcheck_dir.name)
-        return cpu.build_library(sources, get_platform(self.info["platform"]), cache_dir=root,
-                             memcheck=True)
+        return cpu.build_library(
+            sources, get_platform(self.info["platform"]), cache_dir=root, memcheck=True
+        )
 
     @user_facing
     def use_cpu_kernel(self, kernel: cpu.CpuKernel) -> None:
@@ -377,18 +428,24 @@ class CompiledOp:
             self._numeric_check(outs, args, "CPU build")
             return outs
         launch = self._launch(args)
-        outs = [new_output(s, dt) for s, dt in zip(launch.out_shapes, self._out_dtypes,
-                                                   strict=True)]
+        outs = [
+            new_output(s, dt) for s, dt in zip(launch.out_shapes, self._out_dtypes, strict=True)
+        ]
         if launch.tiling.get("units", 1) == 0:  # a zero-size dynamic dim: no kernel
             return outs
         order = info.get("kernel_args")
         ins = args if order is None else [args[i] for i in order]
         memcheck = memory_check_enabled()
-        kernel = self._cpu if self._cpu is not None and not memcheck else self._cpu_kernel(
-            memcheck)  # may load the library or build the memcheck one
+        kernel = (
+            self._cpu if self._cpu is not None and not memcheck else self._cpu_kernel(memcheck)
+        )  # may load the library or build the memcheck one
         start = time.perf_counter()
-        kernel.run(launch.block_dim, [*ins, *outs], launch.tiling_bytes,
-                   int(info.get("workspace_bytes", 0)))  # the Matmul API's system workspace
+        kernel.run(
+            launch.block_dim,
+            [*ins, *outs],
+            launch.tiling_bytes,
+            int(info.get("workspace_bytes", 0)),
+        )  # the Matmul API's system workspace
         notify_profilers(self, start)
         self._numeric_check(outs, args, "CPU build")
         return outs
@@ -404,8 +461,9 @@ class CompiledOp:
         start = time.perf_counter()
         for step, ws in zip(steps, workspace, strict=True):
             outs = [new_output(shape, dtype) for shape, dtype in step.results]
-            entries[step.kernel].run(step.block_dim, [*(values[i] for i in step.args), *outs],
-                                     step.tiling_bytes, ws)
+            entries[step.kernel].run(
+                step.block_dim, [*(values[i] for i in step.args), *outs], step.tiling_bytes, ws
+            )
             values += outs
         notify_profilers(self, start)
         seen: set[int] = set()

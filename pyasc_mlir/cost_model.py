@@ -135,6 +135,7 @@ class KernelEstimate:
 def _elem_bytes(t: object) -> int:
     e = ac.elem(t)  # type: ignore[arg-type]
     from pyasc_mlir.dialects.asc import element_bits
+
     return max(1, element_bits(e) // 8)
 
 
@@ -159,10 +160,13 @@ class _Walker:
             if isinstance(op.value, IntegerAttr):
                 e[op.result] = op.value.value.data
             return True
-        binops = {arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b,
-                  arith.MuliOp: lambda a, b: a * b,
-                  arith.DivSIOp: lambda a, b: a // b if b else 0,
-                  arith.RemSIOp: lambda a, b: a % b if b else 0}
+        binops = {
+            arith.AddiOp: lambda a, b: a + b,
+            arith.SubiOp: lambda a, b: a - b,
+            arith.MuliOp: lambda a, b: a * b,
+            arith.DivSIOp: lambda a, b: a // b if b else 0,
+            arith.RemSIOp: lambda a, b: a % b if b else 0,
+        }
         if type(op) in binops:
             a, b = (self._val(x) for x in op.operands)
             e[op.results[0]] = binops[type(op)](a, b)
@@ -170,16 +174,18 @@ class _Walker:
         if isinstance(op, arith.CmpiOp):
             a, b = self._val(op.lhs), self._val(op.rhs)
             pred = op.predicate.value.data
-            e[op.result] = int({0: a == b, 1: a != b, 2: a < b, 3: a <= b, 4: a > b,
-                                5: a >= b}.get(pred, a < b))
+            e[op.result] = int(
+                {0: a == b, 1: a != b, 2: a < b, 3: a <= b, 4: a > b, 5: a >= b}.get(pred, a < b)
+            )
             return True
         if isinstance(op, arith.SelectOp):
             e[op.result] = self._val(op.lhs) if self._val(op.cond) else self._val(op.rhs)
             return True
         return False
 
-    def _vector(self, count: int, nbytes: int, extra: float = 0.0, call: str | None = None
-                ) -> float:
+    def _vector(
+        self, count: int, nbytes: int, extra: float = 0.0, call: str | None = None
+    ) -> float:
         """Vector-pipe cycles of one instruction over ``count`` elements of ``nbytes`` each;
         ``call`` (an Ascend C call or ``CMPMODE`` name) takes its op-table cycles per repeat."""
         record = opset.by_call(call) if call is not None else None
@@ -219,20 +225,19 @@ class _Walker:
                 cost.mte3 += n / self.bytes_per_cycle + COPY_ISSUE_CYCLES
                 cost.mte3_bytes += n
         elif isinstance(op, ac.VecBinaryOp | ac.VecUnaryOp | ac.VecScalarOp):
-            cost.v += self._vector(self._val(op.count), _elem_bytes(op.dst.type),
-                                   call=op.api.data)
+            cost.v += self._vector(self._val(op.count), _elem_bytes(op.dst.type), call=op.api.data)
         elif isinstance(op, ac.DuplicateOp | ac.SelectOp):
             cost.v += self._vector(self._val(op.count), _elem_bytes(op.dst.type))
         elif isinstance(op, ac.CastOp):
             wide = max(_elem_bytes(op.dst.type), _elem_bytes(op.src.type))
             cost.v += self._vector(self._val(op.count), wide)
         elif isinstance(op, ac.CompareOp):
-            cost.v += self._vector(self._val(op.count), _elem_bytes(op.lhs.type),
-                                   call=op.mode.data)
+            cost.v += self._vector(self._val(op.count), _elem_bytes(op.lhs.type), call=op.mode.data)
         elif isinstance(op, ac.ReduceOp):
             sz = _elem_bytes(op.src.type)
-            cost.v += self._vector(self._val(op.count), sz, math.log2(VECTOR_REPEAT_BYTES // sz),
-                                   call=op.api.data)
+            cost.v += self._vector(
+                self._val(op.count), sz, math.log2(VECTOR_REPEAT_BYTES // sz), call=op.api.data
+            )
         elif isinstance(op, ac.GetValueOp):
             cost.s += SCALAR_OP_CYCLES
         elif isinstance(op, ac.MatmulObjectOp | ac.MatmulSetTailOp | ac.MatmulIterateOp):
@@ -250,14 +255,19 @@ class _Walker:
             return
         assert isinstance(op, ac.MatmulIterateOp)
         i = self.matmul_index.get(op.mm, 0)
-        t = {f: self.tiling.get(f"mm{i}_{f}", 0) for f in ("singleCoreM", "singleCoreN",
-                                                           "singleCoreK", "baseN")}
+        t = {
+            f: self.tiling.get(f"mm{i}_{f}", 0)
+            for f in ("singleCoreM", "singleCoreN", "singleCoreK", "baseN")
+        }
         m, n, k = self.tails.get(op.mm, (t["singleCoreM"], t["singleCoreN"], t["singleCoreK"]))
         from pyasc_mlir.dialects.asc import element_bits
+
         sz = element_bits(op.mm.type.element_type) // 8  # type: ignore[attr-defined]
         k0 = cube_k0(sz if sz == 2 else 4)  # 16-bit types, else modelled as fp32
-        cost.m += (math.ceil(m / CUBE_FRACTAL) * math.ceil(n / CUBE_FRACTAL) * math.ceil(k / k0)
-                   + CUBE_ISSUE_CYCLES)
+        cost.m += (
+            math.ceil(m / CUBE_FRACTAL) * math.ceil(n / CUBE_FRACTAL) * math.ceil(k / k0)
+            + CUBE_ISSUE_CYCLES
+        )
         ab = (m * k + k * n) * sz
         c_bytes = m * t["baseN"] * 4
         cost.mte2 += (ab + c_bytes) / self.bytes_per_cycle
@@ -318,8 +328,9 @@ def pipeline_cycles(tiles: list[_Cost], buffers: int) -> float:
     return c[-1] if c else 0.0
 
 
-def estimate_kernel(kernel: func.FuncOp, platform: Platform,
-                    buffers: int | None = None) -> KernelEstimate:
+def estimate_kernel(
+    kernel: func.FuncOp, platform: Platform, buffers: int | None = None
+) -> KernelEstimate:
     """Model one ascendc-level kernel. ``buffers`` overrides the queue depth (1 or 2) to model
     the same kernel without or with double buffering."""
     w = _Walker(kernel, platform)
@@ -338,22 +349,31 @@ def estimate_kernel(kernel: func.FuncOp, platform: Platform,
     block_dim = w.tiling["block_dim"]
     gm = (total.mte2_bytes + total.mte3_bytes) * block_dim
     return KernelEstimate(
-        name=kernel.sym_name.data, block_dim=block_dim, tiles=len(tiles), buffers=nbuf,
-        pipe_us={k: x * to_us for k, x in busy.items()}, time_us=cycles * to_us,
-        bound=max(busy, key=lambda k: busy[k]), gm_bytes=gm,
+        name=kernel.sym_name.data,
+        block_dim=block_dim,
+        tiles=len(tiles),
+        buffers=nbuf,
+        pipe_us={k: x * to_us for k, x in busy.items()},
+        time_us=cycles * to_us,
+        bound=max(busy, key=lambda k: busy[k]),
+        gm_bytes=gm,
         roofline_us=gm / (platform.hbm_gbps * 1e9) * 1e6,
-        per_tile=[{"MTE2": t.mte2, "V": t.v, "MTE3": t.mte3, "S": t.s, "M": t.m}
-                  for t in tiles[:4]])
+        per_tile=[
+            {"MTE2": t.mte2, "V": t.v, "MTE3": t.mte3, "S": t.s, "M": t.m} for t in tiles[:4]
+        ],
+    )
 
 
-def estimate(module: ModuleOp, platform: str | Platform | None = None,
-             buffers: int | None = None) -> list[KernelEstimate]:
+def estimate(
+    module: ModuleOp, platform: str | Platform | None = None, buffers: int | None = None
+) -> list[KernelEstimate]:
     """Model every kernel of an ascendc-level module (MODELED times)."""
     plat = platform if isinstance(platform, Platform) else None
     out = []
     for k in kernels(module):
         if plat is None:
-            plat = get_platform(kernel_platform(k) or (platform if isinstance(
-                platform, str) else None))
+            plat = get_platform(
+                kernel_platform(k) or (platform if isinstance(platform, str) else None)
+            )
         out.append(estimate_kernel(k, plat, buffers))
     return out

@@ -77,11 +77,35 @@ from pyasc_mlir.platform import MAX_MATMUL_OBJECTS as MAX_MATMUL_OBJECTS  # pass
 
 MAX_ATTRS = {"m": "max_m", "n": "max_n", "k": "max_k"}
 """``asc.mmad`` attributes holding static maxima of ``m``, ``n``, ``k`` (optional)."""
-TCUBE_FIELDS = ("usedCoreNum", "M", "N", "Ka", "Kb", "singleCoreM", "singleCoreN",
-                "singleCoreK", "baseM", "baseN", "baseK", "depthA1", "depthB1", "stepM",
-                "stepN", "stepKa", "stepKb", "isBias", "transLength", "iterateOrder",
-                "shareMode", "shareL1Size", "shareL0CSize", "shareUbSize", "dbL0A", "dbL0B",
-                "dbL0C")
+TCUBE_FIELDS = (
+    "usedCoreNum",
+    "M",
+    "N",
+    "Ka",
+    "Kb",
+    "singleCoreM",
+    "singleCoreN",
+    "singleCoreK",
+    "baseM",
+    "baseN",
+    "baseK",
+    "depthA1",
+    "depthB1",
+    "stepM",
+    "stepN",
+    "stepKa",
+    "stepKb",
+    "isBias",
+    "transLength",
+    "iterateOrder",
+    "shareMode",
+    "shareL1Size",
+    "shareL0CSize",
+    "shareUbSize",
+    "dbL0A",
+    "dbL0B",
+    "dbL0C",
+)
 """The ``TCubeTiling`` fields we fill (all others stay 0), in the order the kernel copies
 them."""
 C_BYTES = 4
@@ -145,8 +169,11 @@ def static_block(op: asc.MmadOp) -> StaticBlock:
     for name in ("ls", "lda", "ldb"):
         c = _const(getattr(op, name))
         if c is None or c <= 0:
-            raise _fail(op, f"{name} must be a positive constant for the Matmul tiling",
-                        "asc-lower-cube gives static leading dimensions and row lengths")
+            raise _fail(
+                op,
+                f"{name} must be a positive constant for the Matmul tiling",
+                "asc-lower-cube gives static leading dimensions and row lengths",
+            )
         consts[name] = c
     ls, lda, ldb = consts["ls"], consts["lda"], consts["ldb"]
     a_t, dst_t = op.a.type, op.dst.type
@@ -155,8 +182,7 @@ def static_block(op: asc.MmadOp) -> StaticBlock:
     given: dict[str, int | None] = {}
     for key, attr_name in MAX_ATTRS.items():
         attr = op.attributes.get(attr_name)
-        given[key] = (attr.value.data if isinstance(attr, IntegerAttr)
-                      else _const(getattr(op, key)))
+        given[key] = attr.value.data if isinstance(attr, IntegerAttr) else _const(getattr(op, key))
     m = given["m"] if given["m"] is not None else _elements(op.dst) // ls
     n = given["n"] if given["n"] is not None else ls
     size_a, size_b = _elements(op.a), _elements(op.b)
@@ -169,23 +195,29 @@ def static_block(op: asc.MmadOp) -> StaticBlock:
     n = min(n, size_b // ldb if op.trans_b else ldb)
     k = min(k, k_a, k_b)
     if min(m, n, k) <= 0:
-        raise _fail(op, f"static block maxima m={m} n={n} k={k} must be positive",
-                    "set the max_m/max_n/max_k attributes on the op")
+        raise _fail(
+            op,
+            f"static block maxima m={m} n={n} k={k} must be positive",
+            "set the max_m/max_n/max_k attributes on the op",
+        )
     if n > ls:
-        raise _fail(op, f"n <= {n} exceeds the row length ls = {ls}",
-                    "the UB row must hold the block's columns")
+        raise _fail(
+            op,
+            f"n <= {n} exceeds the row length ls = {ls}",
+            "the UB row must hold the block's columns",
+        )
     return StaticBlock(m, n, k, ls, lda, ldb, elem_bytes, op.trans_a, op.trans_b)
 
 
-def _largest_base_k(blk: StaticBlock, base_m: int, base_n: int, plat: Platform,
-                    db: int) -> int:
+def _largest_base_k(blk: StaticBlock, base_m: int, base_n: int, plat: Platform, db: int) -> int:
     sz = blk.elem_bytes
     limit = min(plat.l0a_bytes // (db * base_m * sz), plat.l0b_bytes // (db * base_n * sz))
     return min(limit // CUBE_FRACTAL * CUBE_FRACTAL, round16(blk.k))
 
 
-def _l1_steps(blk: StaticBlock, base_m: int, base_n: int, base_k: int,
-              plat: Platform) -> tuple[int, int]:
+def _l1_steps(
+    blk: StaticBlock, base_m: int, base_n: int, base_k: int, plat: Platform
+) -> tuple[int, int]:
     """(step, L1 buffers): K slices of A and B kept in L1, and 2 (double) or 1."""
     slices = ceil_div(blk.k, base_k)
     per_slice = (base_m + base_n) * base_k * blk.elem_bytes
@@ -196,25 +228,30 @@ def _l1_steps(blk: StaticBlock, base_m: int, base_n: int, base_k: int,
     return 0, 1
 
 
-def cube_tiling(blk: StaticBlock, plat: Platform, where: Operation | None = None
-                ) -> dict[str, int]:
+def cube_tiling(blk: StaticBlock, plat: Platform, where: Operation | None = None) -> dict[str, int]:
     """The TCubeTiling fields (:data:`TCUBE_FIELDS`) for ``blk`` on ``plat``.
 
     Raises:
         PyAscCompileError: the block cannot be tiled within L0A/L0B/L0C/L1 (located at
             ``where``), or a stride is outside the documented ND range.
     """
+
     def fail(what: str, hint: str) -> PyAscCompileError:
         return PyAscCompileError(f"asc.mmad: {what}", loc_of(where) if where else None, hint)
 
     base_m, base_n = round16(blk.m), blk.ls
     if base_n % CUBE_FRACTAL:
-        raise fail(f"row length ls = {base_n} is not a multiple of {CUBE_FRACTAL}",
-                   "UB rows are padded to 16 elements")
+        raise fail(
+            f"row length ls = {base_n} is not a multiple of {CUBE_FRACTAL}",
+            "UB rows are padded to 16 elements",
+        )
     c_block = base_m * base_n * C_BYTES
     if c_block > plat.l0c_bytes:
-        raise fail(f"output block [{base_m}, {base_n}] f32 needs {c_block} bytes of L0C; "
-                   f"{plat.name} has {plat.l0c_bytes}", "use a smaller M or N tile")
+        raise fail(
+            f"output block [{base_m}, {base_n}] f32 needs {c_block} bytes of L0C; "
+            f"{plat.name} has {plat.l0c_bytes}",
+            "use a smaller M or N tile",
+        )
     db_c = 2 if 2 * c_block <= plat.l0c_bytes else 1
     base_k, db_ab = 0, 2
     for db_ab in (2, 1):
@@ -222,17 +259,25 @@ def cube_tiling(blk: StaticBlock, plat: Platform, where: Operation | None = None
         if base_k >= CUBE_FRACTAL:
             break
     if base_k < CUBE_FRACTAL:
-        raise fail(f"no baseK >= {CUBE_FRACTAL} fits L0A/L0B ({plat.l0a_bytes}/{plat.l0b_bytes} "
-                   f"bytes) with baseM={base_m}, baseN={base_n}", "use a smaller M or N tile")
+        raise fail(
+            f"no baseK >= {CUBE_FRACTAL} fits L0A/L0B ({plat.l0a_bytes}/{plat.l0b_bytes} "
+            f"bytes) with baseM={base_m}, baseN={base_n}",
+            "use a smaller M or N tile",
+        )
     step_k, db_l1 = _l1_steps(blk, base_m, base_n, base_k, plat)
     if step_k < 1:
-        raise fail(f"one K slice of A and B ({(base_m + base_n) * base_k * blk.elem_bytes} "
-                   f"bytes) does not fit L1 ({plat.l1_bytes})", "use a smaller M or N tile")
+        raise fail(
+            f"one K slice of A and B ({(base_m + base_n) * base_k * blk.elem_bytes} "
+            f"bytes) does not fit L1 ({plat.l1_bytes})",
+            "use a smaller M or N tile",
+        )
     stride_a, stride_b = blk.lda, blk.ldb
     for name, v in (("lda", stride_a), ("ldb", stride_b)):
         if v > ND_STRIDE_MAX:
-            raise fail(f"{name} = {v} exceeds the ND stride range [1, {ND_STRIDE_MAX}] of "
-                       "TCubeTiling", "split the operand")
+            raise fail(
+                f"{name} = {v} exceeds the ND stride range [1, {ND_STRIDE_MAX}] of TCubeTiling",
+                "split the operand",
+            )
     if blk.trans_a:
         m_field, ka_field = stride_a, blk.k
     else:
@@ -244,21 +289,42 @@ def cube_tiling(blk: StaticBlock, plat: Platform, where: Operation | None = None
     depth_a, depth_b = db_l1 * step_k, db_l1 * step_k
     l1_used = (depth_a * base_m + depth_b * base_n) * base_k * blk.elem_bytes
     split = plat.arch == "dav-c220"
-    trans_len = 0 if split else max(step_k * base_k * max(base_m, base_n) * blk.elem_bytes,
-                                    c_block)
+    trans_len = 0 if split else max(step_k * base_k * max(base_m, base_n) * blk.elem_bytes, c_block)
     fields = {
-        "usedCoreNum": 1, "M": m_field, "N": n_field, "Ka": ka_field, "Kb": kb_field,
-        "singleCoreM": blk.m, "singleCoreN": blk.n, "singleCoreK": blk.k,
-        "baseM": base_m, "baseN": base_n, "baseK": base_k, "depthA1": depth_a,
-        "depthB1": depth_b, "stepM": 1, "stepN": 1, "stepKa": step_k, "stepKb": step_k,
-        "isBias": 0, "transLength": round_up(trans_len, DATA_BLOCK_BYTES), "iterateOrder": 0,
-        "shareMode": 0, "shareL1Size": l1_used, "shareL0CSize": db_c * c_block,
-        "shareUbSize": 0, "dbL0A": db_ab, "dbL0B": db_ab, "dbL0C": db_c,
+        "usedCoreNum": 1,
+        "M": m_field,
+        "N": n_field,
+        "Ka": ka_field,
+        "Kb": kb_field,
+        "singleCoreM": blk.m,
+        "singleCoreN": blk.n,
+        "singleCoreK": blk.k,
+        "baseM": base_m,
+        "baseN": base_n,
+        "baseK": base_k,
+        "depthA1": depth_a,
+        "depthB1": depth_b,
+        "stepM": 1,
+        "stepN": 1,
+        "stepKa": step_k,
+        "stepKb": step_k,
+        "isBias": 0,
+        "transLength": round_up(trans_len, DATA_BLOCK_BYTES),
+        "iterateOrder": 0,
+        "shareMode": 0,
+        "shareL1Size": l1_used,
+        "shareL0CSize": db_c * c_block,
+        "shareUbSize": 0,
+        "dbL0A": db_ab,
+        "dbL0B": db_ab,
+        "dbL0C": db_c,
     }
     bad = tiling_violations(fields, blk.elem_bytes, blk.trans_a, blk.trans_b, plat)
     if bad:
-        raise fail(f"the Matmul tiling breaks TCubeTiling constraints: {'; '.join(bad)}",
-                   "use a smaller M or N tile")
+        raise fail(
+            f"the Matmul tiling breaks TCubeTiling constraints: {'; '.join(bad)}",
+            "use a smaller M or N tile",
+        )
     return fields
 
 
@@ -277,11 +343,21 @@ def launch_info(kernel: Operation) -> dict[str, Any]:
     vec = {"AIC_ONLY": 0, "MIX_AIC_1_2": 2}.get(kind, 1)
     uses_mm = any(isinstance(o, ac.SetSysWorkspaceOp) for o in kernel.walk())
     served = "i" if vec == 1 else f"i // {vec}"
-    mapping = (f"blockDim Cube blocks and {vec} x blockDim vector blocks; the Matmul objects "
-               f"of vector block i (GetBlockIdx()) run on Cube block {served}" if cube and vec
-               else "blockDim vector blocks" if vec else "blockDim Cube blocks")
-    return {"kernel_type": kind, "workspace_bytes": LIB_API_WORKSPACE_BYTES if uses_mm else 0,
-            "vector_blocks": vec, "cube_blocks": 1 if cube else 0, "block_mapping": mapping}
+    mapping = (
+        f"blockDim Cube blocks and {vec} x blockDim vector blocks; the Matmul objects "
+        f"of vector block i (GetBlockIdx()) run on Cube block {served}"
+        if cube and vec
+        else "blockDim vector blocks"
+        if vec
+        else "blockDim Cube blocks"
+    )
+    return {
+        "kernel_type": kind,
+        "workspace_bytes": LIB_API_WORKSPACE_BYTES if uses_mm else 0,
+        "vector_blocks": vec,
+        "cube_blocks": 1 if cube else 0,
+        "block_mapping": mapping,
+    }
 
 
 def mmad_ops(kernel: Operation) -> list[asc.MmadOp]:
@@ -310,15 +386,35 @@ def ub_reserve_bytes(kernel: Operation, plat: Platform) -> int:
     return total
 
 
-def tiling_violations(t: dict[str, int], elem_bytes: int, trans_a: bool, trans_b: bool,
-                      plat: Platform) -> list[str]:
+def tiling_violations(
+    t: dict[str, int], elem_bytes: int, trans_a: bool, trans_b: bool, plat: Platform
+) -> list[str]:
     """The documented ``TCubeTiling`` constraints ``t`` breaks on ``plat`` for A/B elements of
     ``elem_bytes`` (empty when it is valid). The CPU runtime's ``REGIST_MATMUL_OBJ`` checks the
     same list (``kernel_operator.h``, ``cpu::CheckCubeTiling``)."""
     bad = []
-    for name in ("M", "N", "Ka", "Kb", "singleCoreM", "singleCoreN", "singleCoreK", "baseM",
-                 "baseN", "baseK", "depthA1", "depthB1", "stepM", "stepN", "stepKa", "stepKb",
-                 "dbL0A", "dbL0B", "dbL0C", "usedCoreNum"):
+    for name in (
+        "M",
+        "N",
+        "Ka",
+        "Kb",
+        "singleCoreM",
+        "singleCoreN",
+        "singleCoreK",
+        "baseM",
+        "baseN",
+        "baseK",
+        "depthA1",
+        "depthB1",
+        "stepM",
+        "stepN",
+        "stepKa",
+        "stepKb",
+        "dbL0A",
+        "dbL0B",
+        "dbL0C",
+        "usedCoreNum",
+    ):
         if t[name] <= 0:
             bad.append(f"{name} = {t[name]} must be positive")
     if bad:
@@ -327,15 +423,30 @@ def tiling_violations(t: dict[str, int], elem_bytes: int, trans_a: bool, trans_b
         if t[name] % CUBE_FRACTAL:
             bad.append(f"{name} = {t[name]} is not a multiple of {CUBE_FRACTAL}")
     checks = [
-        ("dbL0A * baseM * baseK * sizeof(A)", t["dbL0A"] * t["baseM"] * t["baseK"] * elem_bytes,
-         "L0A", plat.l0a_bytes),
-        ("dbL0B * baseK * baseN * sizeof(B)", t["dbL0B"] * t["baseK"] * t["baseN"] * elem_bytes,
-         "L0B", plat.l0b_bytes),
-        ("dbL0C * baseM * baseN * 4", t["dbL0C"] * t["baseM"] * t["baseN"] * C_BYTES, "L0C",
-         plat.l0c_bytes),
-        ("(depthA1 * baseM + depthB1 * baseN) * baseK * sizeof(A)",
-         (t["depthA1"] * t["baseM"] + t["depthB1"] * t["baseN"]) * t["baseK"] * elem_bytes,
-         "L1", plat.l1_bytes),
+        (
+            "dbL0A * baseM * baseK * sizeof(A)",
+            t["dbL0A"] * t["baseM"] * t["baseK"] * elem_bytes,
+            "L0A",
+            plat.l0a_bytes,
+        ),
+        (
+            "dbL0B * baseK * baseN * sizeof(B)",
+            t["dbL0B"] * t["baseK"] * t["baseN"] * elem_bytes,
+            "L0B",
+            plat.l0b_bytes,
+        ),
+        (
+            "dbL0C * baseM * baseN * 4",
+            t["dbL0C"] * t["baseM"] * t["baseN"] * C_BYTES,
+            "L0C",
+            plat.l0c_bytes,
+        ),
+        (
+            "(depthA1 * baseM + depthB1 * baseN) * baseK * sizeof(A)",
+            (t["depthA1"] * t["baseM"] + t["depthB1"] * t["baseN"]) * t["baseK"] * elem_bytes,
+            "L1",
+            plat.l1_bytes,
+        ),
     ]
     for what, need, mem, have in checks:
         if need > have:
@@ -344,8 +455,12 @@ def tiling_violations(t: dict[str, int], elem_bytes: int, trans_a: bool, trans_b
         bad.append("depthA1 is not a multiple of stepM * stepKa")
     if t["depthB1"] % (t["stepN"] * t["stepKb"]):
         bad.append("depthB1 is not a multiple of stepN * stepKb")
-    for name, big in (("singleCoreM", "M"), ("singleCoreN", "N"), ("singleCoreK", "Ka"),
-                      ("singleCoreK", "Kb")):
+    for name, big in (
+        ("singleCoreM", "M"),
+        ("singleCoreN", "N"),
+        ("singleCoreK", "Ka"),
+        ("singleCoreK", "Kb"),
+    ):
         if t[name] > t[big]:
             bad.append(f"{name} = {t[name]} exceeds {big} = {t[big]}")
     stride_a, stride_b = ("M" if trans_a else "Ka"), ("Kb" if trans_b else "N")

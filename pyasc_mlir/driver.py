@@ -76,8 +76,9 @@ class _Entry:
     shared: bool
 
 
-def _entry(output_dir: str | Path | None, key: str, name: str, read_cache: bool,
-           write_cache: bool) -> _Entry:
+def _entry(
+    output_dir: str | Path | None, key: str, name: str, read_cache: bool, write_cache: bool
+) -> _Entry:
     """The output folder: ``output_dir``, the cache entry of ``key``, or (cache disabled) a
     temporary folder."""
     keep: tempfile.TemporaryDirectory[str] | None = None
@@ -91,11 +92,18 @@ def _entry(output_dir: str | Path | None, key: str, name: str, read_cache: bool,
     return _Entry(key, directory, keep, fresh=not read_cache, shared=write_cache)
 
 
-def _key_options(platform: str, double_buffer: bool, name: str, tile: int, block_dim: int,
-                 tile_m: int, tile_n: int, dynamic: bool) -> dict[str, Any]:
+def _key_options(
+    platform: str,
+    double_buffer: bool,
+    name: str,
+    tile: int,
+    block_dim: int,
+    tile_m: int,
+    tile_n: int,
+    dynamic: bool,
+) -> dict[str, Any]:
     """The options part of the cache key (only the knobs that are set)."""
-    options: dict[str, Any] = {"platform": platform, "double_buffer": double_buffer,
-                               "name": name}
+    options: dict[str, Any] = {"platform": platform, "double_buffer": double_buffer, "name": name}
     if tile or block_dim:
         options["tiling"] = (tile, block_dim)
     if tile_m or tile_n:
@@ -106,10 +114,17 @@ def _key_options(platform: str, double_buffer: bool, name: str, tile: int, block
 
 
 @user_facing
-def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | Path | None = None,
-            platform: str = DEFAULT_PLATFORM, double_buffer: bool = True, cache: bool = True,
-            name: str | None = None, tiling: dict[str, int] | None = None,
-            dynamic: bool = False) -> CompiledOp:
+def compile(
+    fn: Callable[..., Any],
+    inputs: Sequence[object],
+    output_dir: str | Path | None = None,
+    platform: str = DEFAULT_PLATFORM,
+    double_buffer: bool = True,
+    cache: bool = True,
+    name: str | None = None,
+    tiling: dict[str, int] | None = None,
+    dynamic: bool = False,
+) -> CompiledOp:
     """Compile a Python operator for the given argument descriptions.
 
     Args:
@@ -154,16 +169,28 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
     name = name or fn.__name__
     tile, block_dim, double_buffer = pipeline.check_tiling(tiling, double_buffer)
     tile_m, tile_n = pipeline.cube_tiles(tiling)
-    key = cache_key(fn, inputs, _key_options(platform, double_buffer, name, tile, block_dim,
-                                             tile_m, tile_n, dynamic))
+    key = cache_key(
+        fn,
+        inputs,
+        _key_options(platform, double_buffer, name, tile, block_dim, tile_m, tile_n, dynamic),
+    )
     write_cache = cache_enabled()
     read_cache = cache and write_cache
     concrete, request = pipeline.dynamic_request(fn, inputs, dynamic)
 
     def lower() -> tuple[dict[str, ModuleOp], list[str], dict[str, float]]:
-        return pipeline.lower(fn, concrete, name, platform, double_buffer, tile=tile,
-                              block_dim=block_dim, dynamic=request, tile_m=tile_m,
-                              tile_n=tile_n)
+        return pipeline.lower(
+            fn,
+            concrete,
+            name,
+            platform,
+            double_buffer,
+            tile=tile,
+            block_dim=block_dim,
+            dynamic=request,
+            tile_m=tile_m,
+            tile_n=tile_n,
+        )
 
     if read_cache and key in _MEMORY_CACHE and output_dir is None:
         return _MEMORY_CACHE[key]
@@ -184,8 +211,10 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
         stages, _, times = lower()
     except PyAscCompileError as exc:
         if request and any(strict for _, _, strict in request["dims"]):
-            exc.hint = (f"{exc.hint or ''} (dims given as None are compiled at the stand-in "
-                        f"size {pipeline.STAND_IN})").strip()
+            exc.hint = (
+                f"{exc.hint or ''} (dims given as None are compiled at the stand-in "
+                f"size {pipeline.STAND_IN})"
+            ).strip()
         raise
     op = _build(fn, inputs, concrete, request, (stages, times, t0), name, platform, entry)
     if write_cache:
@@ -193,49 +222,69 @@ def compile(fn: Callable[..., Any], inputs: Sequence[object], output_dir: str | 
     return op
 
 
-def _build(fn: Callable[..., Any], inputs: Sequence[object], concrete: Sequence[object],
-           request: dict[str, Any] | None,
-           lowered: tuple[dict[str, ModuleOp], dict[str, float], float], name: str,
-           platform: str, entry: _Entry) -> CompiledOp:
+def _build(
+    fn: Callable[..., Any],
+    inputs: Sequence[object],
+    concrete: Sequence[object],
+    request: dict[str, Any] | None,
+    lowered: tuple[dict[str, ModuleOp], dict[str, float], float],
+    name: str,
+    platform: str,
+    entry: _Entry,
+) -> CompiledOp:
     """Emit the lowered operator, build its CPU library and write the artifacts into
     ``entry``. ``lowered``: the stages and step times of ``pipeline.lower`` and the
     ``perf_counter`` at its start; ``concrete``/``request``: see ``pipeline.dynamic_request``."""
     stages, times, t0 = lowered
     module = stages["ascendc"]
     descs = pipeline.tensor_descs(concrete)
-    sources = {"kernel.cpp": emitter.emit_kernel_source(module),
-               "host.cpp": emitter.emit_host_source(module, [list(d.static_shape) for d in descs]),
-               "cpu_entry.cpp": emitter.emit_cpu_entry(module)}
+    sources = {
+        "kernel.cpp": emitter.emit_kernel_source(module),
+        "host.cpp": emitter.emit_host_source(module, [list(d.static_shape) for d in descs]),
+        "cpu_entry.cpp": emitter.emit_cpu_entry(module),
+    }
     lower_ms = (time.perf_counter() - t0) * 1e3
     t1 = time.perf_counter()
     built = {f: sources[f] for f in ("kernel.cpp", "cpu_entry.cpp")}
-    lib = operator_library(built, platform, entry.directory, fresh=entry.fresh,
-                           shared=entry.shared)
+    lib = operator_library(built, platform, entry.directory, fresh=entry.fresh, shared=entry.shared)
     gxx_ms = (time.perf_counter() - t1) * 1e3
     info = describe(stages, name, descs, platform)
-    info.update(key=entry.key, library=str(lib),
-                library_sha256=file_sha256(lib) if lib.is_file() else None,
-                source_sha256={f: text_sha256(text) for f, text in built.items()},
-                arg_names=pipeline.tensor_arg_names(fn, inputs), compile_ms=lower_ms + gxx_ms,
-                lower_ms=lower_ms, gxx_ms=gxx_ms,
-                stage_ms={k: v * 1e3 for k, v in times.items()}, cache_hit=False,
-                version=__version__)
+    info.update(
+        key=entry.key,
+        library=str(lib),
+        library_sha256=file_sha256(lib) if lib.is_file() else None,
+        source_sha256={f: text_sha256(text) for f, text in built.items()},
+        arg_names=pipeline.tensor_arg_names(fn, inputs),
+        compile_ms=lower_ms + gxx_ms,
+        lower_ms=lower_ms,
+        gxx_ms=gxx_ms,
+        stage_ms={k: v * 1e3 for k, v in times.items()},
+        cache_hit=False,
+        version=__version__,
+    )
     if request is not None:
         describe_dynamic(info, stages, descs, any(d[2] for d in request["dims"]))
     write_artifacts(entry.directory, sources, stages, info)
     return CompiledOp(entry.directory, info, lambda: stages, stages=stages, keep=entry.keep)
 
 
-def _compile_empty(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str,
-                   entry: _Entry) -> CompiledOp:
+def _compile_empty(
+    fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str, entry: _Entry
+) -> CompiledOp:
     """An operator with a zero-size input dimension: the frontend gives the result shapes and
     no kernel is built. Empty results are returned as empty arrays; a result that is not empty
     (e.g. a sum over the zero-size axis) is computed by the tensor-level interpreter."""
     t0 = time.perf_counter()
     module, outs = pipeline.lower_empty(fn, inputs, name)
-    info = describe_empty(name, platform, entry.key, pipeline.tensor_descs(inputs), outs,
-                          pipeline.tensor_arg_names(fn, inputs),
-                          (time.perf_counter() - t0) * 1e3)
+    info = describe_empty(
+        name,
+        platform,
+        entry.key,
+        pipeline.tensor_descs(inputs),
+        outs,
+        pipeline.tensor_arg_names(fn, inputs),
+        (time.perf_counter() - t0) * 1e3,
+    )
     if entry.keep is None:
         atomic_write(entry.directory / "op.json", json.dumps(info, indent=2))
     stages = {"tensor": module}

@@ -31,8 +31,18 @@ from typing import Any, overload
 
 from pyasc_mlir.platform import COUNT_ALIGN, ceil_div, round_up
 
-STANDARD_FIELDS = ("units", "block_dim", "units_per_core", "units_rem", "tile_units", "rows",
-                   "m", "l", "chunk_len", "chunks")
+STANDARD_FIELDS = (
+    "units",
+    "block_dim",
+    "units_per_core",
+    "units_rem",
+    "tile_units",
+    "rows",
+    "m",
+    "l",
+    "chunk_len",
+    "chunks",
+)
 
 
 class ShapeMismatch(Exception):  # noqa: N818 - a condition the caller turns into a usage error
@@ -62,11 +72,17 @@ class DynamicTiling:
 
     def __post_init__(self) -> None:
         sp = self.spec
-        self.factors = [[(f["dynamic"], f["value"], [tuple(s) for s in f["src"]]) for f in fs]
-                        for fs in sp["factors"]]
+        self.factors = [
+            [(f["dynamic"], f["value"], [tuple(s) for s in f["src"]]) for f in fs]
+            for fs in sp["factors"]
+        ]
         self.dynamic_dims = {s for fs in self.factors for dyn, _, src in fs if dyn for s in src}
-        self.static = [(a, d, e) for a, shape in enumerate(self.shapes)
-                       for d, e in enumerate(shape) if (a, d) not in self.dynamic_dims]
+        self.static = [
+            (a, d, e)
+            for a, shape in enumerate(self.shapes)
+            for d, e in enumerate(shape)
+            if (a, d) not in self.dynamic_dims
+        ]
         self.extra = {k: tuple(v) for k, v in sp["extra"].items()}
         unknown = [f for f in self.fields if f not in STANDARD_FIELDS and f not in self.extra]
         if unknown:
@@ -74,8 +90,10 @@ class DynamicTiling:
 
     def input_shapes(self) -> list[tuple[int | None, ...]]:
         """The compiled input shapes with ``None`` for the dims read at call time."""
-        return [tuple(None if (a, d) in self.dynamic_dims else e for d, e in enumerate(s))
-                for a, s in enumerate(self.shapes)]
+        return [
+            tuple(None if (a, d) in self.dynamic_dims else e for d, e in enumerate(s))
+            for a, s in enumerate(self.shapes)
+        ]
 
     @overload
     def output_shapes(self, factor_sizes: None = None) -> list[tuple[int | None, ...]]: ...
@@ -83,8 +101,9 @@ class DynamicTiling:
     @overload
     def output_shapes(self, factor_sizes: list[list[int]]) -> list[tuple[int, ...]]: ...
 
-    def output_shapes(self, factor_sizes: list[list[int]] | None = None
-                      ) -> list[tuple[int | None, ...]] | list[tuple[int, ...]]:
+    def output_shapes(
+        self, factor_sizes: list[list[int]] | None = None
+    ) -> list[tuple[int | None, ...]] | list[tuple[int, ...]]:
         """Output shapes for the given factor sizes (``None``: ``None`` for dynamic dims)."""
         out: list[tuple[int | None, ...]] = []
         for dims in self.spec["outputs"]:
@@ -113,7 +132,8 @@ class DynamicTiling:
                 raise ShapeMismatch(
                     f"{self._who(a)} has {len(got)} dimensions (shape {list(got)}); the operator "
                     f"was compiled for {len(want)} ({list(self.input_shapes()[a])})",
-                    "pass a tensor of the compiled rank")
+                    "pass a tensor of the compiled rank",
+                )
         for a, d, e in self.static:
             if shapes[a][d] != e:
                 raise ShapeMismatch(
@@ -121,10 +141,12 @@ class DynamicTiling:
                     f"in this kernel (compiled size {e}; shape {list(self.input_shapes()[a])}, "
                     "None = dynamic)",
                     "only dims marked None (or leading dims under @jit(dynamic=True)) may "
-                    "change between calls; compile again for the new size")
+                    "change between calls; compile again for the new size",
+                )
 
-    def compute(self, shapes: Sequence[tuple[int, ...]]
-                ) -> tuple[dict[str, int], list[tuple[int, ...]]]:
+    def compute(
+        self, shapes: Sequence[tuple[int, ...]]
+    ) -> tuple[dict[str, int], list[tuple[int, ...]]]:
         """The tiling struct (field -> value, struct order) and the output shapes.
 
         Raises:
@@ -145,8 +167,10 @@ class DynamicTiling:
                                 f"dimension {d} of {self._who(a)} has size {shapes[a][d]} but "
                                 f"dimension {d0} of {self._who(a0)} has size {value}; the "
                                 "kernel treats them as one dynamic dimension, and dynamic "
-                                "dimensions do not broadcast", "pass equal sizes; to broadcast "
-                                "a size-1 dimension, give it a static size of 1")
+                                "dimensions do not broadcast",
+                                "pass equal sizes; to broadcast "
+                                "a size-1 dimension, give it a static size of 1",
+                            )
                 row.append(value)
             sizes.append(row)
             ext.append(math.prod(row))
@@ -161,11 +185,18 @@ class DynamicTiling:
             chunks = ceil_div(length, chunk)
         units = rows * chunks
         bd = max(1, min(sp["cores"], units))
-        values = {"units": units, "block_dim": bd, "units_per_core": units // bd,
-                  "units_rem": units % bd,
-                  "tile_units": 1 if sp["chunked"] else min(sp["tile"], ceil_div(units, bd)),
-                  "rows": rows, "l": length, "chunk_len": chunk, "chunks": chunks,
-                  "m": 1 if sp["m_axis"] is None else ext[sp["m_axis"]]}
+        values = {
+            "units": units,
+            "block_dim": bd,
+            "units_per_core": units // bd,
+            "units_rem": units % bd,
+            "tile_units": 1 if sp["chunked"] else min(sp["tile"], ceil_div(units, bd)),
+            "rows": rows,
+            "l": length,
+            "chunk_len": chunk,
+            "chunks": chunks,
+            "m": 1 if sp["m_axis"] is None else ext[sp["m_axis"]],
+        }
         for k, axes in self.extra.items():
             values[k] = math.prod(ext[a] for a in axes)
         return {f: values[f] for f in self.fields}, self.output_shapes(sizes)
@@ -180,8 +211,11 @@ def cpp_fill_tiling(name: str, sname: str, tiling: DynamicTiling) -> list[str]:
         offsets.append(total)
         total += len(s)
     sp = tiling.spec
-    out = [f'extern "C" int {name}_fill_tiling(const int64_t* dims, int64_t ndims, {sname}* t)',
-           "{", f"    if (ndims != {total}) return -1;"]
+    out = [
+        f'extern "C" int {name}_fill_tiling(const int64_t* dims, int64_t ndims, {sname}* t)',
+        "{",
+        f"    if (ndims != {total}) return -1;",
+    ]
     for a, d, e in tiling.static:
         out.append(f"    if (dims[{offsets[a] + d}] != {e}LL) return -1;  // arg {a} dim {d}")
     for ax, fs in enumerate(tiling.factors):
@@ -197,31 +231,48 @@ def cpp_fill_tiling(name: str, sname: str, tiling: DynamicTiling) -> list[str]:
             terms.append(var)
         out.append(f"    const int64_t e{ax} = {' * '.join(terms) or '1LL'};")
     rows = " * ".join(f"e{a}" for a in sp["outer"]) or "1LL"
-    tile_units = "1LL" if sp["chunked"] else (
-        f"({sp['tile']}LL < (units + bd - 1) / bd ? {sp['tile']}LL : (units + bd - 1) / bd)")
-    values = {"units": "units", "block_dim": "bd", "units_per_core": "units / bd",
-              "units_rem": "units % bd", "tile_units": tile_units, "rows": "rows",
-              "m": "1LL" if sp["m_axis"] is None else f"e{sp['m_axis']}",
-              "l": f"e{sp['l_axis']}", "chunk_len": "chunk", "chunks": "chunks"}
+    tile_units = (
+        "1LL"
+        if sp["chunked"]
+        else (f"({sp['tile']}LL < (units + bd - 1) / bd ? {sp['tile']}LL : (units + bd - 1) / bd)")
+    )
+    values = {
+        "units": "units",
+        "block_dim": "bd",
+        "units_per_core": "units / bd",
+        "units_rem": "units % bd",
+        "tile_units": tile_units,
+        "rows": "rows",
+        "m": "1LL" if sp["m_axis"] is None else f"e{sp['m_axis']}",
+        "l": f"e{sp['l_axis']}",
+        "chunk_len": "chunk",
+        "chunks": "chunks",
+    }
     for k, axes in tiling.extra.items():
         values[k] = " * ".join(f"e{a}" for a in axes) or "1LL"
     out.append(f"    const int64_t rows = {rows};")
     if sp["l_dynamic"]:
         c, a = sp["cores"], COUNT_ALIGN
-        out += [f"    const int64_t per_row = ({c}LL + (rows > 1 ? rows : 1) - 1) / "
-                "(rows > 1 ? rows : 1);",
-                f"    const int64_t want = (e{sp['l_axis']} + per_row - 1) / per_row;",
-                f"    const int64_t want_al = (want + {a - 1}LL) / {a}LL * {a}LL;",
-                f"    const int64_t chunk = {sp['tile']}LL < (want_al > {a}LL ? want_al : {a}LL)"
-                f" ? {sp['tile']}LL : (want_al > {a}LL ? want_al : {a}LL);",
-                f"    const int64_t chunks = (e{sp['l_axis']} + chunk - 1) / chunk;"]
+        out += [
+            f"    const int64_t per_row = ({c}LL + (rows > 1 ? rows : 1) - 1) / "
+            "(rows > 1 ? rows : 1);",
+            f"    const int64_t want = (e{sp['l_axis']} + per_row - 1) / per_row;",
+            f"    const int64_t want_al = (want + {a - 1}LL) / {a}LL * {a}LL;",
+            f"    const int64_t chunk = {sp['tile']}LL < (want_al > {a}LL ? want_al : {a}LL)"
+            f" ? {sp['tile']}LL : (want_al > {a}LL ? want_al : {a}LL);",
+            f"    const int64_t chunks = (e{sp['l_axis']} + chunk - 1) / chunk;",
+        ]
     elif sp["chunked"]:
-        out += [f"    const int64_t chunk = {sp['tile']}LL;",
-                f"    const int64_t chunks = {sp['chunks']}LL;"]
+        out += [
+            f"    const int64_t chunk = {sp['tile']}LL;",
+            f"    const int64_t chunks = {sp['chunks']}LL;",
+        ]
     else:
         out += [f"    const int64_t chunk = e{sp['l_axis']};", "    const int64_t chunks = 1LL;"]
-    out += ["    const int64_t units = rows * chunks;",
-            f"    const int64_t bd = units < {sp['cores']}LL ? (units > 1 ? units : 1) : "
-            f"{sp['cores']}LL;"]
+    out += [
+        "    const int64_t units = rows * chunks;",
+        f"    const int64_t bd = units < {sp['cores']}LL ? (units > 1 ? units : 1) : "
+        f"{sp['cores']}LL;",
+    ]
     out += [f"    t->{f} = {values[f]};" for f in tiling.fields]
     return out + ["    return 0;", "}"]

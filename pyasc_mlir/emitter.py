@@ -44,12 +44,20 @@ from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.dialects.attrs import DYNAMIC_SPEC_ATTR, TILING_ATTR, module_kernels
 from pyasc_mlir.dynamic import DynamicTiling, cpp_fill_tiling
 
-_BIN = {arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.DivSIOp: "/",
-        arith.RemSIOp: "%"}
+_BIN = {
+    arith.AddiOp: "+",
+    arith.SubiOp: "-",
+    arith.MuliOp: "*",
+    arith.DivSIOp: "/",
+    arith.RemSIOp: "%",
+}
 _CMP = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
 _UNSET = object()
-LOC_GUARD = ("#ifndef PYASC_LOC", "#define PYASC_LOC(loc)  // source locations: CPU build only",
-             "#endif")
+LOC_GUARD = (
+    "#ifndef PYASC_LOC",
+    "#define PYASC_LOC(loc)  // source locations: CPU build only",
+    "#endif",
+)
 """Lines after the include: ``PYASC_LOC`` is a no-op where the header does not define it."""
 
 
@@ -93,8 +101,11 @@ def tiling_fields(kernel: func.FuncOp) -> dict[str, int]:
     """Tiling struct fields (name -> static value) of a kernel."""
     attr = kernel.attributes[TILING_ATTR]
     assert isinstance(attr, DictionaryAttr)
-    return {k: v.value.data for k, v in attr.data.items()  # type: ignore[attr-defined]
-            if isinstance(v, IntegerAttr)}
+    return {
+        k: v.value.data
+        for k, v in attr.data.items()  # type: ignore[attr-defined]
+        if isinstance(v, IntegerAttr)
+    }
 
 
 def struct_name(kernel: func.FuncOp) -> str:
@@ -161,8 +172,11 @@ class _KernelPrinter:
             ty = c_type(t.element_type)
             g = n(op.result, "gm")
             self.emit(f"GlobalTensor<{ty}> {g};")
-            size = (f"tiling.gm{op.addr.index}_elems" if t.get_shape()[0] == DYNAMIC_INDEX
-                    and isinstance(op.addr, BlockArgument) else f"{math.prod(t.get_shape())}LL")
+            size = (
+                f"tiling.gm{op.addr.index}_elems"
+                if t.get_shape()[0] == DYNAMIC_INDEX and isinstance(op.addr, BlockArgument)
+                else f"{math.prod(t.get_shape())}LL"
+            )
             self.emit(f"{g}.SetGlobalBuffer((__gm__ {ty}*){n(op.addr, 'arg')}, {size});")
         elif isinstance(op, ac.InitQueueOp):
             q = n(op.result, "que")
@@ -170,8 +184,11 @@ class _KernelPrinter:
             self.emit(f"pipe.InitBuffer({q}, {op.num.value.data}, {op.length.value.data});")
         elif isinstance(op, ac.InitTBufOp):
             b = n(op.result, "calcBuf")
-            pos = ("TBuf<TPosition::VECIN>" if op.position_name == "VECIN"
-                   else "TBuf<TPosition::VECCALC>")
+            pos = (
+                "TBuf<TPosition::VECIN>"
+                if op.position_name == "VECIN"
+                else "TBuf<TPosition::VECCALC>"
+            )
             self.emit(f"{pos} {b};")
             self.emit(f"pipe.InitBuffer({b}, {op.length.value.data});")
         elif isinstance(op, ac.TBufGetOp):
@@ -198,40 +215,54 @@ class _KernelPrinter:
         if isinstance(op, ac.DataCopyOp):
             self.emit(f"DataCopy({n(op.dst)}, {n(op.src)}, {n(op.count)});")
         elif isinstance(op, ac.DataCopyPadOp):
-            p = (f"DataCopyExtParams{{(uint16_t){n(op.block_count)}, (uint32_t){n(op.block_len)}, "
-                 f"(uint32_t){n(op.src_stride)}, (uint32_t){n(op.dst_stride)}, 0}}")
+            p = (
+                f"DataCopyExtParams{{(uint16_t){n(op.block_count)}, (uint32_t){n(op.block_len)}, "
+                f"(uint32_t){n(op.src_stride)}, (uint32_t){n(op.dst_stride)}, 0}}"
+            )
             if isinstance(op.dst.type, ac.LocalTensorType):
                 ty = c_type(op.dst.type.element_type)
-                self.emit(f"DataCopyPad({n(op.dst)}, {n(op.src)}, {p}, "
-                          f"DataCopyPadExtParams<{ty}>{{false, 0, 0, 0}});")
+                self.emit(
+                    f"DataCopyPad({n(op.dst)}, {n(op.src)}, {p}, "
+                    f"DataCopyPadExtParams<{ty}>{{false, 0, 0, 0}});"
+                )
             else:
                 self.emit(f"DataCopyPad({n(op.dst)}, {n(op.src)}, {p});")
         elif isinstance(op, ac.VecBinaryOp):
-            self.emit(f"{op.api.data}({n(op.dst)}, {n(op.lhs)}, {n(op.rhs)}, "
-                      f"(int32_t){n(op.count)});")
+            self.emit(
+                f"{op.api.data}({n(op.dst)}, {n(op.lhs)}, {n(op.rhs)}, (int32_t){n(op.count)});"
+            )
         elif isinstance(op, ac.VecUnaryOp):
             self.emit(f"{op.api.data}({n(op.dst)}, {n(op.src)}, (int32_t){n(op.count)});")
         elif isinstance(op, ac.VecScalarOp):
             ty = c_type(op.dst.type.element_type)  # type: ignore[attr-defined]
-            self.emit(f"{op.api.data}({n(op.dst)}, {n(op.src)}, "
-                      f"({ty}){float(op.scalar.value.data)!r}f, (int32_t){n(op.count)});")
+            self.emit(
+                f"{op.api.data}({n(op.dst)}, {n(op.src)}, "
+                f"({ty}){float(op.scalar.value.data)!r}f, (int32_t){n(op.count)});"
+            )
         elif isinstance(op, ac.DuplicateOp):
             ty = c_type(op.dst.type.element_type)  # type: ignore[attr-defined]
             self.emit(f"Duplicate({n(op.dst)}, ({ty}){n(op.scalar)}, (int32_t){n(op.count)});")
         elif isinstance(op, ac.GetValueOp):
             self.decl(op.result, f"{n(op.tensor)}.GetValue({n(op.index)})")
         elif isinstance(op, ac.CastOp):
-            self.emit(f"Cast({n(op.dst)}, {n(op.src)}, RoundMode::{op.round.data}, "
-                      f"(int32_t){n(op.count)});")
+            self.emit(
+                f"Cast({n(op.dst)}, {n(op.src)}, RoundMode::{op.round.data}, "
+                f"(int32_t){n(op.count)});"
+            )
         elif isinstance(op, ac.CompareOp):
-            self.emit(f"Compare({n(op.mask)}, {n(op.lhs)}, {n(op.rhs)}, CMPMODE::{op.mode.data}, "
-                      f"(uint32_t){n(op.count)});")
+            self.emit(
+                f"Compare({n(op.mask)}, {n(op.lhs)}, {n(op.rhs)}, CMPMODE::{op.mode.data}, "
+                f"(uint32_t){n(op.count)});"
+            )
         elif isinstance(op, ac.SelectOp):
-            self.emit(f"Select({n(op.dst)}, {n(op.mask)}, {n(op.lhs)}, {n(op.rhs)}, "
-                      f"SELMODE::VSEL_TENSOR_TENSOR_MODE, (uint32_t){n(op.count)});")
+            self.emit(
+                f"Select({n(op.dst)}, {n(op.mask)}, {n(op.lhs)}, {n(op.rhs)}, "
+                f"SELMODE::VSEL_TENSOR_TENSOR_MODE, (uint32_t){n(op.count)});"
+            )
         elif isinstance(op, ac.ReduceOp):
-            self.emit(f"{op.api.data}({n(op.dst)}, {n(op.src)}, {n(op.work)}, "
-                      f"(int32_t){n(op.count)});")
+            self.emit(
+                f"{op.api.data}({n(op.dst)}, {n(op.src)}, {n(op.work)}, (int32_t){n(op.count)});"
+            )
         elif isinstance(op, ac.GetBlockIdxOp):
             self.decl(op.result, "(int64_t)GetBlockIdx()")
         elif isinstance(op, ac.TilingFieldOp):
@@ -240,8 +271,10 @@ class _KernelPrinter:
             e = op.event.data
             ev = f"ev{self.n}"
             self.n += 1
-            self.emit(f"{{ TEventID {ev} = GetTPipePtr()->FetchEventID(HardEvent::{e}); "
-                      f"SetFlag<HardEvent::{e}>({ev}); WaitFlag<HardEvent::{e}>({ev}); }}")
+            self.emit(
+                f"{{ TEventID {ev} = GetTPipePtr()->FetchEventID(HardEvent::{e}); "
+                f"SetFlag<HardEvent::{e}>({ev}); WaitFlag<HardEvent::{e}>({ev}); }}"
+            )
         else:
             return False
         return True
@@ -262,14 +295,19 @@ class _KernelPrinter:
             ty = c_type(op.result.type.element_type)
             ta = "true" if op.transpose_a.value.data else "false"
             tb = "true" if op.transpose_b.value.data else "false"
-            self.emit(f"Matmul<MatmulType<TPosition::GM, CubeFormat::ND, {ty}, {ta}>, "
-                      f"MatmulType<TPosition::GM, CubeFormat::ND, {ty}, {tb}>,")
-            self.emit("       MatmulType<TPosition::VECIN, CubeFormat::ND, float>, "
-                      "MatmulType<TPosition::GM, CubeFormat::ND, float>> "
-                      f"{n(op.result, 'mm')};")
+            self.emit(
+                f"Matmul<MatmulType<TPosition::GM, CubeFormat::ND, {ty}, {ta}>, "
+                f"MatmulType<TPosition::GM, CubeFormat::ND, {ty}, {tb}>,"
+            )
+            self.emit(
+                "       MatmulType<TPosition::VECIN, CubeFormat::ND, float>, "
+                "MatmulType<TPosition::GM, CubeFormat::ND, float>> "
+                f"{n(op.result, 'mm')};"
+            )
         elif isinstance(op, ac.RegistMatmulOp):
-            objs = [f"{n(mm)}, &{n(t)}" for mm, t in zip(op.pairs[::2], op.pairs[1::2],
-                                                        strict=True)]
+            objs = [
+                f"{n(mm)}, &{n(t)}" for mm, t in zip(op.pairs[::2], op.pairs[1::2], strict=True)
+            ]
             self.emit(f"REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), {', '.join(objs)});")
         elif isinstance(op, ac.MatmulSetTensorAOp):
             tr = "true" if op.transpose.value.data else "false"
@@ -282,8 +320,9 @@ class _KernelPrinter:
         elif isinstance(op, ac.MatmulIterateOp):
             self.emit(f"{n(op.mm)}.Iterate();")
         elif isinstance(op, ac.MatmulGetTensorCOp):
-            self.emit(f"{n(op.mm)}.GetTensorC({n(op.tensor)}, 0, true);  // sequential: "
-                      "[baseM, baseN]")
+            self.emit(
+                f"{n(op.mm)}.GetTensorC({n(op.tensor)}, 0, true);  // sequential: [baseM, baseN]"
+            )
         elif isinstance(op, ac.MatmulEndOp):
             self.emit(f"{n(op.mm)}.End();")
         else:
@@ -294,8 +333,10 @@ class _KernelPrinter:
         for op in block.ops:
             if isinstance(op, scf.ForOp):
                 iv = self.name(op.body.block.args[0], "i")
-                self.emit(f"for (int64_t {iv} = {self.name(op.lb)}; {iv} < {self.name(op.ub)}; "
-                          f"{iv} += {self.name(op.step)}) {{")
+                self.emit(
+                    f"for (int64_t {iv} = {self.name(op.lb)}; {iv} < {self.name(op.ub)}; "
+                    f"{iv} += {self.name(op.step)}) {{"
+                )
                 self.indent += 1
                 self.loc = _UNSET  # the body runs after earlier iterations changed it
                 self.block(op.body.block)
@@ -321,25 +362,25 @@ class _KernelPrinter:
         params = [f"GM_ADDR {self.name(a, 'arg')}" for a in args]
         params += ["GM_ADDR workspace", "GM_ADDR tilingGm"]
         sname = struct_name(k)
-        head = [f'extern "C" __global__ __aicore__ void {k.sym_name.data}({", ".join(params)})',
-                "{",
-                f"    const {sname} tiling = *reinterpret_cast<__gm__ const {sname}*>(tilingGm);",
-                "    TPipe pipe;"]
+        head = [
+            f'extern "C" __global__ __aicore__ void {k.sym_name.data}({", ".join(params)})',
+            "{",
+            f"    const {sname} tiling = *reinterpret_cast<__gm__ const {sname}*>(tilingGm);",
+            "    TPipe pipe;",
+        ]
         self.block(k.body.block)
         return "\n".join(head + self.lines + ["}"])
 
 
 def emit_kernel_source(module: ModuleOp) -> str:
     """``kernel.cpp``: the device code of every kernel in ``module`` (ascendc level)."""
-    parts = ['// Generated by pyasc-mlir. Ascend C kernel source.',
-             '#include "kernel_operator.h"']
+    parts = ["// Generated by pyasc-mlir. Ascend C kernel source.", '#include "kernel_operator.h"']
     if any(isinstance(op, ac.MatmulObjectOp) for op in module.walk()):
         parts.append('#include "lib/matmul_intf.h"  // the high-level Matmul API')
     parts += [*LOC_GUARD, "using namespace AscendC;", ""]
     for k in kernels(module):
         fields = "\n".join(f"    int64_t {f};" for f in tiling_fields(k))
-        parts += [f"struct {struct_name(k)} {{", fields, "};", "",
-                  _KernelPrinter(k).print(), ""]
+        parts += [f"struct {struct_name(k)} {{", fields, "};", "", _KernelPrinter(k).print(), ""]
     return "\n".join(parts)
 
 
@@ -351,8 +392,13 @@ def emit_host_source(module: ModuleOp, input_shapes: list[list[int]]) -> str:
     ``asc.dynamic_tiling`` recipe) computes the values from the shapes instead
     (``pyasc_mlir.dynamic.cpp_fill_tiling``, the twin of the CPU runtime's Python).
     """
-    lines = ["// Generated by pyasc-mlir. Host-side tiling and launch.", "#include <cstdint>",
-             '#include "kernel_operator.h"', "using namespace AscendC;", ""]
+    lines = [
+        "// Generated by pyasc-mlir. Host-side tiling and launch.",
+        "#include <cstdint>",
+        '#include "kernel_operator.h"',
+        "using namespace AscendC;",
+        "",
+    ]
     flat = [d for s in input_shapes for d in s]
     for k in kernels(module):
         name, sname = k.sym_name.data, struct_name(k)
@@ -363,24 +409,33 @@ def emit_host_source(module: ModuleOp, input_shapes: list[list[int]]) -> str:
             dyn = DynamicTiling(json.loads(recipe.data), list(fields), input_shapes, [])
             lines += [*cpp_fill_tiling(name, sname, dyn), ""]
         else:
-            lines += [f'extern "C" int {name}_fill_tiling(const int64_t* dims, int64_t ndims, '
-                      f"{sname}* t)", "{",
-                      f"    static const int64_t expected[] = "
-                      f"{{{', '.join(map(str, flat)) or '0'}}};",
-                      f"    if (ndims != {len(flat)}) return -1;",
-                      f"    for (int64_t i = 0; i < {len(flat)}; ++i) "
-                      "if (dims[i] != expected[i]) return -1;"]
+            lines += [
+                f'extern "C" int {name}_fill_tiling(const int64_t* dims, int64_t ndims, '
+                f"{sname}* t)",
+                "{",
+                f"    static const int64_t expected[] = {{{', '.join(map(str, flat)) or '0'}}};",
+                f"    if (ndims != {len(flat)}) return -1;",
+                f"    for (int64_t i = 0; i < {len(flat)}; ++i) "
+                "if (dims[i] != expected[i]) return -1;",
+            ]
             lines += [f"    t->{f} = {v}LL;" for f, v in fields.items()]
             lines += ["    return 0;", "}", ""]
         lines += host_launch_notes(k)
-        lines += [f'extern "C" __global__ __aicore__ void {name}('
-                  + ", ".join(["GM_ADDR"] * (len(k.body.block.args) + 2)) + ");", "",
-                  f"void {name}_do(uint32_t blockDim, void* stream, "
-                  + ", ".join(f"uint8_t* a{i}" for i in range(len(k.body.block.args)))
-                  + ", uint8_t* workspace, uint8_t* tiling)", "{",
-                  f"    {name}<<<blockDim, nullptr, stream>>>("
-                  + ", ".join(f"a{i}" for i in range(len(k.body.block.args)))
-                  + ", workspace, tiling);", "}", ""]
+        lines += [
+            f'extern "C" __global__ __aicore__ void {name}('
+            + ", ".join(["GM_ADDR"] * (len(k.body.block.args) + 2))
+            + ");",
+            "",
+            f"void {name}_do(uint32_t blockDim, void* stream, "
+            + ", ".join(f"uint8_t* a{i}" for i in range(len(k.body.block.args)))
+            + ", uint8_t* workspace, uint8_t* tiling)",
+            "{",
+            f"    {name}<<<blockDim, nullptr, stream>>>("
+            + ", ".join(f"a{i}" for i in range(len(k.body.block.args)))
+            + ", workspace, tiling);",
+            "}",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -389,15 +444,21 @@ def host_launch_notes(k: func.FuncOp) -> list[str]:
     its kernel type and block mapping as a comment, and ``<kernel>_workspace_bytes()``, the
     GM workspace the launch must pass (0: none)."""
     info = launch_info(k)
-    return [f"// {k.sym_name.data}: KERNEL_TYPE_{info['kernel_type']}; {info['block_mapping']}",
-            f'extern "C" uint64_t {k.sym_name.data}_workspace_bytes() '
-            f"{{ return {info['workspace_bytes']}ULL; }}", ""]
+    return [
+        f"// {k.sym_name.data}: KERNEL_TYPE_{info['kernel_type']}; {info['block_mapping']}",
+        f'extern "C" uint64_t {k.sym_name.data}_workspace_bytes() '
+        f"{{ return {info['workspace_bytes']}ULL; }}",
+        "",
+    ]
 
 
 def _kernel_decl(k: func.FuncOp) -> str:
     nargs = len(k.body.block.args) + 2
-    return (f'extern "C" __global__ __aicore__ void {k.sym_name.data}('
-            + ", ".join(["GM_ADDR"] * nargs) + ");")
+    return (
+        f'extern "C" __global__ __aicore__ void {k.sym_name.data}('
+        + ", ".join(["GM_ADDR"] * nargs)
+        + ");"
+    )
 
 
 def emit_cpu_entry(module: ModuleOp) -> str:
@@ -415,11 +476,19 @@ def emit_cpu_entry(module: ModuleOp) -> str:
     if not ks:
         raise ValueError("emit_cpu_entry: the module has no kernel (asc.kernel function)")
     if len(ks) == 1:
-        return "\n".join(["// Generated by pyasc-mlir. CPU-build entry point.",
-                          '#include "kernel_operator.h"', _kernel_decl(ks[0]),
-                          f"PYASC_CPU_ENTRY({ks[0].sym_name.data})", ""])
-    lines = ["// Generated by pyasc-mlir. CPU-build entry points, one per kernel.",
-             '#include "kernel_operator.h"']
+        return "\n".join(
+            [
+                "// Generated by pyasc-mlir. CPU-build entry point.",
+                '#include "kernel_operator.h"',
+                _kernel_decl(ks[0]),
+                f"PYASC_CPU_ENTRY({ks[0].sym_name.data})",
+                "",
+            ]
+        )
+    lines = [
+        "// Generated by pyasc-mlir. CPU-build entry points, one per kernel.",
+        '#include "kernel_operator.h"',
+    ]
     for k in ks:
         lines += [_kernel_decl(k), f"PYASC_CPU_ENTRY_NAMED({k.sym_name.data})"]
     return "\n".join([*lines, "PYASC_CPU_LAST_ERROR()", ""])

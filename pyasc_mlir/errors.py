@@ -46,8 +46,7 @@ class PyAscError(Exception):
         hint: what to do about it.
     """
 
-    def __init__(self, message: str = "", loc: SourceLoc | None = None,
-                 hint: str | None = None):
+    def __init__(self, message: str = "", loc: SourceLoc | None = None, hint: str | None = None):
         self.message = message
         self.loc = loc
         self.hint = hint
@@ -132,10 +131,11 @@ def caller_loc(frame: types.FrameType | None = None) -> SourceLoc | None:
     torch = sys.modules.get("torch")  # torch.library dispatching to a registered custom_op
     torch_file = getattr(torch, "__file__", None)
     torch_root = str(Path(torch_file).parent) if torch_file else None
-    while f is not None and (is_internal_file(f.f_code.co_filename)
-                             or f.f_code.co_filename == functools.__file__
-                             or (torch_root is not None
-                                 and f.f_code.co_filename.startswith(torch_root))):
+    while f is not None and (
+        is_internal_file(f.f_code.co_filename)
+        or f.f_code.co_filename == functools.__file__
+        or (torch_root is not None and f.f_code.co_filename.startswith(torch_root))
+    ):
         f = f.f_back
     if f is None:
         return None

@@ -24,8 +24,8 @@ def uses_torch(values: Sequence[Any]) -> bool:
     """Whether any of ``values`` (or an item of a tuple/list value) is a ``torch.Tensor``."""
     tensor = _torch_tensor_type()
     return tensor is not None and any(
-        isinstance(x, tensor) for v in values
-        for x in (v if isinstance(v, tuple | list) else (v,)))
+        isinstance(x, tensor) for v in values for x in (v if isinstance(v, tuple | list) else (v,))
+    )
 
 
 def _arrays() -> ModuleType:

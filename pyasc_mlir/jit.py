@@ -27,8 +27,11 @@ def _is_array(a: Any) -> bool:
 
 def _is_array_seq(a: Any) -> bool:
     """A tuple or list of arrays: a variadic tensor-tuple argument (``f((a, b, c))``)."""
-    return isinstance(a, tuple | list) and bool(a) and all(
-        _is_array(x) and not isinstance(x, TensorDesc) for x in a)
+    return (
+        isinstance(a, tuple | list)
+        and bool(a)
+        and all(_is_array(x) and not isinstance(x, TensorDesc) for x in a)
+    )
 
 
 def _flat_arrays(args: tuple[Any, ...]) -> list[Any]:
@@ -69,10 +72,18 @@ class JitFunction:
     ``torch.Tensor``s too (NumPy in, NumPy out).
     """
 
-    def __init__(self, fn: Callable[..., Any], backend: str = "cpu",
-                 platform: str = DEFAULT_PLATFORM, double_buffer: bool = True,
-                 always_compile: bool = False, *, autotune: bool = False,
-                 tiling: dict[str, int] | None = None, dynamic: bool = False):
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        backend: str = "cpu",
+        platform: str = DEFAULT_PLATFORM,
+        double_buffer: bool = True,
+        always_compile: bool = False,
+        *,
+        autotune: bool = False,
+        tiling: dict[str, int] | None = None,
+        dynamic: bool = False,
+    ):
         self.fn = fn
         self.dynamic = dynamic
         self._dyn_ops: dict[tuple, list[CompiledOp]] = {}
@@ -83,9 +94,11 @@ class JitFunction:
         self.autotune = autotune
         self.tiling = tiling
         if autotune and tiling:
-            raise PyAscUsageError("@jit(autotune=True) searches the tiling; it cannot also "
-                                  "take a pinned tiling=", caller_loc(),
-                                  "drop autotune=True to use the pinned tiling")
+            raise PyAscUsageError(
+                "@jit(autotune=True) searches the tiling; it cannot also take a pinned tiling=",
+                caller_loc(),
+                "drop autotune=True to use the pinned tiling",
+            )
         check_tiling(tiling, double_buffer)
         self._compiled: dict[tuple, CompiledOp] = {}
         self._fast: dict[tuple, CompiledOp] = {}
@@ -101,11 +114,18 @@ class JitFunction:
             inspect.signature(self.fn).bind(*args)
         except TypeError as exc:
             code = getattr(inspect.unwrap(self.fn), "__code__", None)
-            where = (f"; def {self.fn.__name__}{_plain(self.fn)} is at "
-                     f"{SourceLoc(code.co_filename, code.co_firstlineno, 0)}" if code else "")
-            raise PyAscUsageError(f"{self.fn.__name__}(): {exc}", caller_loc(),
-                                  "pass one array per tensor parameter and one value per "
-                                  f"compile-time parameter{where}") from None
+            where = (
+                f"; def {self.fn.__name__}{_plain(self.fn)} is at "
+                f"{SourceLoc(code.co_filename, code.co_firstlineno, 0)}"
+                if code
+                else ""
+            )
+            raise PyAscUsageError(
+                f"{self.fn.__name__}(): {exc}",
+                caller_loc(),
+                "pass one array per tensor parameter and one value per "
+                f"compile-time parameter{where}",
+            ) from None
         for i, a in enumerate(args):
             if _is_array_seq(a):
                 for x in a:
@@ -113,9 +133,11 @@ class JitFunction:
                 continue
             if isinstance(a, list):
                 raise PyAscUsageError(
-                    f"argument {i} of {self.fn.__name__}() is a Python list", caller_loc(),
+                    f"argument {i} of {self.fn.__name__}() is a Python list",
+                    caller_loc(),
                     "pass tensors as NumPy arrays (np.asarray(...)); compile-time values as "
-                    "numbers, strings or tuples")
+                    "numbers, strings or tuples",
+                )
             if not _is_array(a) or isinstance(a, TensorDesc):
                 continue
             self._check_dtype(i, a)
@@ -126,19 +148,25 @@ class JitFunction:
             if dt.name not in DTYPES:
                 raise PyAscUsageError(
                     f"argument {i} of {self.fn.__name__}() holds {dt} elements; tensors are "
-                    "float16 or float32", caller_loc(),
+                    "float16 or float32",
+                    caller_loc(),
                     "convert it first: x.astype(np.float32) (NumPy) or x.float() (torch); a "
                     "CompiledOp from pyasc_mlir.compile converts float and integer arrays to its "
-                    "compiled dtype")
+                    "compiled dtype",
+                )
 
     def _numpy_args(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """``torch.Tensor`` arguments (also inside tuple/list arguments) as NumPy arrays (see
         ``pyasc_mlir.torch.to_numpy``)."""
+
         def conv(i: int, a: Any) -> Any:
             if isinstance(a, tuple | list):
-                return type(a)(torch_to_numpy(x, f"argument {i}[{j}] of {self.fn.__name__}()")
-                               for j, x in enumerate(a))
+                return type(a)(
+                    torch_to_numpy(x, f"argument {i}[{j}] of {self.fn.__name__}()")
+                    for j, x in enumerate(a)
+                )
             return torch_to_numpy(a, f"argument {i} of {self.fn.__name__}()")
+
         return tuple(conv(i, a) for i, a in enumerate(args))
 
     @user_facing
@@ -151,10 +179,15 @@ class JitFunction:
         sig = tuple(repr(d) for d in descs)
         self._forget_if_globals_changed()
         if self.always_compile or sig not in self._compiled:
-            self._compiled[sig] = compile(self.fn, descs, platform=self.platform,
-                                          double_buffer=self.double_buffer,
-                                          cache=not self.always_compile,
-                                          tiling=self._tiling(descs), dynamic=self.dynamic)
+            self._compiled[sig] = compile(
+                self.fn,
+                descs,
+                platform=self.platform,
+                double_buffer=self.double_buffer,
+                cache=not self.always_compile,
+                tiling=self._tiling(descs),
+                dynamic=self.dynamic,
+            )
             if self._watch is None:
                 self._watch = global_watch(self.fn)
         return self._compiled[sig]
@@ -171,23 +204,27 @@ class JitFunction:
         (searched once per signature and cached; a search prints the winner and its pin)."""
         if not self.autotune:
             return self.tiling
-        return tune(self.fn, descs, platform=self.platform, cache=not self.always_compile,
-                    verbose=True).winner.knobs.pin
+        return tune(
+            self.fn, descs, platform=self.platform, cache=not self.always_compile, verbose=True
+        ).winner.knobs.pin
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """Keyword arguments to positional ones, in the function's parameter order."""
         try:
             bound = inspect.signature(self.fn).bind(*args, **kwargs)
         except TypeError as exc:
-            raise PyAscUsageError(f"{self.fn.__name__}(): {exc}", caller_loc(),
-                                  f"the signature is {self.fn.__name__}{_plain(self.fn)}"
-                                  ) from None
+            raise PyAscUsageError(
+                f"{self.fn.__name__}(): {exc}",
+                caller_loc(),
+                f"the signature is {self.fn.__name__}{_plain(self.fn)}",
+            ) from None
         bound.apply_defaults()
         return tuple(bound.arguments.values())
 
     @staticmethod
-    def _call_key(args: tuple[Any, ...], rank_only: bool
-                  ) -> tuple[tuple[Any, ...] | None, list[np.ndarray]]:
+    def _call_key(
+        args: tuple[Any, ...], rank_only: bool
+    ) -> tuple[tuple[Any, ...] | None, list[np.ndarray]]:
         """A cheap per-call key and the tensor arguments (tuple/list arguments flattened), in
         one pass. The key holds shapes (``rank_only``: ranks, for ``dynamic=True``, whose
         static dims the compiled kernels check), dtypes and constant values; it is ``None``
@@ -208,8 +245,9 @@ class JitFunction:
                 return None, []
         return tuple(key), arrays
 
-    def _dynamic_op(self, key: tuple[Any, ...], args: tuple[Any, ...],
-                    arrays: list[np.ndarray]) -> CompiledOp:
+    def _dynamic_op(
+        self, key: tuple[Any, ...], args: tuple[Any, ...], arrays: list[np.ndarray]
+    ) -> CompiledOp:
         """``dynamic=True``: a kernel compiled for these ranks and dtypes (``key``) whose
         static dims fit these arrays (compiled on a miss: the first call, or new static
         dims)."""
@@ -254,15 +292,27 @@ def _plain(fn: Callable[..., Any]) -> str:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return "(...)"
-    return str(sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty)
-                                       for p in sig.parameters.values()],
-                           return_annotation=inspect.Signature.empty))
+    return str(
+        sig.replace(
+            parameters=[
+                p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()
+            ],
+            return_annotation=inspect.Signature.empty,
+        )
+    )
 
 
-def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu",
-        platform: str = DEFAULT_PLATFORM,
-        double_buffer: bool = True, always_compile: bool = False, autotune: bool = False,
-        tiling: dict[str, int] | None = None, dynamic: bool = False) -> Any:
+def jit(
+    fn: Callable[..., Any] | None = None,
+    *,
+    backend: str = "cpu",
+    platform: str = DEFAULT_PLATFORM,
+    double_buffer: bool = True,
+    always_compile: bool = False,
+    autotune: bool = False,
+    tiling: dict[str, int] | None = None,
+    dynamic: bool = False,
+) -> Any:
     """Decorator: ``@jit`` or ``@jit(backend="interp")``. See ``JitFunction``.
 
     ``dynamic=True`` compiles one kernel per ranks and dtypes (and per value of the dims the
@@ -276,9 +326,19 @@ def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu",
     Raises:
         PyAscUsageError: both ``autotune`` and ``tiling``, or a malformed ``tiling``.
     """
+
     def wrap(f: Callable[..., Any]) -> JitFunction:
-        return JitFunction(f, backend, platform, double_buffer, always_compile,
-                           autotune=autotune, tiling=tiling, dynamic=dynamic)
+        return JitFunction(
+            f,
+            backend,
+            platform,
+            double_buffer,
+            always_compile,
+            autotune=autotune,
+            tiling=tiling,
+            dynamic=dynamic,
+        )
+
     return wrap(fn) if fn is not None else wrap
 
 
@@ -304,8 +364,13 @@ class Op:
     @user_facing
     def compile(cls, output_dir: str | Path | None = None) -> CompiledOp:
         fwd = cls.forward
-        op = compile(fwd, [cls, *cls.inputs], output_dir=output_dir, platform=cls.platform,
-                     name=cls.__name__.lower())
+        op = compile(
+            fwd,
+            [cls, *cls.inputs],
+            output_dir=output_dir,
+            platform=cls.platform,
+            name=cls.__name__.lower(),
+        )
         declared = [(tuple(d.shape), d.dtype) for d in cls.outputs]
         got = [(tuple(d.shape), d.dtype) for d in op.outputs]
         if declared and declared != got:
@@ -314,9 +379,11 @@ class Op:
                 loc = SourceLoc(file, line, 0) if file else None
             except (OSError, TypeError):
                 loc = None
-            raise PyAscUsageError(f"{cls.__name__}.forward returns {got} but outputs declares "
-                                  f"{declared}", loc,
-                                  "make `outputs` match what forward returns (shape, dtype)")
+            raise PyAscUsageError(
+                f"{cls.__name__}.forward returns {got} but outputs declares {declared}",
+                loc,
+                "make `outputs` match what forward returns (shape, dtype)",
+            )
         return op
 
     @user_facing

@@ -41,10 +41,25 @@ from pyasc_mlir.dialects import opset
 from pyasc_mlir.errors import PyAscUsageError
 
 __all__ = [
-    "DType", "OutsideOperatorError", "float16", "float32", "bool_",
-    *opset.elementwise_functions(), "where", "cast",
-    "sum", "mean", "max", "min", "var",
-    "matmul", "transpose", "concat", "match_shape", "assert_same_rank", "assert_compatible",
+    "DType",
+    "OutsideOperatorError",
+    "float16",
+    "float32",
+    "bool_",
+    *opset.elementwise_functions(),
+    "where",
+    "cast",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "var",
+    "matmul",
+    "transpose",
+    "concat",
+    "match_shape",
+    "assert_same_rank",
+    "assert_compatible",
 ]
 
 
@@ -102,7 +117,8 @@ def _outside(name: str) -> NoReturn:
     raise OutsideOperatorError(
         f"pyasc_mlir.{name}() can only be used inside an operator compiled by pyasc_mlir "
         "(a @pyasc_mlir.jit function or an Op's forward); it does not compute on Python or "
-        "NumPy values. For NumPy arrays use the numpy function of the same purpose.")
+        "NumPy values. For NumPy arrays use the numpy function of the same purpose."
+    )
 
 
 def _elementwise_marker(record: opset.OpRecord) -> Callable[..., Any]:
@@ -113,12 +129,16 @@ def _elementwise_marker(record: opset.OpRecord) -> Callable[..., Any]:
     assert name is not None
     marker: Callable[..., Any]
     if record.arity == 1:
+
         def unary(x: Any) -> Any:
             _outside(name)
+
         marker = unary
     else:
+
         def binary(a: Any, b: Any) -> Any:
             _outside(name)
+
         marker = binary
     marker.__name__ = marker.__qualname__ = name
     marker.__doc__ = record.doc

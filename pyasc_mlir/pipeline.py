@@ -56,9 +56,15 @@ def make_context() -> Context:
     return ctx
 
 
-def pass_options(platform: str, double_buffer: bool, fuse: bool = True, tile: int = 0,
-                 block_dim: int = 0, tile_m: int = 0, tile_n: int = 0
-                 ) -> dict[str, dict[str, Any]]:
+def pass_options(
+    platform: str,
+    double_buffer: bool,
+    fuse: bool = True,
+    tile: int = 0,
+    block_dim: int = 0,
+    tile_m: int = 0,
+    tile_n: int = 0,
+) -> dict[str, dict[str, Any]]:
     """Pass name -> the keyword options :func:`lower` constructs that pass with, for every pass
     of :data:`PIPELINE` (see :func:`lower` for the arguments)."""
     buffers = 2 if double_buffer else 1
@@ -66,20 +72,38 @@ def pass_options(platform: str, double_buffer: bool, fuse: bool = True, tile: in
         "asc-decompose": {},
         "asc-fuse": {"per_op": not fuse},
         "asc-lower-layout": {"platform": platform, "buffers": buffers},
-        "asc-lower-cube": {"platform": platform, "buffers": buffers, "tile_m": tile_m,
-                           "tile_n": tile_n, "block_dim": block_dim},
-        "asc-tile": {"platform": platform, "buffers": buffers, "tile": tile,
-                     "block_dim": block_dim},
+        "asc-lower-cube": {
+            "platform": platform,
+            "buffers": buffers,
+            "tile_m": tile_m,
+            "tile_n": tile_n,
+            "block_dim": block_dim,
+        },
+        "asc-tile": {
+            "platform": platform,
+            "buffers": buffers,
+            "tile": tile,
+            "block_dim": block_dim,
+        },
         "asc-double-buffer": {"enable": double_buffer},
         "asc-buffer-alloc": {},
         "convert-asc-to-ascendc": {},
     }
 
 
-def lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str,
-          double_buffer: bool, fuse: bool = True, tile: int = 0, block_dim: int = 0,
-          dynamic: dict[str, Any] | None = None, tile_m: int = 0, tile_n: int = 0
-          ) -> tuple[dict[str, ModuleOp], list[str], dict[str, float]]:
+def lower(
+    fn: Callable[..., Any],
+    inputs: Sequence[object],
+    name: str,
+    platform: str,
+    double_buffer: bool,
+    fuse: bool = True,
+    tile: int = 0,
+    block_dim: int = 0,
+    dynamic: dict[str, Any] | None = None,
+    tile_m: int = 0,
+    tile_n: int = 0,
+) -> tuple[dict[str, ModuleOp], list[str], dict[str, float]]:
     """Frontend and pass pipeline: ``(stages, result dtypes, seconds per step)``; ``stages``
     maps each of :data:`STAGES` to its module, the times cover ``"frontend"`` and every pass.
 
@@ -96,7 +120,8 @@ def lower(fn: Callable[..., Any], inputs: Sequence[object], name: str, platform:
     dynamic = _no_shape_reads(module, name, dynamic)
     if dynamic is not None:
         top_function(module, name).attributes[DYNAMIC_REQUEST_ATTR] = builtin.StringAttr(
-            json.dumps(dynamic))
+            json.dumps(dynamic)
+        )
     times["frontend"] = time.perf_counter() - t0
     ctx = make_context()
     stages = {"tensor": module.clone()}
@@ -116,8 +141,11 @@ def top_function(module: ModuleOp, name: str) -> func.FuncOp:
 
     Raises:
         StopIteration: no such function (a compiler bug)."""
-    return next(op for op in module.body.block.ops
-                if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    return next(
+        op
+        for op in module.body.block.ops
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name
+    )
 
 
 def result_descs(top: func.FuncOp) -> list[TensorDesc]:
@@ -129,8 +157,9 @@ def result_descs(top: func.FuncOp) -> list[TensorDesc]:
     return descs
 
 
-def _no_shape_reads(module: ModuleOp, name: str, dynamic: dict[str, Any] | None
-                    ) -> dict[str, Any] | None:
+def _no_shape_reads(
+    module: ModuleOp, name: str, dynamic: dict[str, Any] | None
+) -> dict[str, Any] | None:
     """An operator that reads tensor shapes (``.shape``, ``len``, ``match_shape``) would bake
     the compile-time size of a dynamic dim into its IR: with dims given as ``None`` that is a
     located error; under ``dynamic=True`` the operator stays static (compiled per shape).
@@ -147,14 +176,17 @@ def _no_shape_reads(module: ModuleOp, name: str, dynamic: dict[str, Any] | None
     if any(strict for _, _, strict in dynamic["dims"]):
         raise PyAscCompileError(
             "this operator reads a tensor's shape, which would fix the dims given as None to "
-            "their compile-time stand-in size", SourceLoc.parse(where.data),
+            "their compile-time stand-in size",
+            SourceLoc.parse(where.data),
             "give those dims static sizes, or use @pa.jit(dynamic=True), which compiles such "
-            "an operator per shape")
+            "an operator per shape",
+        )
     return None
 
 
-def dynamic_request(fn: Callable[..., Any], inputs: Sequence[object], auto: bool
-                    ) -> tuple[list[object], dict[str, Any] | None]:
+def dynamic_request(
+    fn: Callable[..., Any], inputs: Sequence[object], auto: bool
+) -> tuple[list[object], dict[str, Any] | None]:
     """The inputs with ``None`` dims at :data:`STAND_IN`, and the request for ``asc-tile``
     (``passes/dynamic_shapes.py``): ``[tensor arg, dim, strict]`` per dim that may be dynamic
     (``strict``: given as ``None``; otherwise offered by ``dynamic=True``); ``None`` when no
@@ -209,8 +241,7 @@ def tensor_arg_names(fn: Callable[..., Any], inputs: Sequence[object]) -> list[s
     return names
 
 
-def check_tiling(tiling: dict[str, int] | None, double_buffer: bool
-                 ) -> tuple[int, int, bool]:
+def check_tiling(tiling: dict[str, int] | None, double_buffer: bool) -> tuple[int, int, bool]:
     """``(tile, block_dim, double_buffer)`` of a pinned ``tiling`` dict (see ``compile``; its
     ``tile_m``/``tile_n`` are read by :func:`cube_tiles`); the ranges that depend on the kernel
     (UB/L0C fit, core count, multiples of 16) are checked by ``asc-tile`` and
@@ -221,24 +252,35 @@ def check_tiling(tiling: dict[str, int] | None, double_buffer: bool
             (located at the calling line)."""
     if tiling is None:
         return 0, 0, double_buffer
-    hint = ('pin e.g. tiling={"tile": 24, "block_dim": 40, "buffers": 2} (matmul kernels: '
-            '"tile_m", "tile_n"); 0 or a missing key keeps the automatic choice')
+    hint = (
+        'pin e.g. tiling={"tile": 24, "block_dim": 40, "buffers": 2} (matmul kernels: '
+        '"tile_m", "tile_n"); 0 or a missing key keeps the automatic choice'
+    )
     if not isinstance(tiling, dict):
-        raise PyAscUsageError(f"tiling must be a dict, got {type(tiling).__name__}",
-                              caller_loc(), hint)
+        raise PyAscUsageError(
+            f"tiling must be a dict, got {type(tiling).__name__}", caller_loc(), hint
+        )
     for k, v in tiling.items():
         if k not in TILING_KEYS:
-            raise PyAscUsageError(f"unknown tiling key {k!r}; known: {', '.join(TILING_KEYS)}",
-                                  caller_loc(), hint)
+            raise PyAscUsageError(
+                f"unknown tiling key {k!r}; known: {', '.join(TILING_KEYS)}", caller_loc(), hint
+            )
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
-            raise PyAscUsageError(f"tiling[{k!r}] = {v!r} is not an integer >= 0",
-                                  caller_loc(), hint)
+            raise PyAscUsageError(
+                f"tiling[{k!r}] = {v!r} is not an integer >= 0", caller_loc(), hint
+            )
     buffers = tiling.get("buffers", 0)
     if buffers not in (0, 1, 2):
-        raise PyAscUsageError(f"tiling['buffers'] = {buffers} is not 1 or 2", caller_loc(),
-                              "1 = single buffering, 2 = double buffering (MTE2/V/MTE3 overlap)")
-    return (int(tiling.get("tile", 0)), int(tiling.get("block_dim", 0)),
-            double_buffer if not buffers else buffers == 2)
+        raise PyAscUsageError(
+            f"tiling['buffers'] = {buffers} is not 1 or 2",
+            caller_loc(),
+            "1 = single buffering, 2 = double buffering (MTE2/V/MTE3 overlap)",
+        )
+    return (
+        int(tiling.get("tile", 0)),
+        int(tiling.get("block_dim", 0)),
+        double_buffer if not buffers else buffers == 2,
+    )
 
 
 def cube_tiles(tiling: dict[str, int] | None) -> tuple[int, int]:
@@ -249,8 +291,9 @@ def cube_tiles(tiling: dict[str, int] | None) -> tuple[int, int]:
     return int(tiling.get("tile_m", 0)), int(tiling.get("tile_n", 0))
 
 
-def lower_empty(fn: Callable[..., Any], inputs: Sequence[object], name: str
-                ) -> tuple[ModuleOp, list[TensorDesc]]:
+def lower_empty(
+    fn: Callable[..., Any], inputs: Sequence[object], name: str
+) -> tuple[ModuleOp, list[TensorDesc]]:
     """The tensor-level module and result descriptions of an operator with a zero-size input
     dimension (no pass runs: no kernel is built for it).
 
@@ -266,5 +309,8 @@ def lower_empty(fn: Callable[..., Any], inputs: Sequence[object], name: str
             if any(shape[a] == 0 for a in op.axes.get_values()):
                 raise PyAscCompileError(
                     f"{op.kind.data}() over a zero-size dimension (shape {list(shape)}) has no "
-                    "result", loc_of(op), "skip the call for empty inputs, or use sum()")
+                    "result",
+                    loc_of(op),
+                    "skip the call for empty inputs, or use sum()",
+                )
     return module, outs

@@ -130,8 +130,20 @@ class Platform:
 
 
 def _b910(name: str, cube: int, vec: int, clock: int, l2_mb: int, hbm: float) -> Platform:
-    return Platform(name, "dav-c220", cube, vec, clock, 192 * KIB, 512 * KIB, 64 * KIB,
-                    64 * KIB, 128 * KIB, l2_mb * 1024 * KIB, hbm)
+    return Platform(
+        name,
+        "dav-c220",
+        cube,
+        vec,
+        clock,
+        192 * KIB,
+        512 * KIB,
+        64 * KIB,
+        64 * KIB,
+        128 * KIB,
+        l2_mb * 1024 * KIB,
+        hbm,
+    )
 
 
 PLATFORMS: dict[str, Platform] = {
@@ -139,8 +151,20 @@ PLATFORMS: dict[str, Platform] = {
     "910B2": _b910("910B2", 24, 48, 1800, 192, 1600.0),
     "910B3": _b910("910B3", 20, 40, 1800, 192, 1600.0),
     "910B4": _b910("910B4", 20, 40, 1500, 96, 800.0),
-    "310P3": Platform("310P3", "dav-m200", 8, 8, 1060, 256 * KIB, 1024 * KIB, 64 * KIB,
-                      64 * KIB, 256 * KIB, 16 * 1024 * KIB, 200.0),
+    "310P3": Platform(
+        "310P3",
+        "dav-m200",
+        8,
+        8,
+        1060,
+        256 * KIB,
+        1024 * KIB,
+        64 * KIB,
+        64 * KIB,
+        256 * KIB,
+        16 * 1024 * KIB,
+        200.0,
+    ),
 }
 DEFAULT_PLATFORM = "910B2"
 """The platform used when none is named (``@jit``, ``compile``, pass options, interpreters)."""

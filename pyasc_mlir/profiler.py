@@ -30,13 +30,17 @@ class ProfileRow:
         e = self.estimates[0]
         cpu = sorted(self.cpu_us)
         return {
-            "name": self.name, "block_dim": e.block_dim,
+            "name": self.name,
+            "block_dim": e.block_dim,
             "modeled_us": round(sum(k.time_us for k in self.estimates), 3),
             "modeled_bound_pipe": e.bound,
             "modeled_pipe_us": {k: round(v, 3) for k, v in e.pipe_us.items()},
             "roofline_us": round(sum(k.roofline_us for k in self.estimates), 3),
-            "gm_bytes": sum(k.gm_bytes for k in self.estimates), "ub_peak_bytes": self.ub_bytes,
-            "cpu_build_us_median": cpu[len(cpu) // 2] if cpu else None, "calls": len(cpu)}
+            "gm_bytes": sum(k.gm_bytes for k in self.estimates),
+            "ub_peak_bytes": self.ub_bytes,
+            "cpu_build_us_median": cpu[len(cpu) // 2] if cpu else None,
+            "calls": len(cpu),
+        }
 
 
 @dataclass
@@ -48,9 +52,9 @@ class Profile:
     def record(self, op: Any, seconds: float) -> None:
         key = f"{op.name}:{op.info.get('key', '')}"
         if key not in self.rows:
-            self.rows[key] = ProfileRow(op.name, estimate(op.stages()["ascendc"],
-                                                          op.info["platform"]),
-                                        op.info["ub_bytes"])
+            self.rows[key] = ProfileRow(
+                op.name, estimate(op.stages()["ascendc"], op.info["platform"]), op.info["ub_bytes"]
+            )
         self.rows[key].cpu_us.append(seconds * 1e6)
 
     def report(self) -> list[dict[str, Any]]:
@@ -58,17 +62,23 @@ class Profile:
 
     def table(self) -> str:
         """A plain-text table; every NPU time is modeled, CPU times are measured."""
-        head = (f"{'kernel':24} {'blockDim':>8} {'modeled us':>11} {'bound':>6} "
-                f"{'roofline us':>12} {'GM bytes':>12} {'UB peak':>8} {'CPU build us':>13}")
+        head = (
+            f"{'kernel':24} {'blockDim':>8} {'modeled us':>11} {'bound':>6} "
+            f"{'roofline us':>12} {'GM bytes':>12} {'UB peak':>8} {'CPU build us':>13}"
+        )
         lines = [head, "-" * len(head)]
         for r in self.report():
             cpu = r["cpu_build_us_median"]
-            lines.append(f"{r['name']:24} {r['block_dim']:>8} {r['modeled_us']:>11.2f} "
-                         f"{r['modeled_bound_pipe']:>6} {r['roofline_us']:>12.2f} "
-                         f"{r['gm_bytes']:>12,} {r['ub_peak_bytes']:>8,} "
-                         f"{(f'{cpu:.0f}' if cpu is not None else '-'):>13}")
-        lines.append("modeled = pyasc_mlir.cost_model estimate for the op's platform "
-                     "(not measured on an NPU); CPU build = measured median.")
+            lines.append(
+                f"{r['name']:24} {r['block_dim']:>8} {r['modeled_us']:>11.2f} "
+                f"{r['modeled_bound_pipe']:>6} {r['roofline_us']:>12.2f} "
+                f"{r['gm_bytes']:>12,} {r['ub_peak_bytes']:>8,} "
+                f"{(f'{cpu:.0f}' if cpu is not None else '-'):>13}"
+            )
+        lines.append(
+            "modeled = pyasc_mlir.cost_model estimate for the op's platform "
+            "(not measured on an NPU); CPU build = measured median."
+        )
         return "\n".join(lines)
 
 

@@ -34,7 +34,8 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without PyTorch
     raise ImportError(
         "pyasc_mlir.torch needs PyTorch, which is not installed; install the CPU build with "
-        "`pip install torch==2.13.0` (or `pip install -e \".[torch]\"`)") from exc
+        '`pip install torch==2.13.0` (or `pip install -e ".[torch]"`)'
+    ) from exc
 
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.errors import PyAscUsageError, caller_loc, user_facing
@@ -47,8 +48,11 @@ __all__ = ["TorchOp", "custom_op", "from_numpy", "to_numpy"]
 NAMESPACE = "pyasc"
 """The ``torch.library`` namespace :func:`custom_op` registers into (``torch.ops.pyasc``)."""
 
-_TORCH_DTYPES: dict[str, torch.dtype] = {"float16": torch.float16, "float32": torch.float32,
-                                         "bool": torch.bool}
+_TORCH_DTYPES: dict[str, torch.dtype] = {
+    "float16": torch.float16,
+    "float32": torch.float32,
+    "bool": torch.bool,
+}
 
 
 def _torch_dtype(name: str) -> torch.dtype:
@@ -59,8 +63,11 @@ def _desc_of(t: torch.Tensor, what: str) -> TensorDesc:
     """The ``TensorDesc`` of a (real, fake or meta) tensor; shapes must be concrete."""
     dtype = {v: k for k, v in _TORCH_DTYPES.items()}.get(t.dtype)
     if dtype is None or dtype == "bool":
-        raise PyAscUsageError(f"{what} is a torch {t.dtype} tensor; tensors are float16 or "
-                              "float32", caller_loc(), "convert it with .float() or .half()")
+        raise PyAscUsageError(
+            f"{what} is a torch {t.dtype} tensor; tensors are float16 or float32",
+            caller_loc(),
+            "convert it with .float() or .half()",
+        )
     return TensorDesc(tuple(int(s) for s in t.shape), dtype)
 
 
@@ -77,8 +84,10 @@ def _default_text(name: str, value: Any) -> str:
     raise PyAscUsageError(
         f"parameter {name!r} has default {value!r}; custom_op registers parameters with an "
         "int, bool, finite float or plain str default as compile-time constants and parameters "
-        "without a default as tensors", caller_loc(),
-        "give the constant a plain default (or none to make it a tensor)")
+        "without a default as tensors",
+        caller_loc(),
+        "give the constant a plain default (or none to make it a tensor)",
+    )
 
 
 def _function_schema(fn: Callable[..., Any]) -> str:
@@ -89,24 +98,32 @@ def _function_schema(fn: Callable[..., Any]) -> str:
     star = False
     for p in inspect.signature(fn).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise PyAscUsageError(f"{fn.__name__}() takes *args/**kwargs; custom_op needs "
-                                  "named parameters", caller_loc(),
-                                  "name every tensor and constant parameter")
+            raise PyAscUsageError(
+                f"{fn.__name__}() takes *args/**kwargs; custom_op needs named parameters",
+                caller_loc(),
+                "name every tensor and constant parameter",
+            )
         if p.kind == p.KEYWORD_ONLY and not star:
             params.append("*")
             star = True
         if keyword.iskeyword(p.name) or p.name.startswith("_"):
-            raise PyAscUsageError(f"parameter name {p.name!r} of {fn.__name__}() cannot be a "
-                                  "torch.library argument name", caller_loc(), "rename it")
-        params.append(f"Tensor {p.name}" if p.default is p.empty
-                      else _default_text(p.name, p.default))
+            raise PyAscUsageError(
+                f"parameter name {p.name!r} of {fn.__name__}() cannot be a "
+                "torch.library argument name",
+                caller_loc(),
+                "rename it",
+            )
+        params.append(
+            f"Tensor {p.name}" if p.default is p.empty else _default_text(p.name, p.default)
+        )
     return f"({', '.join(params)}) -> Tensor[]"
 
 
 def _compiled_schema(op: CompiledOp) -> str:
     names = op.info.get("arg_names") or []
-    if len(names) != len(op.inputs) or not all(n.isidentifier() and not n.startswith("_")
-                                               for n in names):
+    if len(names) != len(op.inputs) or not all(
+        n.isidentifier() and not n.startswith("_") for n in names
+    ):
         names = [f"arg{i}" for i in range(len(op.inputs))]
     return f"({', '.join(f'Tensor {n}' for n in names)}) -> Tensor[]"
 
@@ -145,14 +162,22 @@ class TorchOp:
         return f"TorchOp({self.qualname!r})"
 
 
-def _register(qualname: str, schema: str, impl: Callable[..., list[torch.Tensor]],
-              fake: Callable[..., list[torch.Tensor]]) -> TorchOp:
+def _register(
+    qualname: str,
+    schema: str,
+    impl: Callable[..., list[torch.Tensor]],
+    fake: Callable[..., list[torch.Tensor]],
+) -> TorchOp:
     try:
-        definition = torch.library.custom_op(qualname, impl, mutates_args=(),
-                                             device_types="cpu", schema=schema)
+        definition = torch.library.custom_op(
+            qualname, impl, mutates_args=(), device_types="cpu", schema=schema
+        )
     except (RuntimeError, ValueError) as exc:
-        raise PyAscUsageError(f"torch.library refused {qualname} with schema {schema}: {exc}",
-                              caller_loc(), "choose another name= for the operator") from None
+        raise PyAscUsageError(
+            f"torch.library refused {qualname} with schema {schema}: {exc}",
+            caller_loc(),
+            "choose another name= for the operator",
+        ) from None
     definition.register_fake(fake)
     return TorchOp(qualname, definition)
 
@@ -167,11 +192,15 @@ def _register_jit(fn: JitFunction, qualname: str) -> TorchOp:
 
     def fake(*args: Any, **kwargs: Any) -> list[torch.Tensor]:
         bound = fn._bind(args, kwargs)
-        descs = [_desc_of(a, f"argument {i} of {qualname}") if isinstance(a, torch.Tensor)
-                 else a for i, a in enumerate(bound)]
+        descs = [
+            _desc_of(a, f"argument {i} of {qualname}") if isinstance(a, torch.Tensor) else a
+            for i, a in enumerate(bound)
+        ]
         like = next(a for a in bound if isinstance(a, torch.Tensor))
-        return [like.new_empty(d.static_shape, dtype=_torch_dtype(d.dtype))
-                for d in fn.compile(*descs).outputs]
+        return [
+            like.new_empty(d.static_shape, dtype=_torch_dtype(d.dtype))
+            for d in fn.compile(*descs).outputs
+        ]
 
     return _register(qualname, _function_schema(fn.fn), impl, fake)
 
@@ -185,17 +214,22 @@ def _register_compiled(op: CompiledOp, qualname: str) -> TorchOp:
             if _desc_of(a, f"argument {i} of {qualname}") != d:
                 raise PyAscUsageError(
                     f"argument {i} of {qualname} is {list(a.shape)} {a.dtype}, but the "
-                    f"operator was compiled for {list(d.shape)} {d.dtype}", caller_loc(),
-                    "compile it for this shape, or register the @jit function instead")
-        return [args[0].new_empty(d.static_shape, dtype=_torch_dtype(d.dtype))
-                for d in op.outputs]
+                    f"operator was compiled for {list(d.shape)} {d.dtype}",
+                    caller_loc(),
+                    "compile it for this shape, or register the @jit function instead",
+                )
+        return [args[0].new_empty(d.static_shape, dtype=_torch_dtype(d.dtype)) for d in op.outputs]
 
     return _register(qualname, _compiled_schema(op), impl, fake)
 
 
 @user_facing
-def custom_op(fn: JitFunction | CompiledOp | Callable[..., Any], name: str | None = None, *,
-              namespace: str = NAMESPACE) -> TorchOp:
+def custom_op(
+    fn: JitFunction | CompiledOp | Callable[..., Any],
+    name: str | None = None,
+    *,
+    namespace: str = NAMESPACE,
+) -> TorchOp:
     """Register a pyasc operator with ``torch.library`` as ``torch.ops.<namespace>.<name>``.
 
     Args:
@@ -226,7 +260,10 @@ def custom_op(fn: JitFunction | CompiledOp | Callable[..., Any], name: str | Non
     elif inspect.isfunction(fn):
         jitted = jit(fn)
     else:
-        raise PyAscUsageError(f"custom_op() takes a @jit function, a Python function or a "
-                              f"CompiledOp, not {type(fn).__name__}", caller_loc(),
-                              "decorate the operator with @pyasc_mlir.jit")
+        raise PyAscUsageError(
+            f"custom_op() takes a @jit function, a Python function or a "
+            f"CompiledOp, not {type(fn).__name__}",
+            caller_loc(),
+            "decorate the operator with @pyasc_mlir.jit",
+        )
     return _register_jit(jitted, f"{namespace}::{name or jitted.fn.__name__}")

@@ -12,8 +12,10 @@ import torch
 
 from pyasc_mlir.errors import PyAscUsageError, caller_loc
 
-_DEVICE_HINT = ("move it to the CPU with .cpu() first (pyasc-mlir runs the CPU build of the "
-                "Ascend C kernel) and move the result back with .to(device)")
+_DEVICE_HINT = (
+    "move it to the CPU with .cpu() first (pyasc-mlir runs the CPU build of the "
+    "Ascend C kernel) and move the result back with .to(device)"
+)
 
 
 def check_tensor(t: torch.Tensor, what: str, allow_meta: bool = False) -> None:
@@ -25,16 +27,25 @@ def check_tensor(t: torch.Tensor, what: str, allow_meta: bool = False) -> None:
             f()"``).
     """
     if t.device.type != "cpu" and not (allow_meta and t.device.type == "meta"):
-        raise PyAscUsageError(f"{what} is a torch tensor on device '{t.device}'; only CPU "
-                              "tensors are supported", caller_loc(), _DEVICE_HINT)
+        raise PyAscUsageError(
+            f"{what} is a torch tensor on device '{t.device}'; only CPU tensors are supported",
+            caller_loc(),
+            _DEVICE_HINT,
+        )
     if t.layout != torch.strided or t.is_nested:
-        raise PyAscUsageError(f"{what} is a {'nested' if t.is_nested else t.layout} torch "
-                              "tensor; only dense (strided) tensors are supported", caller_loc(),
-                              "convert it with .to_dense() first")
+        raise PyAscUsageError(
+            f"{what} is a {'nested' if t.is_nested else t.layout} torch "
+            "tensor; only dense (strided) tensors are supported",
+            caller_loc(),
+            "convert it with .to_dense() first",
+        )
     if t.dtype == torch.bfloat16:
-        raise PyAscUsageError(f"{what} is a torch.bfloat16 tensor; bfloat16 is not supported "
-                              "(tensors are float16 or float32)", caller_loc(),
-                              "convert it with .float() (or .half()) first")
+        raise PyAscUsageError(
+            f"{what} is a torch.bfloat16 tensor; bfloat16 is not supported "
+            "(tensors are float16 or float32)",
+            caller_loc(),
+            "convert it with .float() (or .half()) first",
+        )
 
 
 def to_numpy(t: torch.Tensor, what: str) -> np.ndarray:
@@ -56,9 +67,11 @@ def to_numpy(t: torch.Tensor, what: str) -> np.ndarray:
     try:
         return t.numpy()
     except (TypeError, RuntimeError) as exc:
-        raise PyAscUsageError(f"{what} is a torch {t.dtype} tensor, which has no NumPy "
-                              f"equivalent ({exc})", caller_loc(),
-                              "convert it with .float() (or .half()) first") from None
+        raise PyAscUsageError(
+            f"{what} is a torch {t.dtype} tensor, which has no NumPy equivalent ({exc})",
+            caller_loc(),
+            "convert it with .float() (or .half()) first",
+        ) from None
 
 
 def from_numpy(a: np.ndarray) -> torch.Tensor:

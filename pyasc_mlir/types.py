@@ -23,8 +23,14 @@ def dtype_name(dtype: object) -> str:
     Raises:
         TypeError: an unsupported dtype; the message lists the supported ones.
     """
-    aliases = {"fp16": "float16", "half": "float16", "f16": "float16",
-               "fp32": "float32", "float": "float32", "f32": "float32"}
+    aliases = {
+        "fp16": "float16",
+        "half": "float16",
+        "f16": "float16",
+        "fp32": "float32",
+        "float": "float32",
+        "f32": "float32",
+    }
     if isinstance(dtype, str):
         name = aliases.get(dtype, dtype)
     else:
@@ -32,8 +38,9 @@ def dtype_name(dtype: object) -> str:
             # np.dtype accepts more than its stubs' overloads name; TypeError is caught below
             name = np.dtype(dtype).name  # type: ignore[call-overload]
         except TypeError:
-            raise PyAscDtypeError(f"unsupported dtype {dtype!r}", caller_loc(),
-                                  _DTYPE_HINT) from None
+            raise PyAscDtypeError(
+                f"unsupported dtype {dtype!r}", caller_loc(), _DTYPE_HINT
+            ) from None
     if name not in DTYPES:
         raise PyAscDtypeError(f"unsupported dtype {dtype!r}", caller_loc(), _DTYPE_HINT)
     return name
@@ -82,8 +89,9 @@ class TensorDesc:
             ValueError: a dim is dynamic (``None``)."""
         dims = tuple(d for d in self.shape if d is not None)
         if len(dims) != len(self.shape):
-            raise ValueError(f"shape {list(self.shape)} has dynamic (None) dims; a static "
-                             "shape is needed here")
+            raise ValueError(
+                f"shape {list(self.shape)} has dynamic (None) dims; a static shape is needed here"
+            )
         return dims
 
     @property

@@ -29,16 +29,18 @@ class Mismatch:
     after: float
 
     def __str__(self) -> str:
-        return (f"output {self.output} differs first at index {self.index}: "
-                f"before {self.before!r}, after {self.after!r}")
+        return (
+            f"output {self.output} differs first at index {self.index}: "
+            f"before {self.before!r}, after {self.after!r}"
+        )
 
 
-def random_inputs(module: ModuleOp, name: str, seed: int = 0,
-                  low: float = -3.0, high: float = 3.0) -> list[np.ndarray]:
+def random_inputs(
+    module: ModuleOp, name: str, seed: int = 0, low: float = -3.0, high: float = 3.0
+) -> list[np.ndarray]:
     """Uniform random arrays for the tensor arguments of ``func.func @name``."""
     rng = np.random.default_rng(seed)
-    f = next(op for op in module.walk()
-             if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    f = next(op for op in module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     arrays = []
     for t in f.function_type.inputs.data:
         assert isinstance(t, TensorType)
@@ -46,8 +48,9 @@ def random_inputs(module: ModuleOp, name: str, seed: int = 0,
     return arrays
 
 
-def first_mismatch(before: Sequence[np.ndarray], after: Sequence[np.ndarray], rtol: float,
-                   atol: float) -> Mismatch | None:
+def first_mismatch(
+    before: Sequence[np.ndarray], after: Sequence[np.ndarray], rtol: float, atol: float
+) -> Mismatch | None:
     """``None`` when every output agrees within ``|a - b| <= atol + rtol * |b|``."""
     for i, (b, a) in enumerate(zip(before, after, strict=True)):
         b64 = np.asarray(b, np.float64)
@@ -60,9 +63,14 @@ def first_mismatch(before: Sequence[np.ndarray], after: Sequence[np.ndarray], rt
     return None
 
 
-def validate_pass(module: ModuleOp, pass_: ModulePass, name: str,
-                  inputs: Sequence[np.ndarray] | None = None, rtol: float = 1e-6,
-                  atol: float = 1e-6) -> ModuleOp:
+def validate_pass(
+    module: ModuleOp,
+    pass_: ModulePass,
+    name: str,
+    inputs: Sequence[np.ndarray] | None = None,
+    rtol: float = 1e-6,
+    atol: float = 1e-6,
+) -> ModuleOp:
     """Apply ``pass_`` to a copy of ``module``; check both compute the same ``@name``.
 
     Returns the transformed module.

@@ -38,8 +38,9 @@ from pyasc_mlir.frontend.values import SymbolicTensor
 __all__ = ["SHAPE_READ_ATTR", "SymbolicTensor", "build_module"]
 
 
-def build_module(fn: Callable[..., Any], args: Sequence[object],
-                 name: str | None = None) -> tuple[ModuleOp, list[str]]:
+def build_module(
+    fn: Callable[..., Any], args: Sequence[object], name: str | None = None
+) -> tuple[ModuleOp, list[str]]:
     """Compile the Python operator ``fn`` to a ``builtin.module`` of tensor-level ``asc`` IR.
 
     Args:

@@ -80,8 +80,11 @@ class CodeGenerator(Component):
             fn = fn.__func__
         fn = inspect.unwrap(fn)
         if not isinstance(fn, types.FunctionType):
-            raise PyAscCompileError(f"cannot compile {fn!r}: expected a Python function",
-                                    None, "write the operator as a module-level def")
+            raise PyAscCompileError(
+                f"cannot compile {fn!r}: expected a Python function",
+                None,
+                "write the operator as a module-level def",
+            )
         fdef, file, delta = parse_function(fn, None)
         self.ctx.frame = make_frame(fn, file, delta)
         def_loc = self.loc(fdef)
@@ -100,56 +103,75 @@ class CodeGenerator(Component):
         results, dtypes = self.results(fn.__name__, value, ret_node)
         self.emit(func.ReturnOp(*results), ret_node)
         self.sem.erase_dead_layout_ops()
-        fop = func.FuncOp(name or fn.__name__, (arg_types, [r.type for r in results]),
-                          Region(self.ctx.block))
+        fop = func.FuncOp(
+            name or fn.__name__, (arg_types, [r.type for r in results]), Region(self.ctx.block)
+        )
         fop.attributes[asc.LOC_ATTR] = StringAttr(str(def_loc))
         if self.ctx.shape_read is not None:
             fop.attributes[SHAPE_READ_ATTR] = StringAttr(self.ctx.shape_read)
         return ModuleOp([fop]), dtypes
 
-    def results(self, fn_name: str, value: Any, ret_node: ast.AST
-                ) -> tuple[list[SSAValue], list[str]]:
+    def results(
+        self, fn_name: str, value: Any, ret_node: ast.AST
+    ) -> tuple[list[SSAValue], list[str]]:
         """The returned ``value`` (a tensor or a tuple/list of tensors, returned at
         ``ret_node``) as result values in their logical dtypes, and those dtypes."""
         if value is None:
-            self.error(f"{fn_name}() returns no tensor", ret_node,
-                       "return a tensor or a tuple of tensors")
+            self.error(
+                f"{fn_name}() returns no tensor", ret_node, "return a tensor or a tuple of tensors"
+            )
         value_node = getattr(ret_node, "value", None) or ret_node
         if isinstance(value, tuple | list):
             items = list(value)
-            elt_nodes = (list(value_node.elts) if isinstance(value_node, ast.Tuple | ast.List)
-                         and len(value_node.elts) == len(items) else [value_node] * len(items))
+            elt_nodes = (
+                list(value_node.elts)
+                if isinstance(value_node, ast.Tuple | ast.List)
+                and len(value_node.elts) == len(items)
+                else [value_node] * len(items)
+            )
         else:
             items, elt_nodes = [value], [value_node]
         if not items:
-            self.error(f"{fn_name}() returns an empty tuple", ret_node,
-                       "return one tensor or a tuple of tensors")
+            self.error(
+                f"{fn_name}() returns an empty tuple",
+                ret_node,
+                "return one tensor or a tuple of tensors",
+            )
         results: list[SSAValue] = []
         dtypes: list[str] = []
         for item, n in zip(items, elt_nodes, strict=True):
             if not isinstance(item, SymbolicTensor):
-                self.error(f"an operator must return tensors, not {type(item).__name__} "
-                           f"{item!r}", n, "compile-time values are not results; return "
-                           "tensors computed from the arguments")
+                self.error(
+                    f"an operator must return tensors, not {type(item).__name__} {item!r}",
+                    n,
+                    "compile-time values are not results; return "
+                    "tensors computed from the arguments",
+                )
             if item.dtype == "bool":
                 self.error("a boolean mask cannot be returned", n, MASK_HINT)
             results.append(self.sem.convert(item.value, item.dtype, n))
             dtypes.append(item.dtype)
         return results, dtypes
 
-    def inline(self, fn: types.FunctionType, args: list[Any], kwargs: dict[str, Any],
-               node: ast.AST) -> Any:
+    def inline(
+        self, fn: types.FunctionType, args: list[Any], kwargs: dict[str, Any], node: ast.AST
+    ) -> Any:
         """Evaluate a user helper's body with the given (possibly symbolic) arguments."""
         fn = inspect.unwrap(fn)
         if fn.__code__ in self.active:
-            self.error(f"recursive call to {fn.__name__}() is not supported", node,
-                       "recursion cannot be unrolled at compile time; use a for loop over "
-                       "range(n)")
+            self.error(
+                f"recursive call to {fn.__name__}() is not supported",
+                node,
+                "recursion cannot be unrolled at compile time; use a for loop over range(n)",
+            )
         try:
             bound = inspect.signature(fn).bind(*args, **kwargs)
         except TypeError as exc:
-            self.error(bind_error(f"{fn.__name__}()", exc), node,
-                       "call the helper with the parameters its def names")
+            self.error(
+                bind_error(f"{fn.__name__}()", exc),
+                node,
+                "call the helper with the parameters its def names",
+            )
         bound.apply_defaults()
         fdef, file, delta = parse_function(fn, self.loc(node))
         caller = self.ctx.frame
@@ -178,7 +200,8 @@ class CodeGenerator(Component):
         method = getattr(self, "stmt_" + kind, None)
         if method is None:
             msg, hint = UNSUPPORTED_STMTS.get(
-                kind, (f"'{kind}' statements are not supported in a compiled operator", None))
+                kind, (f"'{kind}' statements are not supported in a compiled operator", None)
+            )
             self.error(msg, s, hint)
         method(s)
 
@@ -201,8 +224,11 @@ class CodeGenerator(Component):
 
     def stmt_AugAssign(self, s: ast.AugAssign) -> None:
         if not isinstance(s.target, ast.Name):
-            self.error("augmented assignment is only supported to a plain name", s,
-                       "tensors are immutable values; assign a new name instead")
+            self.error(
+                "augmented assignment is only supported to a plain name",
+                s,
+                "tensors are immutable values; assign a new name instead",
+            )
         current = self.lookup(s.target.id, s.target)
         self.assign(s.target, self.dispatch.binop(s.op, current, self.eval(s.value), s))
 
@@ -218,15 +244,21 @@ class CodeGenerator(Component):
     def stmt_While(self, s: ast.While) -> None:
         if contains_tensor(self.eval(s.test)):
             self.runtime_error("this 'while' condition", s.test)
-        self.error("'while' loops are not supported in a compiled operator", s,
-                   "use 'for i in range(n)' with a compile-time n (it is unrolled)")
+        self.error(
+            "'while' loops are not supported in a compiled operator",
+            s,
+            "use 'for i in range(n)' with a compile-time n (it is unrolled)",
+        )
 
     def stmt_For(self, s: ast.For) -> None:
         iterable = self.eval(s.iter)
         if isinstance(iterable, SymbolicTensor):
-            self.error("iterating over a tensor is not supported", s.iter,
-                       "ops work on whole tensors; 'for' loops run at compile time over "
-                       "compile-time values such as range(n)")
+            self.error(
+                "iterating over a tensor is not supported",
+                s.iter,
+                "ops work on whole tensors; 'for' loops run at compile time over "
+                "compile-time values such as range(n)",
+            )
         try:
             items = list(iterable)
         except Exception as exc:
@@ -259,8 +291,11 @@ class CodeGenerator(Component):
         exc = None if s.exc is None else self.eval(s.exc)
         if isinstance(exc, type):
             exc = self.dispatch.pycall(exc, [], {}, s)
-        text = (f"{type(exc).__name__}: {exc}" if isinstance(exc, BaseException)
-                else "the operator raised an exception")
+        text = (
+            f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, BaseException)
+            else "the operator raised an exception"
+        )
         self.error(f"operator raised {text}", s, RAN_HINT)
 
     def stmt_Import(self, s: ast.Import) -> None:
@@ -280,8 +315,11 @@ class CodeGenerator(Component):
         mod = self._import(s.module or "", s.level, s)
         for alias in s.names:
             if alias.name == "*":
-                self.error("'from ... import *' is not supported in a compiled operator", s,
-                           "import the names you use: from module import name")
+                self.error(
+                    "'from ... import *' is not supported in a compiled operator",
+                    s,
+                    "import the names you use: from module import name",
+                )
             try:
                 v = getattr(mod, alias.name)
             except AttributeError:
@@ -291,12 +329,16 @@ class CodeGenerator(Component):
     def _import(self, name: str, level: int, node: ast.AST) -> Any:
         assert self.ctx.frame is not None
         try:
-            return importlib.import_module("." * level + name,
-                                           self.ctx.frame.globals.get("__package__"))
+            return importlib.import_module(
+                "." * level + name, self.ctx.frame.globals.get("__package__")
+            )
         except Exception as exc:
-            self.error(f"cannot import {'.' * level + name}: {exc}", node,
-                       "the module must be importable when the operator compiles; import it at "
-                       "module level")
+            self.error(
+                f"cannot import {'.' * level + name}: {exc}",
+                node,
+                "the module must be importable when the operator compiles; import it at "
+                "module level",
+            )
 
     # ------------------------------------------------------------------ assignment and names
 
@@ -304,40 +346,57 @@ class CodeGenerator(Component):
         """Bind ``value`` to ``target``: a name, or a tuple/list pattern (one ``*`` target)."""
         assert self.ctx.frame is not None
         if isinstance(target, ast.Name):
-            if (isinstance(value, SymbolicTensor) and value.value.name_hint is None
-                    and not isinstance(value.value, BlockArgument)
-                    and SSAValue.is_valid_name(target.id)):
+            if (
+                isinstance(value, SymbolicTensor)
+                and value.value.name_hint is None
+                and not isinstance(value.value, BlockArgument)
+                and SSAValue.is_valid_name(target.id)
+            ):
                 value.value.name_hint = target.id
             self.ctx.frame.locals[target.id] = value
         elif isinstance(target, ast.Tuple | ast.List):
             if isinstance(value, SymbolicTensor):
-                self.error("cannot unpack a tensor", target,
-                           "only tuples of values (e.g. a helper's results) can be unpacked")
+                self.error(
+                    "cannot unpack a tensor",
+                    target,
+                    "only tuples of values (e.g. a helper's results) can be unpacked",
+                )
             try:
                 seq = list(value)
             except TypeError:
-                self.error(f"cannot unpack {type(value).__name__}", target,
-                           "unpack a tuple or a list, e.g. n, d = x.shape")
+                self.error(
+                    f"cannot unpack {type(value).__name__}",
+                    target,
+                    "unpack a tuple or a list, e.g. n, d = x.shape",
+                )
             starred = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
             n = len(target.elts)
             if starred:
                 i = starred[0]
                 if len(seq) < n - 1:
-                    self.error(f"not enough values to unpack (expected at least {n - 1}, got "
-                               f"{len(seq)})", target,
-                               "use one target per value; x.shape has one value per dim")
+                    self.error(
+                        f"not enough values to unpack (expected at least {n - 1}, got {len(seq)})",
+                        target,
+                        "use one target per value; x.shape has one value per dim",
+                    )
                 tail = n - i - 1
-                parts = seq[:i] + [seq[i:len(seq) - tail]] + seq[len(seq) - tail:]
+                parts = seq[:i] + [seq[i : len(seq) - tail]] + seq[len(seq) - tail :]
             else:
                 if len(seq) != n:
-                    self.error(f"cannot unpack {len(seq)} values into {n} targets", target,
-                               "use one target per value; x.shape has one value per dim")
+                    self.error(
+                        f"cannot unpack {len(seq)} values into {n} targets",
+                        target,
+                        "use one target per value; x.shape has one value per dim",
+                    )
                 parts = seq
             for t, v in zip(target.elts, parts, strict=True):
                 self.assign(t.value if isinstance(t, ast.Starred) else t, v)
         else:
-            self.error("assignment to an element or attribute is not supported in a compiled "
-                       "operator", target, "tensors are immutable values; bind a new name")
+            self.error(
+                "assignment to an element or attribute is not supported in a compiled operator",
+                target,
+                "tensors are immutable values; bind a new name",
+            )
 
     def lookup(self, name: str, node: ast.AST) -> Any:
         """The value of ``name``: locals, closure, module globals, then builtins."""
@@ -348,17 +407,23 @@ class CodeGenerator(Component):
                 return scope[name]
         if hasattr(builtins, name):
             return getattr(builtins, name)
-        self.error(f"name '{name}' is not defined", node,
-                   "define it at module level or pass it as an argument; an operator sees module "
-                   "globals, closure variables and builtins")
+        self.error(
+            f"name '{name}' is not defined",
+            node,
+            "define it at module level or pass it as an argument; an operator sees module "
+            "globals, closure variables and builtins",
+        )
 
     def truth(self, value: Any, node: ast.AST) -> bool:
         """``bool(value)`` of a compile-time value, for ``if``/``while``/``and``/``or``/``not``."""
         try:
             return bool(value)
         except Exception as exc:
-            self.error(f"cannot take the truth value of {type(value).__name__}: {exc}", node,
-                       "if/while/and/or/not need compile-time values (ints, floats, bools, tuples)")
+            self.error(
+                f"cannot take the truth value of {type(value).__name__}: {exc}",
+                node,
+                "if/while/and/or/not need compile-time values (ints, floats, bools, tuples)",
+            )
 
     # ------------------------------------------------------------------ expressions
 
@@ -368,7 +433,8 @@ class CodeGenerator(Component):
         method = getattr(self, "expr_" + kind, None)
         if method is None:
             msg, hint = UNSUPPORTED_EXPRS.get(
-                kind, (f"'{kind}' expressions are not supported in a compiled operator", None))
+                kind, (f"'{kind}' expressions are not supported in a compiled operator", None)
+            )
             self.error(msg, node, hint)
         return method(node)
 
@@ -390,19 +456,28 @@ class CodeGenerator(Component):
         try:
             return getattr(obj, node.attr)
         except Exception as exc:
-            if (isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] == "pyasc_mlir"
-                    and isinstance(exc, AttributeError)):
-                self.error(f"unknown function {obj.__name__}.{node.attr}", node,
-                           "supported tensor functions: " + SUPPORTED_FUNCS)
+            if (
+                isinstance(obj, types.ModuleType)
+                and obj.__name__.split(".")[0] == "pyasc_mlir"
+                and isinstance(exc, AttributeError)
+            ):
+                self.error(
+                    f"unknown function {obj.__name__}.{node.attr}",
+                    node,
+                    "supported tensor functions: " + SUPPORTED_FUNCS,
+                )
             self.error(f"{type(exc).__name__}: {exc}", node, PY_HINT)
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         obj = self.eval(node.value)
         index = self.eval(node.slice)
         if contains_tensor(index):
-            self.error("a tensor cannot be used as an index", node.slice,
-                       "index with compile-time ints and slices; select by a mask with "
-                       "pyasc_mlir.where(mask, a, b)")
+            self.error(
+                "a tensor cannot be used as an index",
+                node.slice,
+                "index with compile-time ints and slices; select by a mask with "
+                "pyasc_mlir.where(mask, a, b)",
+            )
         if isinstance(obj, SymbolicTensor):
             return self.sem.index(obj, index, node)
         try:
@@ -420,13 +495,19 @@ class CodeGenerator(Component):
             if isinstance(e, ast.Starred):
                 v = self.eval(e.value)
                 if isinstance(v, SymbolicTensor):
-                    self.error("cannot unpack a tensor with *", e,
-                               "index the tensor (x[0]) or pass several tensors as a tuple or list")
+                    self.error(
+                        "cannot unpack a tensor with *",
+                        e,
+                        "index the tensor (x[0]) or pass several tensors as a tuple or list",
+                    )
                 try:
                     out.extend(v)
                 except TypeError:
-                    self.error(f"cannot unpack {type(v).__name__} with *", e,
-                               "* unpacks a tuple, a list or another iterable")
+                    self.error(
+                        f"cannot unpack {type(v).__name__} with *",
+                        e,
+                        "* unpacks a tuple, a list or another iterable",
+                    )
             else:
                 out.append(self.eval(e))
         return out
@@ -451,8 +532,11 @@ class CodeGenerator(Component):
             else:
                 key = self.eval(k)
                 if isinstance(key, SymbolicTensor):
-                    self.error("a tensor cannot be a dict key", k,
-                               "use a str or int key and put the tensor in the value")
+                    self.error(
+                        "a tensor cannot be a dict key",
+                        k,
+                        "use a str or int key and put the tensor in the value",
+                    )
                 out[key] = self.eval(v)
         return out
 
@@ -476,8 +560,9 @@ class CodeGenerator(Component):
         except Exception as exc:
             self.error(f"{type(exc).__name__}: {exc}", node, PY_HINT)
 
-    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
-                       ) -> list[Any]:
+    def _comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> list[Any]:
         assert self.ctx.frame is not None
         saved = self.ctx.frame.locals
         self.ctx.frame.locals = dict(saved)
@@ -493,14 +578,18 @@ class CodeGenerator(Component):
             gen = node.generators[i]
             iterable = self.eval(gen.iter)
             if isinstance(iterable, SymbolicTensor):
-                self.error("iterating over a tensor is not supported", gen.iter,
-                           "ops work on whole tensors; comprehensions run at compile time over "
-                           "compile-time values such as range(n)")
+                self.error(
+                    "iterating over a tensor is not supported",
+                    gen.iter,
+                    "ops work on whole tensors; comprehensions run at compile time over "
+                    "compile-time values such as range(n)",
+                )
             try:
                 items = list(iterable)
             except Exception as exc:
-                self.error(f"cannot iterate over {type(iterable).__name__}: {exc}", gen.iter,
-                           ITER_HINT)
+                self.error(
+                    f"cannot iterate over {type(iterable).__name__}: {exc}", gen.iter, ITER_HINT
+                )
             for item in items:
                 self.assign(gen.target, item)
                 ok = True
@@ -567,8 +656,11 @@ class CodeGenerator(Component):
         for op, comp in zip(node.ops, node.comparators, strict=True):
             right = self.eval(comp)
             if isinstance(left, SymbolicTensor) or isinstance(right, SymbolicTensor):
-                self.error("chained comparisons on tensors are not supported", node,
-                           "compare once per expression, e.g. (a < x) & (x < b)")
+                self.error(
+                    "chained comparisons on tensors are not supported",
+                    node,
+                    "compare once per expression, e.g. (a < x) & (x < b)",
+                )
             result = self.dispatch.compare(op, left, right, node)
             if not self.truth(result, node):
                 return result
@@ -583,10 +675,10 @@ class CodeGenerator(Component):
             if kw.arg is None:
                 extra = self.eval(kw.value)
                 if not isinstance(extra, Mapping):
-                    self.error("** needs a mapping", kw.value,
-                               "pass a dict, e.g. f(**{'axis': -1})")
+                    self.error(
+                        "** needs a mapping", kw.value, "pass a dict, e.g. f(**{'axis': -1})"
+                    )
                 kwargs.update(extra)
             else:
                 kwargs[kw.arg] = self.eval(kw.value)
         return self.dispatch.call(callee, args, kwargs, node)
-

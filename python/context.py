@@ -38,8 +38,9 @@ class FrontendContext:
         """The file position of ``node`` in the function being evaluated."""
         f = self.frame
         assert f is not None
-        return SourceLoc(f.file, getattr(node, "lineno", 1) + f.line_delta,
-                         getattr(node, "col_offset", 0))
+        return SourceLoc(
+            f.file, getattr(node, "lineno", 1) + f.line_delta, getattr(node, "col_offset", 0)
+        )
 
     def error(self, message: str, node: ast.AST, hint: str | None = None) -> NoReturn:
         """Raise :class:`PyAscCompileError` located at ``node``."""

@@ -32,35 +32,80 @@ __all__ = ["CMP_PREDICATES", "Dispatcher", "Inliner", "OP_SYMBOLS", "TENSOR_BINO
 Inliner = Callable[[types.FunctionType, list[Any], dict[str, Any], ast.AST], Any]
 """Evaluates a user helper ``fn(*args, **kwargs)`` called at ``node`` (inlining its body)."""
 
-_STRUCTURAL = (builtins.len, builtins.enumerate, builtins.zip, builtins.list, builtins.tuple,
-               builtins.reversed, builtins.isinstance)
+_STRUCTURAL = (
+    builtins.len,
+    builtins.enumerate,
+    builtins.zip,
+    builtins.list,
+    builtins.tuple,
+    builtins.reversed,
+    builtins.isinstance,
+)
 """Builtins that only look at the structure of a tuple or list of tensors (``len(xs)``,
 ``enumerate(xs)``); they run in Python at compile time."""
 
 _PY_BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-    ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
-    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.BitAnd: operator.and_,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+    ast.BitAnd: operator.and_,
     ast.MatMult: operator.matmul,
 }
 OP_SYMBOLS: dict[type[ast.operator], str] = {
-    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
-    ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^",
-    ast.BitAnd: "&", ast.MatMult: "@",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.BitAnd: "&",
+    ast.MatMult: "@",
 }
-TENSOR_BINOPS = {t: r.kind for t, sym in OP_SYMBOLS.items() for r in opset.BINARY.values()
-                  if r.py_operator == sym}
+TENSOR_BINOPS = {
+    t: r.kind
+    for t, sym in OP_SYMBOLS.items()
+    for r in opset.BINARY.values()
+    if r.py_operator == sym
+}
 CMP_PREDICATES: dict[type[ast.cmpop], str] = {
-    ast.Lt: "lt", ast.Gt: "gt", ast.LtE: "le", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+    ast.Lt: "lt",
+    ast.Gt: "gt",
+    ast.LtE: "le",
+    ast.GtE: "ge",
+    ast.Eq: "eq",
+    ast.NotEq: "ne",
+}
 _PY_CMPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
-    ast.Lt: operator.lt, ast.Gt: operator.gt, ast.LtE: operator.le, ast.GtE: operator.ge,
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_,
-    ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.Lt: operator.lt,
+    ast.Gt: operator.gt,
+    ast.LtE: operator.le,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
 }
 _PY_UNARYOPS: dict[type[ast.unaryop], Callable[[Any], Any]] = {
-    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
-    ast.Invert: operator.invert}
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+    ast.Not: operator.not_,
+    ast.Invert: operator.invert,
+}
 
 
 def _callee_name(callee: Any) -> str:
@@ -77,9 +122,10 @@ def _callee_name(callee: Any) -> str:
 def _plain_signature(fn: Callable[..., Any]) -> inspect.Signature:
     """``fn``'s signature without annotations, for hints."""
     sig = inspect.signature(fn)
-    return sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty)
-                                   for p in sig.parameters.values()],
-                       return_annotation=inspect.Signature.empty)
+    return sig.replace(
+        parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
+        return_annotation=inspect.Signature.empty,
+    )
 
 
 class Dispatcher(Component):
@@ -106,8 +152,11 @@ class Dispatcher(Component):
             return self.sem.mask_logic(sym, a, b, node)
         if isinstance(op, ast.MatMult):
             return self.sem.matmul(a, b, False, False, node)
-        self.error(f"operator '{sym}' is not supported on tensors", node,
-                   "on tensors: + - * / ** @, comparisons, and & | ^ ~ on boolean masks")
+        self.error(
+            f"operator '{sym}' is not supported on tensors",
+            node,
+            "on tensors: + - * / ** @, comparisons, and & | ^ ~ on boolean masks",
+        )
 
     def compare(self, op: ast.cmpop, a: Any, b: Any, node: ast.AST) -> Any:
         """``a <op> b``: a boolean mask when a tensor is involved, else the Python result."""
@@ -116,8 +165,11 @@ class Dispatcher(Component):
         if isinstance(op, ast.Is | ast.IsNot):
             return (a is b) == isinstance(op, ast.Is)
         if type(op) not in CMP_PREDICATES:
-            self.error("'in' / 'not in' are not supported on tensors", node,
-                       "compare elementwise with == and combine the masks with |")
+            self.error(
+                "'in' / 'not in' are not supported on tensors",
+                node,
+                "compare elementwise with == and combine the masks with |",
+            )
         return self.sem.compare(CMP_PREDICATES[type(op)], a, b, node)
 
     def unaryop(self, op: ast.unaryop, v: Any, node: ast.UnaryOp) -> Any:
@@ -133,8 +185,11 @@ class Dispatcher(Component):
                 self.runtime_error("'not'", node)
             if v.dtype == "bool":
                 return self.sem.mask_not(v, node)
-            self.error("'~' is only supported on boolean masks", node,
-                       "'~' negates a boolean mask such as ~(x > 0); use -x to negate numbers")
+            self.error(
+                "'~' is only supported on boolean masks",
+                node,
+                "'~' negates a boolean mask such as ~(x > 0); use -x to negate numbers",
+            )
         if isinstance(op, ast.Not) and contains_tensor(v):
             self.runtime_error("'not'", node)
         return self.sem.pyop(_PY_UNARYOPS[type(op)], [v], node)
@@ -151,9 +206,12 @@ class Dispatcher(Component):
         if isinstance(callee, types.FunctionType) and callee in MARKERS:
             return self.call_op(MARKERS[callee], callee, args, kwargs, node)
         if callee is builtins.print:
-            self.error("print() is not supported in a compiled operator", node,
-                       "the operator runs on the device; return the value, or run with "
-                       "backend='interp' and inspect the results")
+            self.error(
+                "print() is not supported in a compiled operator",
+                node,
+                "the operator runs on the device; return the value, or run with "
+                "backend='interp' and inspect the results",
+            )
         if not (contains_tensor(args) or contains_tensor(kwargs)) or callee is isinstance:
             return self.pycall(callee, args, kwargs, node)
         if callee is builtins.abs and len(args) == 1 and not kwargs:
@@ -162,24 +220,28 @@ class Dispatcher(Component):
             return self.sem.power(args[0], args[1], node)
         if callee is builtins.len and len(args) == 1 and isinstance(args[0], SymbolicTensor):
             if not args[0].shape:
-                self.error("len() of a 0-d tensor", node,
-                           "a 0-d tensor has no length; read its dims with x.shape")
+                self.error(
+                    "len() of a 0-d tensor",
+                    node,
+                    "a 0-d tensor has no length; read its dims with x.shape",
+                )
             self.note_shape_read(node)
             return args[0].shape[0]
         if any(callee is c for c in _STRUCTURAL) and not any(
-                isinstance(a, SymbolicTensor) for a in args):
+            isinstance(a, SymbolicTensor) for a in args
+        ):
             return self.pycall(callee, args, kwargs, node)  # len(xs), enumerate(xs), ...
         if any(callee is c for c in (builtins.bool, builtins.int, builtins.float)):
             self.runtime_error(f"{callee.__name__}() of a tensor", node)
-        if isinstance(callee, types.MethodType) and isinstance(callee.__func__,
-                                                               types.FunctionType):
+        if isinstance(callee, types.MethodType) and isinstance(callee.__func__, types.FunctionType):
             return self.inline(callee.__func__, [callee.__self__, *args], kwargs, node)
         if isinstance(callee, types.FunctionType):
             return self.inline(callee, args, kwargs, node)
         self.unknown_function(callee, node)
 
-    def pycall(self, callee: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
-               node: ast.AST) -> Any:
+    def pycall(
+        self, callee: Any, args: Sequence[Any], kwargs: Mapping[str, Any], node: ast.AST
+    ) -> Any:
         """Call ``callee`` in Python (all arguments are compile-time values)."""
         if not callable(callee):
             self.error(f"'{type(callee).__name__}' object is not callable", node, CALL_HINT)
@@ -188,8 +250,12 @@ class Dispatcher(Component):
         except PyAscCompileError:
             raise
         except Exception as exc:
-            self.error(f"calling {_callee_name(callee)}() at compile time raised "
-                       f"{type(exc).__name__}: {exc}", node, PY_HINT)
+            self.error(
+                f"calling {_callee_name(callee)}() at compile time raised "
+                f"{type(exc).__name__}: {exc}",
+                node,
+                PY_HINT,
+            )
 
     def unknown_function(self, callee: Any, node: ast.AST) -> NoReturn:
         """Raise the error for calling ``callee``, which has no meaning on tensors, with a hint
@@ -197,50 +263,75 @@ class Dispatcher(Component):
         name = getattr(callee, "__name__", None)
         alt = {"max": "maximum", "min": "minimum"}.get(name or "", name)
         if any(callee is c for c in (builtins.max, builtins.min, builtins.sum)):
-            hint = (f"use pyasc_mlir.{alt}() (elementwise) or pyasc_mlir.{name}(x, axis) "
-                    "(reduction)" if alt != name else f"use pyasc_mlir.{name}(x, axis)")
+            hint = (
+                f"use pyasc_mlir.{alt}() (elementwise) or pyasc_mlir.{name}(x, axis) (reduction)"
+                if alt != name
+                else f"use pyasc_mlir.{name}(x, axis)"
+            )
         elif name in OP_NAMES:
             hint = f"use pyasc_mlir.{name}()"
         else:
-            hint = ("supported tensor functions: " + SUPPORTED_FUNCS +
-                    "; helper functions written with def are inlined")
+            hint = (
+                "supported tensor functions: "
+                + SUPPORTED_FUNCS
+                + "; helper functions written with def are inlined"
+            )
         self.error(f"unknown function {_callee_name(callee)}() on tensor arguments", node, hint)
 
-    def call_method(self, m: TensorMethod, args: list[Any], kwargs: dict[str, Any],
-                    node: ast.AST) -> Any:
+    def call_method(
+        self, m: TensorMethod, args: list[Any], kwargs: dict[str, Any], node: ast.AST
+    ) -> Any:
         """``x.<m.name>(*args, **kwargs)`` for a tensor method (:data:`METHODS`)."""
         if m.name == "reshape":
             if kwargs:
-                self.error("reshape() takes the new shape only", node,
-                           "call x.reshape(d0, d1, ...) or x.reshape((d0, d1, ...))")
+                self.error(
+                    "reshape() takes the new shape only",
+                    node,
+                    "call x.reshape(d0, d1, ...) or x.reshape((d0, d1, ...))",
+                )
             shape = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else args
             return self.sem.reshape(m.tensor, shape, node)
         if m.name == "transpose":
             if kwargs or len(args) != 2 or not all(is_int(a) for a in args):
-                self.error("x.transpose(d0, d1) swaps two dims given as compile-time ints, got "
-                           f"{args!r}", node, "use x.permute(*dims) for a full permutation")
+                self.error(
+                    f"x.transpose(d0, d1) swaps two dims given as compile-time ints, got {args!r}",
+                    node,
+                    "use x.permute(*dims) for a full permutation",
+                )
             perm = list(range(m.tensor.ndim))
             d0, d1 = (self.sem.norm_axis(int(a), m.tensor, node) for a in args)
             perm[d0], perm[d1] = perm[d1], perm[d0]
             return self.sem.transpose(m.tensor, perm, node)
         if m.name == "permute":
             if kwargs:
-                self.error("permute() takes the dims only", node,
-                           "call x.permute(d0, d1, ...) with compile-time ints")
+                self.error(
+                    "permute() takes the dims only",
+                    node,
+                    "call x.permute(d0, d1, ...) with compile-time ints",
+                )
             dims = args[0] if len(args) == 1 and isinstance(args[0], tuple | list) else args
             return self.sem.transpose(m.tensor, dims, node)
         name = "cast" if m.name == "astype" else m.name
         return self.call_op(name, getattr(ops, name), [m.tensor, *args], kwargs, node)
 
-    def call_op(self, name: str, marker: Callable[..., Any], args: list[Any],
-                kwargs: dict[str, Any], node: ast.AST) -> Any:
+    def call_op(
+        self,
+        name: str,
+        marker: Callable[..., Any],
+        args: list[Any],
+        kwargs: dict[str, Any],
+        node: ast.AST,
+    ) -> Any:
         """``pyasc_mlir.<name>(*args, **kwargs)``: bind to the marker's signature and
         build the op."""
         try:
             bound = inspect.signature(marker).bind(*args, **kwargs)
         except TypeError as exc:
-            self.error(bind_error(f"pyasc_mlir.{name}()", exc), node,
-                       f"signature: pyasc_mlir.{name}{_plain_signature(marker)}")
+            self.error(
+                bind_error(f"pyasc_mlir.{name}()", exc),
+                node,
+                f"signature: pyasc_mlir.{name}{_plain_signature(marker)}",
+            )
         bound.apply_defaults()
         a = bound.arguments
         if name in UNARY:
@@ -257,7 +348,8 @@ class Dispatcher(Component):
             x = self.sem.need_tensor(a["x"], "transpose()", node)
             dims = a["dims"]
             return self.sem.transpose(
-                x, tuple(reversed(range(x.ndim))) if dims is None else dims, node)
+                x, tuple(reversed(range(x.ndim))) if dims is None else dims, node
+            )
         if name == "concat":
             return self.sem.concat(a["tensors"], a["axis"], node)
         if name in SHAPE_HELPERS:
@@ -266,8 +358,10 @@ class Dispatcher(Component):
         if name == "var":
             unbiased = a["unbiased"]
             if contains_tensor(unbiased):
-                self.error("'unbiased' must be a compile-time bool", node,
-                           "pass unbiased=True or unbiased=False as a constant")
+                self.error(
+                    "'unbiased' must be a compile-time bool",
+                    node,
+                    "pass unbiased=True or unbiased=False as a constant",
+                )
             correction = 1 if unbiased else 0
         return self.sem.reduce(name, a["x"], a["axis"], a["keepdim"], correction, node)
-

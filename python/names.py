@@ -12,8 +12,18 @@ from typing import Any
 from pyasc_mlir import ops
 from pyasc_mlir.dialects import opset
 
-__all__ = ["BINARY", "LAYOUT", "MARKERS", "METHODS", "OP_NAMES", "PY_UNARY", "REDUCE",
-           "SHAPE_HELPERS", "SUPPORTED_FUNCS", "UNARY"]
+__all__ = [
+    "BINARY",
+    "LAYOUT",
+    "MARKERS",
+    "METHODS",
+    "OP_NAMES",
+    "PY_UNARY",
+    "REDUCE",
+    "SHAPE_HELPERS",
+    "SUPPORTED_FUNCS",
+    "UNARY",
+]
 
 UNARY = tuple(r.function for r in opset.UNARY.values() if r.function is not None)
 REDUCE = ("sum", "mean", "max", "min", "var")
@@ -22,9 +32,16 @@ SHAPE_HELPERS = ("match_shape", "assert_same_rank", "assert_compatible")
 BINARY = tuple(r.function for r in opset.BINARY.values() if r.function is not None)
 OP_NAMES = (*UNARY, *REDUCE, *BINARY, "where", "cast", *LAYOUT, *SHAPE_HELPERS)
 MARKERS: dict[Callable[..., Any], str] = {getattr(ops, n): n for n in OP_NAMES}
-METHODS = (*(m for r in opset.UNARY.values() for m in r.methods), *REDUCE, "reshape", "astype",
-           "transpose", "permute")
+METHODS = (
+    *(m for r in opset.UNARY.values() for m in r.methods),
+    *REDUCE,
+    "reshape",
+    "astype",
+    "transpose",
+    "permute",
+)
 SUPPORTED_FUNCS = ", ".join(OP_NAMES)
 PY_UNARY: dict[str, Callable[[float], float]] = {
-    k: r.py_fold for k, r in opset.UNARY.items() if r.py_fold is not None}
+    k: r.py_fold for k, r in opset.UNARY.items() if r.py_fold is not None
+}
 """Compile-time (Python float) versions of the unary functions, for constant arguments."""

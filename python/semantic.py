@@ -81,8 +81,9 @@ class Semantic(Component):
 
     def constant(self, value: float, shape: tuple[int, ...], node: ast.AST) -> SSAValue:
         """An f32 ``asc.constant`` tensor of ``shape`` filled with ``value``."""
-        return self.emit(asc.ConstantOp(float(value), TensorType(ir_type("float32"), shape)),
-                         node).results[0]
+        return self.emit(
+            asc.ConstantOp(float(value), TensorType(ir_type("float32"), shape)), node
+        ).results[0]
 
     def f32_operand(self, v: Any, shape: tuple[int, ...], node: ast.AST) -> SSAValue:
         """A number or non-mask tensor as an f32 value of ``shape``."""
@@ -102,8 +103,11 @@ class Semantic(Component):
                 continue
             new = asc.broadcast_shapes(shape, v.shape)
             if new is None:
-                self.error(f"cannot broadcast shapes {list(shape)} and {list(v.shape)}", node,
-                           "NumPy broadcasting: trailing dimensions must be equal or 1")
+                self.error(
+                    f"cannot broadcast shapes {list(shape)} and {list(v.shape)}",
+                    node,
+                    "NumPy broadcasting: trailing dimensions must be equal or 1",
+                )
             shape = new
         return () if shape is None else shape
 
@@ -118,35 +122,45 @@ class Semantic(Component):
         is a non-mask tensor or a real number."""
         if isinstance(v, SymbolicTensor):
             if v.dtype == "bool":
-                self.error(f"a boolean mask cannot be used in arithmetic ({what})", node,
-                           MASK_HINT)
+                self.error(f"a boolean mask cannot be used in arithmetic ({what})", node, MASK_HINT)
             return
         if not is_number(v) or isinstance(v, complex):
-            self.error(f"unsupported operand of type {type(v).__name__} for {what} with a "
-                       "tensor", node, "operands are tensors or Python numbers")
+            self.error(
+                f"unsupported operand of type {type(v).__name__} for {what} with a tensor",
+                node,
+                "operands are tensors or Python numbers",
+            )
 
     def need_tensor(self, x: Any, what: str, node: ast.AST) -> SymbolicTensor:
         """``x``, which must be a tensor (``what`` names the function needing it)."""
         if not isinstance(x, SymbolicTensor):
-            self.error(f"{what} needs a tensor, got {type(x).__name__} {x!r}", node,
-                       "pass a tensor (an argument of the operator or a value computed from one)")
+            self.error(
+                f"{what} needs a tensor, got {type(x).__name__} {x!r}",
+                node,
+                "pass a tensor (an argument of the operator or a value computed from one)",
+            )
         return x
 
     def norm_axis(self, axis: Any, x: SymbolicTensor, node: ast.AST) -> int:
         """``axis`` (negative counts from the end) as an index into ``x.shape``."""
         if not is_int(axis):
-            self.error(f"a dim must be a compile-time int, got {axis!r}", node,
-                       "pass the dim as an int constant, e.g. -1")
+            self.error(
+                f"a dim must be a compile-time int, got {axis!r}",
+                node,
+                "pass the dim as an int constant, e.g. -1",
+            )
         rank = x.ndim
         if not -rank <= int(axis) < rank:
-            self.error(f"dim {axis} is out of range for a tensor of shape {list(x.shape)}",
-                       node, f"valid dims: {-rank}..{rank - 1}" if rank else None)
+            self.error(
+                f"dim {axis} is out of range for a tensor of shape {list(x.shape)}",
+                node,
+                f"valid dims: {-rank}..{rank - 1}" if rank else None,
+            )
         return int(axis) % rank
 
     # ------------------------------------------------------------------ elementwise
 
-    def binary(self, kind: str, a: Any, b: Any, node: ast.AST, what: str | None = None
-               ) -> Any:
+    def binary(self, kind: str, a: Any, b: Any, node: ast.AST, what: str | None = None) -> Any:
         """``asc.binary`` ``kind`` (``add``, ``sub``, ``mul``, ``div``, ``max``, ``min``) of two
         operands; the Python value when neither is a tensor. ``what`` names the operator in
         errors (``'+'``); default: the function (``maximum()``)."""
@@ -176,8 +190,11 @@ class Semantic(Component):
             try:
                 return PY_UNARY[kind](float(x))
             except (ValueError, OverflowError, ZeroDivisionError) as exc:
-                self.error(f"{kind}({x!r}) at compile time: {exc}", node,
-                           "the constant is outside the function's domain; check the value")
+                self.error(
+                    f"{kind}({x!r}) at compile time: {exc}",
+                    node,
+                    "the constant is outside the function's domain; check the value",
+                )
         self.check_arith(x, node, f"{kind}()" if kind != "neg" else "'-'")
         r = self.emit(asc.UnaryOp(kind, self.convert(x.value, "float32", node)), node)
         return SymbolicTensor(r.results[0], x.dtype, x.shape)
@@ -186,14 +203,20 @@ class Semantic(Component):
         """``base ** exponent`` for a constant exponent: 1, 2 and 3 as products, 0.5, -1 and
         -0.5 as ``sqrt``, ``reciprocal`` and ``rsqrt``."""
         if isinstance(exponent, SymbolicTensor):
-            self.error("a tensor exponent is not supported", node,
-                       "use pyasc_mlir.exp(y * pyasc_mlir.log(x)) for x ** y with x > 0")
+            self.error(
+                "a tensor exponent is not supported",
+                node,
+                "use pyasc_mlir.exp(y * pyasc_mlir.log(x)) for x ** y with x > 0",
+            )
         if not isinstance(base, SymbolicTensor):
             return self.pyop(operator.pow, [base, exponent], node)
         self.check_arith(base, node, "'**'")
         if not is_number(exponent):
-            self.error(f"unsupported exponent of type {type(exponent).__name__}", node,
-                       "use a number exponent, e.g. x ** 2 or x ** 0.5")
+            self.error(
+                f"unsupported exponent of type {type(exponent).__name__}",
+                node,
+                "use a number exponent, e.g. x ** 2 or x ** 0.5",
+            )
         e = float(exponent)
         if e == 1:
             return base
@@ -203,17 +226,23 @@ class Semantic(Component):
         kinds = {0.5: "sqrt", -1: "reciprocal", -0.5: "rsqrt"}
         if e in kinds:
             return self.unary(kinds[e], base, node)
-        self.error(f"unsupported exponent {exponent!r} for a tensor", node,
-                   "supported constant exponents: 2, 3, 0.5, -1, -0.5 (and 1); use "
-                   "pyasc_mlir.exp(e * pyasc_mlir.log(x)) for others")
+        self.error(
+            f"unsupported exponent {exponent!r} for a tensor",
+            node,
+            "supported constant exponents: 2, 3, 0.5, -1, -0.5 (and 1); use "
+            "pyasc_mlir.exp(e * pyasc_mlir.log(x)) for others",
+        )
 
     def compare(self, predicate: str, a: Any, b: Any, node: ast.AST) -> SymbolicTensor:
         """``a <predicate> b`` (``lt``, ``gt``, ``le``, ``ge``, ``eq``, ``ne``) with at least
         one tensor operand: a boolean mask of the broadcast shape."""
         for v in (a, b):
             if isinstance(v, SymbolicTensor) and v.dtype == "bool":
-                self.error("boolean masks cannot be compared", node,
-                           "combine masks with & | ^ ~, or use pyasc_mlir.where")
+                self.error(
+                    "boolean masks cannot be compared",
+                    node,
+                    "combine masks with & | ^ ~, or use pyasc_mlir.where",
+                )
             self.check_arith(v, node, "a comparison")
         shape = self.result_shape([a, b], node)
         lhs = self.f32_operand(a, shape, node)
@@ -221,8 +250,7 @@ class Semantic(Component):
         r = self.emit(asc.CompareOp(predicate, lhs, rhs), node).results[0]
         return SymbolicTensor(r, "bool", shape)
 
-    def mask_as_f32(self, m: SymbolicTensor, shape: tuple[int, ...], node: ast.AST
-                    ) -> SSAValue:
+    def mask_as_f32(self, m: SymbolicTensor, shape: tuple[int, ...], node: ast.AST) -> SSAValue:
         """A mask broadcast to ``shape`` as f32 1.0/0.0 (an ``asc.select``)."""
         cond = self.broadcast(m.value, shape, node)
         one = self.constant(1.0, shape, node)
@@ -233,8 +261,11 @@ class Semantic(Component):
         """``a & b``, ``a | b`` or ``a ^ b`` (``sym``) of two boolean masks."""
         for v in (a, b):
             if not (isinstance(v, SymbolicTensor) and v.dtype == "bool"):
-                self.error(f"operator '{sym}' needs two boolean masks", node,
-                           "masks come from comparisons such as x > 0")
+                self.error(
+                    f"operator '{sym}' needs two boolean masks",
+                    node,
+                    "masks come from comparisons such as x > 0",
+                )
         shape = self.result_shape([a, b], node)
         fa = self.mask_as_f32(a, shape, node)
         fb = self.mask_as_f32(b, shape, node)
@@ -254,8 +285,11 @@ class Semantic(Component):
     def select(self, cond: Any, a: Any, b: Any, node: ast.AST) -> Any:
         """``where(cond, a, b)``: ``cond`` a boolean mask, ``a``/``b`` tensors or numbers."""
         if not (isinstance(cond, SymbolicTensor) and cond.dtype == "bool"):
-            self.error("the condition of where() must be a boolean mask (e.g. x > 0), not "
-                       f"{cond!r}", node, "for a compile-time condition use 'a if c else b'")
+            self.error(
+                f"the condition of where() must be a boolean mask (e.g. x > 0), not {cond!r}",
+                node,
+                "for a compile-time condition use 'a if c else b'",
+            )
         for v in (a, b):
             self.check_arith(v, node, "where()")
         shape = self.result_shape([cond, a, b], node)
@@ -276,8 +310,9 @@ class Semantic(Component):
             except TypeError:
                 name = "unsupported"
         if name not in ("float16", "float32"):
-            self.error(f"unsupported dtype {dtype!r}", node,
-                       "use pyasc_mlir.float16 or pyasc_mlir.float32")
+            self.error(
+                f"unsupported dtype {dtype!r}", node, "use pyasc_mlir.float16 or pyasc_mlir.float32"
+            )
         if not isinstance(x, SymbolicTensor):
             self.check_arith(x, node, "cast()")
             return float(np.dtype(name).type(x))
@@ -287,25 +322,33 @@ class Semantic(Component):
             return SymbolicTensor(self.convert(x.value, "float16", node), name, x.shape)
         return SymbolicTensor(x.value, name, x.shape)
 
-    def reduce(self, kind: str, x: Any, axis: Any, keepdim: Any, correction: int,
-               node: ast.AST) -> Any:
+    def reduce(
+        self, kind: str, x: Any, axis: Any, keepdim: Any, correction: int, node: ast.AST
+    ) -> Any:
         """``kind`` (``sum``, ``mean``, ``max``, ``min``, ``var``) of ``x`` over ``axis`` (an int, a
         tuple of ints or None = every dim); ``correction`` is var's Bessel correction (0 or 1)."""
         if not isinstance(x, SymbolicTensor):
-            self.error(f"{kind}() reduces a tensor, not {type(x).__name__}", node,
-                       "for Python numbers use the builtins" if kind != "var" else None)
+            self.error(
+                f"{kind}() reduces a tensor, not {type(x).__name__}",
+                node,
+                "for Python numbers use the builtins" if kind != "var" else None,
+            )
         self.check_arith(x, node, f"{kind}()")
         if contains_tensor(keepdim) or contains_tensor(axis):
-            self.error(f"axis and keepdim of {kind}() must be compile-time values", node,
-                       "pass axis as an int or a tuple of ints and keepdim as True or False")
+            self.error(
+                f"axis and keepdim of {kind}() must be compile-time values",
+                node,
+                "pass axis as an int or a tuple of ints and keepdim as True or False",
+            )
         norm = self.reduce_axes(x, axis, node)
         if not norm:
             if kind != "var":
                 return x
             value = 0.0 if correction == 0 else math.nan
             return SymbolicTensor(self.constant(value, x.shape, node), x.dtype, x.shape)
-        op = asc.ReduceOp(kind, self.convert(x.value, "float32", node), sorted(norm),
-                          bool(keepdim), correction)
+        op = asc.ReduceOp(
+            kind, self.convert(x.value, "float32", node), sorted(norm), bool(keepdim), correction
+        )
         r = self.emit(op, node).results[0]
         t = r.type
         assert isinstance(t, TensorType)
@@ -320,17 +363,23 @@ class Semantic(Component):
         elif isinstance(axis, int | np.integer) and not isinstance(axis, bool):
             axes = [int(axis)]
         elif isinstance(axis, tuple | list) and all(
-                isinstance(a, int | np.integer) and not isinstance(a, bool) for a in axis):
+            isinstance(a, int | np.integer) and not isinstance(a, bool) for a in axis
+        ):
             axes = [int(a) for a in axis]
         else:
-            self.error(f"axis must be an int, a tuple of ints or None, got {axis!r}", node,
-                       "pass axis=-1, axis=(0, 1) or axis=None (every dim)")
+            self.error(
+                f"axis must be an int, a tuple of ints or None, got {axis!r}",
+                node,
+                "pass axis=-1, axis=(0, 1) or axis=None (every dim)",
+            )
         norm: list[int] = []
         for a in axes:
             if not -rank <= a < rank:
-                self.error(f"axis {a} is out of range for a tensor of rank {rank} (shape "
-                           f"{list(x.shape)})", node, f"valid axes: {-rank}..{rank - 1}"
-                           if rank else "a 0-d tensor has no axes")
+                self.error(
+                    f"axis {a} is out of range for a tensor of rank {rank} (shape {list(x.shape)})",
+                    node,
+                    f"valid axes: {-rank}..{rank - 1}" if rank else "a 0-d tensor has no axes",
+                )
             a = a % rank
             if a in norm:
                 self.error(f"axis {a} is repeated in axis={axis!r}", node, "name each dim once")

@@ -55,22 +55,31 @@ class LayoutSemantic(Semantic):
             return {"float16": ops.float16, "float32": ops.float32}.get(obj.dtype, ops.bool_)
         if node.attr == "T":
             if obj.ndim != 2:
-                self.error(f".T needs a 2-D tensor, got shape {list(obj.shape)}", node,
-                           "use x.transpose(d0, d1) or x.permute(*dims) for other ranks")
+                self.error(
+                    f".T needs a 2-D tensor, got shape {list(obj.shape)}",
+                    node,
+                    "use x.transpose(d0, d1) or x.permute(*dims) for other ranks",
+                )
             return self.transpose(obj, (1, 0), node)
         if node.attr in METHODS:
             return TensorMethod(obj, node.attr)
-        self.error(f"a tensor has no attribute '{node.attr}'", node,
-                   "tensor attributes: shape, ndim, dtype, T; methods: "
-                   + ", ".join(METHODS))
+        self.error(
+            f"a tensor has no attribute '{node.attr}'",
+            node,
+            "tensor attributes: shape, ndim, dtype, T; methods: " + ", ".join(METHODS),
+        )
 
     def reshape(self, x: SymbolicTensor, shape: Sequence[Any], node: ast.AST) -> Any:
         """``x.reshape(*shape)``: ints, at most one -1 (inferred); the same tensor when the
         shape does not change."""
         if contains_tensor(shape) or not all(
-                isinstance(d, int | np.integer) and not isinstance(d, bool) for d in shape):
-            self.error(f"reshape() needs a shape of compile-time ints, got {list(shape)!r}",
-                       node, RESHAPE_HINT)
+            isinstance(d, int | np.integer) and not isinstance(d, bool) for d in shape
+        ):
+            self.error(
+                f"reshape() needs a shape of compile-time ints, got {list(shape)!r}",
+                node,
+                RESHAPE_HINT,
+            )
         dims = [int(d) for d in shape]
         total = math.prod(x.shape)
         if dims.count(-1) > 1 or any(d < -1 or d == 0 for d in dims):
@@ -78,12 +87,18 @@ class LayoutSemantic(Semantic):
         if -1 in dims:
             known = math.prod(d for d in dims if d != -1)
             if total % known:
-                self.error(f"cannot reshape {list(x.shape)} to {dims}", node,
-                           f"the new shape must hold {total} elements; {RESHAPE_HINT}")
+                self.error(
+                    f"cannot reshape {list(x.shape)} to {dims}",
+                    node,
+                    f"the new shape must hold {total} elements; {RESHAPE_HINT}",
+                )
             dims[dims.index(-1)] = total // known
         if math.prod(dims) != total:
-            self.error(f"cannot reshape {list(x.shape)} ({total} elements) to {dims}", node,
-                       f"the new shape must hold {total} elements; {RESHAPE_HINT}")
+            self.error(
+                f"cannot reshape {list(x.shape)} ({total} elements) to {dims}",
+                node,
+                f"the new shape must hold {total} elements; {RESHAPE_HINT}",
+            )
         if tuple(dims) == x.shape:
             return x
         r = self.emit(asc.ReshapeOp(x.value, dims), node).results[0]
@@ -112,17 +127,26 @@ class LayoutSemantic(Semantic):
         same tensor for the identity permutation."""
         x = self.need_tensor(x, "transpose()", node)
         if not isinstance(dims, tuple | list) or not all(is_int(d) for d in dims):
-            self.error(f"transpose dims must be a tuple of compile-time ints, got {dims!r}",
-                       node,
-                       "pass a permutation of the dims such as (1, 0), or swap two with "
-                       "x.transpose(0, 1)")
+            self.error(
+                f"transpose dims must be a tuple of compile-time ints, got {dims!r}",
+                node,
+                "pass a permutation of the dims such as (1, 0), or swap two with x.transpose(0, 1)",
+            )
         if len(dims) != x.ndim:
-            self.error(f"permutation {list(dims)} has {len(dims)} dims but the tensor has shape "
-                       f"{list(x.shape)}", node, f"give all {x.ndim} dims in their new order")
+            self.error(
+                f"permutation {list(dims)} has {len(dims)} dims but the tensor has shape "
+                f"{list(x.shape)}",
+                node,
+                f"give all {x.ndim} dims in their new order",
+            )
         perm = [self.norm_axis(d, x, node) for d in dims]
         if sorted(perm) != list(range(x.ndim)):
-            self.error(f"{list(dims)} is not a permutation of the dims of a tensor of shape "
-                       f"{list(x.shape)}", node, "each dim must appear exactly once")
+            self.error(
+                f"{list(dims)} is not a permutation of the dims of a tensor of shape "
+                f"{list(x.shape)}",
+                node,
+                "each dim must appear exactly once",
+            )
         if perm == sorted(perm):
             return x
         r = self.emit(asc.TransposeOp(self.layout_value(x, node), perm), node).results[0]
@@ -130,23 +154,35 @@ class LayoutSemantic(Semantic):
 
     def concat(self, tensors: Any, axis: Any, node: ast.AST) -> SymbolicTensor:
         """``concat(tensors, axis)``: tensors of one rank, equal except along ``axis``."""
-        if not isinstance(tensors, tuple | list) or not tensors or not all(
-                isinstance(t, SymbolicTensor) for t in tensors):
-            self.error(f"concat() takes a non-empty list or tuple of tensors, got {tensors!r}",
-                       node, "e.g. pyasc_mlir.concat([a, b], axis=0)")
+        if (
+            not isinstance(tensors, tuple | list)
+            or not tensors
+            or not all(isinstance(t, SymbolicTensor) for t in tensors)
+        ):
+            self.error(
+                f"concat() takes a non-empty list or tuple of tensors, got {tensors!r}",
+                node,
+                "e.g. pyasc_mlir.concat([a, b], axis=0)",
+            )
         ts: list[SymbolicTensor] = list(tensors)
         first = ts[0]
         if any(t.ndim != first.ndim for t in ts):
-            self.error(f"concat() needs tensors of one rank, got shapes {shapes_text(ts)}", node,
-                       "reshape the tensors to one rank first, e.g. x.reshape(1, n)")
+            self.error(
+                f"concat() needs tensors of one rank, got shapes {shapes_text(ts)}",
+                node,
+                "reshape the tensors to one rank first, e.g. x.reshape(1, n)",
+            )
         if first.ndim == 0:
             self.error("concat() of 0-d tensors", node, "reshape them to [1] first")
         k = self.norm_axis(axis, first, node)
         for t in ts[1:]:
             bad = [i for i in range(first.ndim) if i != k and t.shape[i] != first.shape[i]]
             if bad:
-                self.error(f"concat() along axis {k}: shapes {shapes_text(ts)} differ in dim "
-                           f"{bad[0]}", node, "all dims except the concat axis must be equal")
+                self.error(
+                    f"concat() along axis {k}: shapes {shapes_text(ts)} differ in dim {bad[0]}",
+                    node,
+                    "all dims except the concat axis must be equal",
+                )
         masks = [t.dtype == "bool" for t in ts]
         if any(masks) and not all(masks):
             self.error("concat() of boolean masks with number tensors", node, MASK_HINT)
@@ -179,8 +215,7 @@ class LayoutSemantic(Semantic):
             dim += 1
         r: SymbolicTensor = x
         if tuple(sizes) != x.shape:
-            v = self.emit(asc.SliceOp(self.layout_value(x, node), offsets, sizes),
-                          node).results[0]
+            v = self.emit(asc.SliceOp(self.layout_value(x, node), offsets, sizes), node).results[0]
             r = self.layout_result(v, x.dtype, node)
         if tuple(out_shape) != r.shape:
             v = self.emit(asc.ReshapeOp(r.value, out_shape), node).results[0]
@@ -193,51 +228,74 @@ class LayoutSemantic(Semantic):
         items = list(index) if isinstance(index, tuple) else [index]
         for it in items:
             if not (is_int(it) or isinstance(it, slice) or it is Ellipsis or it is None):
-                self.error(f"unsupported index {it!r} for a tensor", node,
-                           "index with compile-time ints, slices with step 1, ... and None")
+                self.error(
+                    f"unsupported index {it!r} for a tensor",
+                    node,
+                    "index with compile-time ints, slices with step 1, ... and None",
+                )
         if items.count(Ellipsis) > 1:
-            self.error("an index can only have a single ellipsis ('...')", node,
-                       "use '...' once, e.g. x[..., 0]")
+            self.error(
+                "an index can only have a single ellipsis ('...')",
+                node,
+                "use '...' once, e.g. x[..., 0]",
+            )
         used = sum(1 for it in items if it is not None and it is not Ellipsis)
         if used > x.ndim:
-            self.error(f"too many indices ({used}) for a tensor of shape {list(x.shape)}", node,
-                       f"use at most {x.ndim} indices, one per dim")
+            self.error(
+                f"too many indices ({used}) for a tensor of shape {list(x.shape)}",
+                node,
+                f"use at most {x.ndim} indices, one per dim",
+            )
         if Ellipsis in items:
             at = items.index(Ellipsis)
-            items[at:at + 1] = [slice(None)] * (x.ndim - used)
+            items[at : at + 1] = [slice(None)] * (x.ndim - used)
         else:
             items += [slice(None)] * (x.ndim - used)
         return items
 
-    def slice_bounds(self, x: SymbolicTensor, dim: int, it: slice, node: ast.AST
-                     ) -> tuple[int, int]:
+    def slice_bounds(
+        self, x: SymbolicTensor, dim: int, it: slice, node: ast.AST
+    ) -> tuple[int, int]:
         """``(start, size)`` of the slice ``it`` of dim ``dim`` of ``x`` (non-empty, step 1)."""
         d = x.shape[dim]
         for part in (it.start, it.stop):
             if part is not None and not is_int(part):
-                self.error(f"slice bounds must be compile-time ints, got {it!r}", node,
-                           "use int constants or values read from x.shape")
+                self.error(
+                    f"slice bounds must be compile-time ints, got {it!r}",
+                    node,
+                    "use int constants or values read from x.shape",
+                )
         if it.step is not None and it.step != 1:
-            self.error(f"slice step {it.step!r} in dim {dim} is not supported", node,
-                       "only step 1 is supported")
+            self.error(
+                f"slice step {it.step!r} in dim {dim} is not supported",
+                node,
+                "only step 1 is supported",
+            )
         start, stop, _ = it.indices(d)
         n = max(0, stop - start)
         if n == 0:
-            self.error(f"the slice {it.start}:{it.stop} of dim {dim} (size {d}) of "
-                       f"shape {list(x.shape)} is empty", node,
-                       "empty tensors cannot be computed on")
+            self.error(
+                f"the slice {it.start}:{it.stop} of dim {dim} (size {d}) of "
+                f"shape {list(x.shape)} is empty",
+                node,
+                "empty tensors cannot be computed on",
+            )
         return start, n
 
     def index_offset(self, x: SymbolicTensor, dim: int, i: int, node: ast.AST) -> int:
         """The offset in dim ``dim`` of ``x`` of the int index ``i`` (negative from the end)."""
         d = x.shape[dim]
         if not -d <= i < d:
-            self.error(f"index {i} is out of range for dim {dim} (size {d}) of shape "
-                       f"{list(x.shape)}", node, f"valid indices: {-d}..{d - 1}")
+            self.error(
+                f"index {i} is out of range for dim {dim} (size {d}) of shape {list(x.shape)}",
+                node,
+                f"valid indices: {-d}..{d - 1}",
+            )
         return i % d
 
-    def matmul(self, a: Any, b: Any, transpose_a: Any, transpose_b: Any,
-               node: ast.AST) -> SymbolicTensor:
+    def matmul(
+        self, a: Any, b: Any, transpose_a: Any, transpose_b: Any, node: ast.AST
+    ) -> SymbolicTensor:
         """``a @ b`` over the last two dims (batch dims broadcast), optionally transposing
         either operand; both f16 operands give float16, else float32."""
         ta, tb, shape = self.matmul_shape(a, b, transpose_a, transpose_b, node)
@@ -252,39 +310,54 @@ class LayoutSemantic(Semantic):
         r = self.emit(asc.MatmulOp(va, vb, ta, tb), node).results[0]
         return SymbolicTensor(r, self.promote([a, b]), shape)
 
-    def matmul_shape(self, a: Any, b: Any, transpose_a: Any, transpose_b: Any, node: ast.AST
-                     ) -> tuple[bool, bool, tuple[int, ...]]:
+    def matmul_shape(
+        self, a: Any, b: Any, transpose_a: Any, transpose_b: Any, node: ast.AST
+    ) -> tuple[bool, bool, tuple[int, ...]]:
         """The transpose flags and the result shape of ``matmul(a, b, ...)``, after checking
         the operands (tensors of rank >= 2, not masks, K matching, batch dims broadcasting)."""
         for v, side in ((a, "left"), (b, "right")):
             if not isinstance(v, SymbolicTensor):
-                self.error(f"the {side} operand of matmul is {type(v).__name__} {v!r}, not a "
-                           "tensor", node,
-                           "both operands of @ and pyasc_mlir.matmul must be tensors of rank >= "
-                           "2; scale by a number with *")
+                self.error(
+                    f"the {side} operand of matmul is {type(v).__name__} {v!r}, not a tensor",
+                    node,
+                    "both operands of @ and pyasc_mlir.matmul must be tensors of rank >= "
+                    "2; scale by a number with *",
+                )
             if v.dtype == "bool":
                 self.error("a boolean mask cannot be a matmul operand", node, MASK_HINT)
         for flag in (transpose_a, transpose_b):
             if not isinstance(flag, bool | np.bool_):
-                self.error(f"transpose_a/transpose_b must be compile-time bools, got {flag!r}",
-                           node, "pass transpose_a and transpose_b as True or False constants")
+                self.error(
+                    f"transpose_a/transpose_b must be compile-time bools, got {flag!r}",
+                    node,
+                    "pass transpose_a and transpose_b as True or False constants",
+                )
         ta, tb = bool(transpose_a), bool(transpose_b)
         if a.ndim < 2 or b.ndim < 2:
-            self.error(f"matmul needs operands of rank >= 2, got shapes {list(a.shape)} and "
-                       f"{list(b.shape)}", node,
-                       "reshape a vector to [1, K] (left) or [K, 1] (right) first")
+            self.error(
+                f"matmul needs operands of rank >= 2, got shapes {list(a.shape)} and "
+                f"{list(b.shape)}",
+                node,
+                "reshape a vector to [1, K] (left) or [K, 1] (right) first",
+            )
         shape = asc.matmul_shape(a.shape, b.shape, ta, tb)
         if shape is None:
             ka = a.shape[-2] if ta else a.shape[-1]
             kb = b.shape[-1] if tb else b.shape[-2]
-            flags = "".join(f", {n}=True" for n, f in (("transpose_a", ta), ("transpose_b", tb))
-                            if f)
-            what = (f"K differs ({ka} vs {kb})" if ka != kb else
-                    f"batch dims {list(a.shape[:-2])} and {list(b.shape[:-2])} do not broadcast")
-            self.error(f"matmul shapes {list(a.shape)} and {list(b.shape)} do not multiply"
-                       f"{flags}: {what}", node,
-                       "a is [..., M, K] and b is [..., K, N]; use transpose_a/transpose_b or "
-                       "x.transpose(-1, -2) to match K")
+            flags = "".join(
+                f", {n}=True" for n, f in (("transpose_a", ta), ("transpose_b", tb)) if f
+            )
+            what = (
+                f"K differs ({ka} vs {kb})"
+                if ka != kb
+                else f"batch dims {list(a.shape[:-2])} and {list(b.shape[:-2])} do not broadcast"
+            )
+            self.error(
+                f"matmul shapes {list(a.shape)} and {list(b.shape)} do not multiply{flags}: {what}",
+                node,
+                "a is [..., M, K] and b is [..., K, N]; use transpose_a/transpose_b or "
+                "x.transpose(-1, -2) to match K",
+            )
         return ta, tb, shape
 
     @staticmethod
@@ -304,7 +377,8 @@ class LayoutSemantic(Semantic):
         matmul's flags), last first so chains go too."""
         for op in reversed(list(self.ctx.block.ops)):
             if isinstance(op, asc.TransposeOp | asc.SliceOp | asc.ConcatOp) and not any(
-                    r.uses for r in op.results):
+                r.uses for r in op.results
+            ):
                 self.ctx.block.erase_op(op)
 
     def shape_helper(self, name: str, a: Mapping[str, Any], node: ast.AST) -> Any:
@@ -321,20 +395,32 @@ class LayoutSemantic(Semantic):
         self.note_shape_read(node)
         x = self.need_tensor(x, "match_shape()", node)
         if not isinstance(pattern, tuple | list) or not all(
-                p is None or is_int(p) for p in pattern):
-            self.error(f"match_shape() pattern must be a tuple of ints and None, got "
-                       f"{pattern!r}", node,
-                       "pass a tuple such as (None, 64): an int fixes a dim, None accepts any "
-                       "size")
-        want = "(" + ", ".join("None" if p is None else str(int(p)) for p in pattern) + (
-            ",)" if len(pattern) == 1 else ")")
+            p is None or is_int(p) for p in pattern
+        ):
+            self.error(
+                f"match_shape() pattern must be a tuple of ints and None, got {pattern!r}",
+                node,
+                "pass a tuple such as (None, 64): an int fixes a dim, None accepts any size",
+            )
+        want = (
+            "("
+            + ", ".join("None" if p is None else str(int(p)) for p in pattern)
+            + (",)" if len(pattern) == 1 else ")")
+        )
         if len(pattern) != x.ndim:
-            self.error(f"shape {list(x.shape)} does not match {want}: rank {x.ndim}, "
-                       f"expected {len(pattern)}", node, MATCH_HINT)
+            self.error(
+                f"shape {list(x.shape)} does not match {want}: rank {x.ndim}, "
+                f"expected {len(pattern)}",
+                node,
+                MATCH_HINT,
+            )
         for i, (d, p) in enumerate(zip(x.shape, pattern, strict=True)):
             if p is not None and d != p:
-                self.error(f"shape {list(x.shape)} does not match {want}: dim {i} is {d}, "
-                           f"expected {p}", node, MATCH_HINT)
+                self.error(
+                    f"shape {list(x.shape)} does not match {want}: dim {i} is {d}, expected {p}",
+                    node,
+                    MATCH_HINT,
+                )
         return x.shape
 
     def assert_same_rank(self, tensors: Any, node: ast.AST) -> None:
@@ -349,9 +435,11 @@ class LayoutSemantic(Semantic):
         """Check that ``tensors`` (a tuple or list) have one rank and equal sizes in every dim
         except ``exclude_dim``."""
         if not isinstance(tensors, tuple | list):
-            self.error(f"assert_compatible() takes a list or tuple of tensors, got {tensors!r}",
-                       node,
-                       "pass a list or tuple of tensors, e.g. pyasc_mlir.assert_compatible([a, b])")
+            self.error(
+                f"assert_compatible() takes a list or tuple of tensors, got {tensors!r}",
+                node,
+                "pass a list or tuple of tensors, e.g. pyasc_mlir.assert_compatible([a, b])",
+            )
         ts = [self.need_tensor(t, "assert_compatible()", node) for t in tensors]
         if not ts:
             return None
@@ -362,8 +450,10 @@ class LayoutSemantic(Semantic):
         for i in range(ts[0].ndim):
             if i != k and len({t.shape[i] for t in ts}) > 1:
                 where = "" if k is None else f" (exclude_dim={ex})"
-                self.error(f"shapes {shapes_text(ts)} differ in dim {i}{where}", node,
-                           "the tensors must have equal sizes in every dim (except exclude_dim); "
-                           "check the shapes the operator is called with")
+                self.error(
+                    f"shapes {shapes_text(ts)} differ in dim {i}{where}",
+                    node,
+                    "the tensors must have equal sizes in every dim (except exclude_dim); "
+                    "check the shapes the operator is called with",
+                )
         return None
-

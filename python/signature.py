@@ -27,8 +27,9 @@ def bind_error(what: str, exc: TypeError) -> str:
     return f"invalid arguments for {what}: {text}"
 
 
-def argument_types(fn: types.FunctionType, args: Sequence[Any], def_loc: SourceLoc
-                   ) -> list[TensorType]:
+def argument_types(
+    fn: types.FunctionType, args: Sequence[Any], def_loc: SourceLoc
+) -> list[TensorType]:
     """The IR types of the tensor arguments among ``args`` (a tuple or list argument holding
     ``TensorDesc`` s contributes one per tensor), in order.
 
@@ -38,25 +39,34 @@ def argument_types(fn: types.FunctionType, args: Sequence[Any], def_loc: SourceL
     """
     arg_types: list[TensorType] = []
     for i, a in enumerate(args):
-        for x in (a if holds_desc(a) else [a]):
+        for x in a if holds_desc(a) else [a]:
             if isinstance(x, TensorDesc):
                 if any(d is None or d < 0 for d in x.shape):
                     raise PyAscCompileError(
                         f"argument {i} of {fn.__name__}() has shape {list(x.shape)}: only "
                         "static, positive dimensions are supported (or 0 for an empty "
-                        "tensor)", def_loc, "give every dimension as an int")
+                        "tensor)",
+                        def_loc,
+                        "give every dimension as an int",
+                    )
                 arg_types.append(TensorType(ir_type(x.dtype), x.static_shape))
             elif isinstance(x, np.ndarray):
                 raise PyAscCompileError(
-                    f"argument {i} of {fn.__name__}() is a NumPy array", def_loc,
+                    f"argument {i} of {fn.__name__}() is a NumPy array",
+                    def_loc,
                     "describe tensor arguments with TensorDesc(shape, dtype) or "
-                    "TensorDesc.of(array)")
+                    "TensorDesc.of(array)",
+                )
     return arg_types
 
 
-def bind_operator(fn: types.FunctionType, bound_self: list[Any], args: Sequence[Any],
-                  block_args: Sequence[BlockArgument], def_loc: SourceLoc
-                  ) -> inspect.BoundArguments:
+def bind_operator(
+    fn: types.FunctionType,
+    bound_self: list[Any],
+    args: Sequence[Any],
+    block_args: Sequence[BlockArgument],
+    def_loc: SourceLoc,
+) -> inspect.BoundArguments:
     """``fn``'s parameters bound to ``bound_self`` then ``args``, each ``TensorDesc`` replaced
     by a :class:`SymbolicTensor` of the next block argument (named after its parameter:
     ``x``, or ``xs0``, ``xs1`` inside a tuple), defaults applied.
@@ -78,8 +88,10 @@ def bind_operator(fn: types.FunctionType, bound_self: list[Any], args: Sequence[
         bound = inspect.signature(fn).bind(*values)
     except TypeError as exc:
         raise PyAscCompileError(
-            bind_error(f"{fn.__name__}()", exc), def_loc,
-            "pass one TensorDesc or compile-time value per parameter") from None
+            bind_error(f"{fn.__name__}()", exc),
+            def_loc,
+            "pass one TensorDesc or compile-time value per parameter",
+        ) from None
     bound.apply_defaults()
     _name_arguments(bound)
     return bound

@@ -15,8 +15,9 @@ from pyasc_mlir.frontend.values import Frame
 __all__ = ["make_frame", "parse_function"]
 
 
-def parse_function(fn: types.FunctionType, where: SourceLoc | None
-                   ) -> tuple[ast.FunctionDef, str, int]:
+def parse_function(
+    fn: types.FunctionType, where: SourceLoc | None
+) -> tuple[ast.FunctionDef, str, int]:
     """The ``def`` node of ``fn``, its file, and the delta from AST to file line numbers.
 
     Raises:
@@ -25,14 +26,19 @@ def parse_function(fn: types.FunctionType, where: SourceLoc | None
             it is not a plain ``def``.
     """
     if fn.__name__ == "<lambda>":
-        raise PyAscCompileError("a lambda cannot be compiled or inlined",
-                                where or _lambda_loc(fn), "define the function with def")
+        raise PyAscCompileError(
+            "a lambda cannot be compiled or inlined",
+            where or _lambda_loc(fn),
+            "define the function with def",
+        )
     try:
         lines, start = inspect.getsourcelines(fn)
     except (OSError, TypeError) as exc:
         raise PyAscCompileError(
-            f"cannot read the source of {fn.__qualname__}(): {exc}", where,
-            "operators and their helpers must be defined in a .py file") from None
+            f"cannot read the source of {fn.__qualname__}(): {exc}",
+            where,
+            "operators and their helpers must be defined in a .py file",
+        ) from None
     src = "".join(lines)
     prefix = 0
     if lines and lines[0][:1] in (" ", "\t"):
@@ -41,18 +47,22 @@ def parse_function(fn: types.FunctionType, where: SourceLoc | None
     try:
         tree = ast.parse(src)
     except SyntaxError as exc:
-        raise PyAscCompileError(f"cannot parse the source of {fn.__qualname__}(): {exc}",
-                                where,
-                                "the .py file changed after it was imported, or is not valid "
-                                "Python; re-import it") from None
+        raise PyAscCompileError(
+            f"cannot parse the source of {fn.__qualname__}(): {exc}",
+            where,
+            "the .py file changed after it was imported, or is not valid Python; re-import it",
+        ) from None
     node: ast.stmt = tree.body[0]
     if prefix:
         assert isinstance(node, ast.If)
         node = node.body[0]
     if not isinstance(node, ast.FunctionDef):
-        raise PyAscCompileError(f"{fn.__qualname__}() is not a plain 'def' function", where,
-                                "write the operator as a plain module-level def function (not "
-                                "async, a class or a callable object)")
+        raise PyAscCompileError(
+            f"{fn.__qualname__}() is not a plain 'def' function",
+            where,
+            "write the operator as a plain module-level def function (not "
+            "async, a class or a callable object)",
+        )
     file = fn.__code__.co_filename
     return node, file, start - 1 - prefix
 

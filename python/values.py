@@ -20,8 +20,19 @@ from xdsl.ir import SSAValue
 
 from pyasc_mlir.types import TensorDesc
 
-__all__ = ["Frame", "FunctionReturn", "LoopBreak", "LoopContinue", "SymbolicTensor",
-           "TensorMethod", "contains_tensor", "holds_desc", "is_int", "is_number", "shapes_text"]
+__all__ = [
+    "Frame",
+    "FunctionReturn",
+    "LoopBreak",
+    "LoopContinue",
+    "SymbolicTensor",
+    "TensorMethod",
+    "contains_tensor",
+    "holds_desc",
+    "is_int",
+    "is_number",
+    "shapes_text",
+]
 
 
 class SymbolicTensor:

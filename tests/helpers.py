@@ -40,9 +40,16 @@ def tolerance(dtype: Any, reduction: bool = False) -> dict[str, float]:
     return {"rtol": tol, "atol": tol}
 
 
-def assert_close(actual: np.ndarray, expected: Any, dtype: Any = None, *,
-                 reduction: bool = False, rtol: float | None = None, atol: float | None = None,
-                 equal_nan: bool = False) -> None:
+def assert_close(
+    actual: np.ndarray,
+    expected: Any,
+    dtype: Any = None,
+    *,
+    reduction: bool = False,
+    rtol: float | None = None,
+    atol: float | None = None,
+    equal_nan: bool = False,
+) -> None:
     """``actual`` equals ``expected`` within tolerance, compared in float64.
 
     With ``dtype``: ``actual`` has that dtype and ``expected``'s shape, and ``expected`` (a
@@ -59,9 +66,12 @@ def assert_close(actual: np.ndarray, expected: Any, dtype: Any = None, *,
         assert actual.shape == expected.shape
     tol = tolerance(actual.dtype if dtype is None else dtype, reduction)
     np.testing.assert_allclose(
-        np.asarray(actual).astype(np.float64), np.asarray(expected).astype(np.float64),
-        rtol=tol["rtol"] if rtol is None else rtol, atol=tol["atol"] if atol is None else atol,
-        equal_nan=equal_nan)
+        np.asarray(actual).astype(np.float64),
+        np.asarray(expected).astype(np.float64),
+        rtol=tol["rtol"] if rtol is None else rtol,
+        atol=tol["atol"] if atol is None else atol,
+        equal_nan=equal_nan,
+    )
 
 
 # --------------------------------------------------------------------------- operators
@@ -108,8 +118,9 @@ def seed_of(*key: Any) -> int:
     return zlib.crc32(repr(key).encode())
 
 
-def make_input(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any,
-               domain: str = "any") -> np.ndarray:
+def make_input(
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: Any, domain: str = "any"
+) -> np.ndarray:
     """Random values of ``shape`` in an op's domain: ``pos`` in [0.1, 4), ``nonzero`` with
     |x| in [0.5, 3), ``int`` small integers in [-3, 3], else normal with std 2."""
     if domain == "pos":

@@ -94,9 +94,17 @@ def sm_result(cache_root):
 
 
 def modeled(fn, descs, knobs):
-    stages, _, _ = lower(fn, descs, fn.__name__, "910B2", knobs.buffers == 2,
-                         tile=knobs.tile, block_dim=knobs.block_dim, tile_m=knobs.tile_m,
-                         tile_n=knobs.tile_n)
+    stages, _, _ = lower(
+        fn,
+        descs,
+        fn.__name__,
+        "910B2",
+        knobs.buffers == 2,
+        tile=knobs.tile,
+        block_dim=knobs.block_dim,
+        tile_m=knobs.tile_m,
+        tile_n=knobs.tile_n,
+    )
     return stages, sum(e.time_us for e in estimate(stages["ascendc"]))
 
 
@@ -117,8 +125,10 @@ def test_the_cost_model_reacts_to_every_knob():
     # 257 rows over 43 cores: 6 rows per core, 3 tiles of 2 rows, so buffering can overlap.
     descs = [pa.TensorDesc((257, 513), "float32")]
     K = autotune.Knobs
-    times = {k: modeled(softmax, descs, k)[1] for k in (
-        K(2, 43, 2), K(2, 43, 1), K(3, 43, 2), K(2, 22, 2))}
+    times = {
+        k: modeled(softmax, descs, k)[1]
+        for k in (K(2, 43, 2), K(2, 43, 1), K(3, 43, 2), K(2, 22, 2))
+    }
     assert len({round(t, 6) for t in times.values()}) == 4, times
     assert times[K(2, 43, 2)] < times[K(2, 43, 1)]  # double buffering overlaps MTE2/V/MTE3
     assert times[K(2, 43, 2)] < times[K(2, 22, 2)]  # more cores, less work each
@@ -188,15 +198,30 @@ def test_jit_autotune_prints_the_pin_once_and_runs_the_winner(capsys, monkeypatc
 
 def test_cli_prints_the_table_and_the_hint(tmp_path, capsys):
     src = tmp_path / "ops.py"
-    src.write_text(textwrap.dedent("""
+    src.write_text(
+        textwrap.dedent("""
         import pyasc_mlir as pa
 
         def scaled_softmax(x):
             e = pa.exp(x * 0.5 - (x * 0.5).max(-1, keepdim=True))
             return e / e.sum(-1, keepdim=True)
-    """))
-    rc = cli_main(["tune", f"{src}::scaled_softmax", "--shape", "33,513", "--dtype",
-                   "float32", "--measure", "1", "--workers", "2", "--no-progress"])
+    """)
+    )
+    rc = cli_main(
+        [
+            "tune",
+            f"{src}::scaled_softmax",
+            "--shape",
+            "33,513",
+            "--dtype",
+            "float32",
+            "--measure",
+            "1",
+            "--workers",
+            "2",
+            "--no-progress",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0
     lines = out.splitlines()
@@ -213,17 +238,25 @@ def test_bad_pins_give_located_errors():
     assert "tile=34 is out of range" in str(e.value) and "from 1 to 33" in str(e.value)
     assert e.value.loc is not None and e.value.loc.file == __file__
     assert "e = pa.exp(" in str(e.value)  # the operator's source line
-    with pytest.raises(pa.PyAscCompileError, match=r"tile=20 \(rows per tile\) needs \d+ "
-                       r"bytes of UB(.|\n)*largest tile that fits is 1;"):
+    with pytest.raises(
+        pa.PyAscCompileError,
+        match=r"tile=20 \(rows per tile\) needs \d+ "
+        r"bytes of UB(.|\n)*largest tile that fits is 1;",
+    ):
         pa.compile(softmax, SM32, tiling={"tile": 20})
     with pytest.raises(pa.PyAscCompileError, match="block_dim=49 is out of range"):
         pa.compile(softmax, SM32, tiling={"block_dim": 49})
-    with pytest.raises(pa.PyAscCompileError, match=r"elements per chunk of its 16386-element "
-                       r"rows, a multiple of 128 from 128 to 16512"):  # coalesced to one row
+    with pytest.raises(
+        pa.PyAscCompileError,
+        match=r"elements per chunk of its 16386-element "
+        r"rows, a multiple of 128 from 128 to 16512",
+    ):  # coalesced to one row
         pa.compile(scale, [pa.TensorDesc((2, 8193), "float32")], tiling={"tile": 100})
-    for bad, msg in (({"tiles": 3}, "unknown tiling key 'tiles'"),
-                     ({"tile": -1}, "not an integer >= 0"),
-                     ({"buffers": 3}, "is not 1 or 2")):
+    for bad, msg in (
+        ({"tiles": 3}, "unknown tiling key 'tiles'"),
+        ({"tile": -1}, "not an integer >= 0"),
+        ({"buffers": 3}, "is not 1 or 2"),
+    ):
         with pytest.raises(pa.PyAscUsageError, match=msg) as e:
             pa.compile(softmax, SM32, tiling=bad)
         assert e.value.loc is not None and e.value.loc.file == __file__
@@ -265,12 +298,12 @@ def test_swiglu_tunes_its_cube_knobs_and_the_pinned_winner_is_correct():
     if w.tile_m:  # 0: the automatic block (its halving can leave a height that is not pinnable)
         assert (fields["tile_m"], fields["tile_n"]) == (w.tile_m, w.tile_n)
     arrays = _rand(SW16, 4)
-    np.testing.assert_allclose(op(*arrays).astype(np.float64), np_swiglu(*arrays),
-                               rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(
+        op(*arrays).astype(np.float64), np_swiglu(*arrays), rtol=2e-2, atol=2e-2
+    )
     loser = ok[-1].knobs  # another block size, run in the ascendc-level interpreter
     (y,) = run_function(modeled(swiglu, SW16, loser)[0]["ascendc"], "swiglu", arrays)
-    np.testing.assert_allclose(np.asarray(y, np.float64), np_swiglu(*arrays), rtol=2e-2,
-                               atol=2e-2)
+    np.testing.assert_allclose(np.asarray(y, np.float64), np_swiglu(*arrays), rtol=2e-2, atol=2e-2)
 
 
 def test_the_cost_model_charges_block_re_reads():
@@ -310,15 +343,27 @@ def test_mixed_vector_and_cube_operator_tunes_both_knob_sets():
 def test_bad_cube_pins_give_located_errors():
     sw32 = _descs("float32", (256, 64), (64, 512), (512,), (64, 512), (512,))
     cases = (
-        ({"tile_m": 20}, r"tile_m=20 is not a multiple of 16 \(the Matmul API's baseM\)",
-         "pin tile_m=16"),
+        (
+            {"tile_m": 20},
+            r"tile_m=20 is not a multiple of 16 \(the Matmul API's baseM\)",
+            "pin tile_m=16",
+        ),
         ({"tile_n": 8}, r"tile_n=8 is not a multiple of 16", "pin tile_n=16"),
-        ({"tile_m": 256, "tile_n": 256}, r"needs 262144 bytes of L0C, but 910B2 has 131072",
-         "the largest tile_m that fits L0C with the other size is 128"),
-        ({"tile_m": 128, "tile_n": 128}, r"blocks need \d+ bytes of UB with 2 buffer\(s\)",
-         "the largest tile_m that fits with tile_n=128 is 80"),
-        ({"block_dim": 25}, r"block_dim=25 is out of range: platform 910B2 has 24 cube cores",
-         "from 1 to 24"),
+        (
+            {"tile_m": 256, "tile_n": 256},
+            r"needs 262144 bytes of L0C, but 910B2 has 131072",
+            "the largest tile_m that fits L0C with the other size is 128",
+        ),
+        (
+            {"tile_m": 128, "tile_n": 128},
+            r"blocks need \d+ bytes of UB with 2 buffer\(s\)",
+            "the largest tile_m that fits with tile_n=128 is 80",
+        ),
+        (
+            {"block_dim": 25},
+            r"block_dim=25 is out of range: platform 910B2 has 24 cube cores",
+            "from 1 to 24",
+        ),
     )
     for pin, msg, hint in cases:
         with pytest.raises(pa.PyAscCompileError, match=msg) as e:
@@ -333,20 +378,32 @@ def test_bad_cube_pins_give_located_errors():
 
 def test_cli_tunes_a_package_file_with_relative_imports(capsys):
     root = Path(__file__).resolve().parents[1]
-    rc = cli_main(["tune", f"{root}/examples/softmax.py::softmax", "--shape", "8,1024",
-                   "--workers", "1", "--no-progress"])
+    rc = cli_main(
+        [
+            "tune",
+            f"{root}/examples/softmax.py::softmax",
+            "--shape",
+            "8,1024",
+            "--workers",
+            "1",
+            "--no-progress",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0
     assert "autotune softmax([8, 1024] float16)" in out and "pin it with" in out
 
 
 @pytest.mark.parametrize("command", ["tune", "profile"])
-@pytest.mark.parametrize("extra, words", [
-    (["--shape", "4,x"], "invalid shape '4,x'"),
-    (["--shape", "4,-1"], "invalid shape '4,-1'"),
-    (["--shape", "4,8", "--dtype", "int8"], "invalid choice: 'int8'"),
-    (["--shape", "4,8", "--const", "foo("], "invalid constant 'foo('"),
-])
+@pytest.mark.parametrize(
+    "extra, words",
+    [
+        (["--shape", "4,x"], "invalid shape '4,x'"),
+        (["--shape", "4,-1"], "invalid shape '4,-1'"),
+        (["--shape", "4,8", "--dtype", "int8"], "invalid choice: 'int8'"),
+        (["--shape", "4,8", "--const", "foo("], "invalid constant 'foo('"),
+    ],
+)
 def test_cli_bad_arguments_are_usage_errors(command, extra, words, capsys):
     root = Path(__file__).resolve().parents[1]
     with pytest.raises(SystemExit) as e:

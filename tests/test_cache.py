@@ -110,6 +110,7 @@ def check_entry(op) -> None:
 
 # ------------------------------------------------------------------------------ the key
 
+
 def key(fn, inputs=DESC, **options):
     opts = {"platform": "910B2", "double_buffer": True, "name": fn.__name__, **options}
     return cache.cache_key(fn, inputs, opts)
@@ -130,7 +131,7 @@ def test_key_covers_compiler_version(monkeypatch):
     assert key(scale_shift) != before
 
 
-HELPERS = '''
+HELPERS = """
 SCALE = {scale}
 OFFSET = (1.0, {offset})
 
@@ -141,8 +142,8 @@ def inner(x):
 
 def helper(x):
     return inner(x) * SCALE + OFFSET[1]
-'''
-KERNELS = '''
+"""
+KERNELS = """
 import helpers_mod
 from helpers_mod import helper
 
@@ -153,15 +154,14 @@ def via_name(x):
 
 def via_module(x):
     return helpers_mod.helper(x)
-'''
+"""
 
 
 def load_variant(tmp_path: Path, tag: str, scale=2.0, offset=0.5, inner="1.0"):
     """Import ``kernels_mod`` (whose text never changes) with a ``helpers_mod`` variant."""
     folder = tmp_path / tag
     folder.mkdir()
-    (folder / "helpers_mod.py").write_text(HELPERS.format(scale=scale, offset=offset,
-                                                          inner=inner))
+    (folder / "helpers_mod.py").write_text(HELPERS.format(scale=scale, offset=offset, inner=inner))
     (folder / "kernels_mod.py").write_text(KERNELS)
     for name in ("helpers_mod", "kernels_mod"):
         sys.modules.pop(name, None)
@@ -209,6 +209,7 @@ def test_changed_helper_is_not_served_stale_from_disk(tmp_path, gxx_runs):
 def _make_closure(c):
     def closed(x):
         return x * c
+
     return closed
 
 
@@ -243,6 +244,7 @@ def test_key_covers_closures_defaults_and_op_class_attributes():
 
 
 # ------------------------------------------------------------------------ corrupt entries
+
 
 def test_truncated_or_invalid_op_json_is_rebuilt_with_a_warning(gxx_runs):
     op = pa.compile(scale_shift, DESC)
@@ -323,6 +325,7 @@ def test_corrupt_library_cache_entry_without_op_json_is_rebuilt(gxx_runs):
 
 # --------------------------------------------------------------------------- concurrency
 
+
 def _compile_in_child(barrier, queue):
     try:
         barrier.wait(timeout=60)
@@ -362,6 +365,7 @@ def test_two_processes_compiling_at_once_leave_a_valid_cache(tmp_path, monkeypat
 
 
 # ------------------------------------------------------------------------------ switches
+
 
 def test_cache_dir_env_holds_everything(cache_env, gxx_runs):
     root = cache_env
@@ -419,12 +423,13 @@ def test_always_compile_recompiles_every_call(monkeypatch, gxx_runs):
 def test_output_dir_reuse_and_load_op(tmp_path, gxx_runs):
     out = tmp_path / "out"
     op = pa.compile(scale_shift, DESC, output_dir=out)
-    assert {"kernel.cpp", "host.cpp", "cpu_entry.cpp", "op.json"} <= {
-        p.name for p in out.iterdir()}
+    assert {"kernel.cpp", "host.cpp", "cpu_entry.cpp", "op.json"} <= {p.name for p in out.iterdir()}
     check_result(pa.load_op(out))
+
     # another operator into the same folder replaces it (no stale reuse)
     def other(x):
         return x + 1.0
+
     op2 = pa.compile(other, DESC, output_dir=out)
     np.testing.assert_allclose(op2(X), X + 1, rtol=1e-6)
     np.testing.assert_allclose(pa.load_op(out)(X), X + 1, rtol=1e-6)
@@ -447,14 +452,21 @@ def test_source_fingerprints_are_stable_across_processes():
     import hashlib
     import subprocess
 
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == [hashlib.sha256(cache.source_fingerprint(fn, inputs).encode()).hexdigest()
-                   for fn, inputs in FINGERPRINTED]
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == [
+        hashlib.sha256(cache.source_fingerprint(fn, inputs).encode()).hexdigest()
+        for fn, inputs in FINGERPRINTED
+    ]
 
 
-FINGERPRINTED = [(scale_shift, DESC), (_Scaled.forward, [_Scaled, *DESC]),
-                 (_make_closure(2.0), DESC), (_with_default, DESC)]
+FINGERPRINTED = [
+    (scale_shift, DESC),
+    (_Scaled.forward, [_Scaled, *DESC]),
+    (_make_closure(2.0), DESC),
+    (_with_default, DESC),
+]
 
 
 SCALE_G = 2.0

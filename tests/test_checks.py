@@ -74,7 +74,8 @@ def _switches(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_switches_functions_environment_and_context_manager(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert not pa.memory_check_enabled() and not pa.numeric_check_enabled()
     monkeypatch.setenv("PYASC_MEMORY_CHECK", "1")
     monkeypatch.setenv("PYASC_NUMERIC_CHECK", "1")
@@ -127,8 +128,9 @@ GM64 = "memref<64xf32, #asc.scope<gm>>"
 def ascendc_kernel(body: str) -> ModuleOp:
     """``@k(x, o)`` over two 64-float GM tensors; ``%gx``/``%go`` are their GlobalTensors and
     ``%b`` a 1024-byte TBuf. Body line N has ``asc.loc = "user_kernel.py:N:5"``."""
-    consts = "\n".join(f"  %c{i} = arith.constant {i} : index"
-                       for i in (0, 1, 4, 16, 39, 40, 48, 64, 128, 248))
+    consts = "\n".join(
+        f"  %c{i} = arith.constant {i} : index" for i in (0, 1, 4, 16, 39, 40, 48, 64, 128, 248)
+    )
     return parse(f"""
 func.func @k(%x: {GM64}, %o: {GM64}) attributes {{asc.kernel,
     asc.tiling = {{block_dim = 1 : i64}}, asc.loc = "{SRC}:1:1"}} {{
@@ -204,9 +206,14 @@ def test_computing_on_unwritten_lanes_is_fine_copying_them_out_is_not(backend: s
         np.testing.assert_array_equal(o[:40], 2 * x[:40])
         with pytest.raises(pa.MemoryCheckError) as info:
             run(ascendc_kernel(PADDED.format(n=48)), x, np.zeros(64, np.float32))
-    expect(info.value, "DataCopy(UB->GM)", r"read of uninitialised UB: src byte 160 \(element "
-           r"40, UB offset 416\) of the LocalTensor at UB offset 256 was never written in this "
-           "block", 5)
+    expect(
+        info.value,
+        "DataCopy(UB->GM)",
+        r"read of uninitialised UB: src byte 160 \(element "
+        r"40, UB offset 416\) of the LocalTensor at UB offset 256 was never written in this "
+        "block",
+        5,
+    )
     # the mode is off: the same kernel runs (and copies whatever the unwritten lanes hold)
     run(ascendc_kernel(PADDED.format(n=48)), x, np.zeros(64, np.float32))
 
@@ -231,12 +238,16 @@ def test_reduction_over_unwritten_elements_is_reported(backend: str) -> None:
     with pa.enable_memory_check():
         with pytest.raises(pa.MemoryCheckError) as info:
             run(ascendc_kernel(REDUCE.format(n=48)), x, o)
-        expect(info.value, "ReduceSum", r"read of uninitialised UB: src byte 160 \(element 40,",
-               6)
+        expect(info.value, "ReduceSum", r"read of uninitialised UB: src byte 160 \(element 40,", 6)
         with pytest.raises(pa.MemoryCheckError) as info:
             run(ascendc_kernel(REDUCE.format(n=40)), x, o)
-        expect(info.value, "DataCopy(UB->GM)", r"read of uninitialised UB: src byte 4 \(element "
-               r"1,", 7)
+        expect(
+            info.value,
+            "DataCopy(UB->GM)",
+            r"read of uninitialised UB: src byte 4 \(element "
+            r"1,",
+            7,
+        )
 
 
 GETVALUE = f"""
@@ -307,15 +318,30 @@ ascendc.data_copy %a, %gx, %c128 : {LT}<f32>, {GT}<f32>
 
 @pytest.mark.parametrize("mode", [False, True], ids=["check-off", "check-on"])
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("case", [
-    (OUT_OF_BOUNDS, "DataCopy(GM->UB)", r"dst LocalTensor at UB offset 992 holds 32 bytes.* "
-                                        r"access up to byte 64 exceeds it", 3),
-    (MISALIGNED, "Add", r"dst UB offset 16 is not 32-byte aligned", 4),
-    (GM_OUT_OF_BOUNDS, "DataCopy(GM->UB)", r"src GlobalTensor holds 256 bytes.*access up to "
-                                           r"byte 512 exceeds it", 3),
-], ids=["ub-out-of-bounds", "misaligned", "gm-out-of-bounds"])
-def test_bad_accesses_name_the_call_and_the_source_line(case: tuple[str, str, str, int],
-                                                        backend: str, mode: bool) -> None:
+@pytest.mark.parametrize(
+    "case",
+    [
+        (
+            OUT_OF_BOUNDS,
+            "DataCopy(GM->UB)",
+            r"dst LocalTensor at UB offset 992 holds 32 bytes.* "
+            r"access up to byte 64 exceeds it",
+            3,
+        ),
+        (MISALIGNED, "Add", r"dst UB offset 16 is not 32-byte aligned", 4),
+        (
+            GM_OUT_OF_BOUNDS,
+            "DataCopy(GM->UB)",
+            r"src GlobalTensor holds 256 bytes.*access up to "
+            r"byte 512 exceeds it",
+            3,
+        ),
+    ],
+    ids=["ub-out-of-bounds", "misaligned", "gm-out-of-bounds"],
+)
+def test_bad_accesses_name_the_call_and_the_source_line(
+    case: tuple[str, str, str, int], backend: str, mode: bool
+) -> None:
     body, api, message, line = case
     x, o = gm_arrays()
     with pa.enable_memory_check(mode), pytest.raises(pa.MemoryCheckError) as info:
@@ -356,8 +382,12 @@ func.func @k(%x: memref<64xf32, #asc.scope<gm>>, %o: memref<64xf32, #asc.scope<g
 
 
 def tile_kernel(length: int, out: int) -> str:
-    return TILE.format(length=length, out=out, ub="memref<64xf32, #asc.scope<ub>>",
-                       gm="memref<64xf32, #asc.scope<gm>>")
+    return TILE.format(
+        length=length,
+        out=out,
+        ub="memref<64xf32, #asc.scope<ub>>",
+        gm="memref<64xf32, #asc.scope<gm>>",
+    )
 
 
 def _lowered(module: ModuleOp) -> ModuleOp:
@@ -371,8 +401,11 @@ def test_tile_kernel_reading_unwritten_ub() -> None:
         (y,) = run_function(parse(tile_kernel(length=40, out=40)), "top", [x])
         np.testing.assert_array_equal(y[:40], x[:40] ** 2)
         bad = tile_kernel(length=40, out=48)
-        with pytest.raises(TileMemoryError, match=r"user_tile\.py:7:5: asc\.copy_out: read of "
-                           r"uninitialised UB: block 0 of 1, element 40 of 48") as info:
+        with pytest.raises(
+            TileMemoryError,
+            match=r"user_tile\.py:7:5: asc\.copy_out: read of "
+            r"uninitialised UB: block 0 of 1, element 40 of 48",
+        ) as info:
             run_function(parse(bad), "top", [x])
         assert info.value.op == "asc.copy_out" and str(info.value.loc) == "user_tile.py:7:5"
         # the same kernel lowered to ascendc: interpreter and CPU build agree. (The lowering
@@ -380,8 +413,9 @@ def test_tile_kernel_reading_unwritten_ub() -> None:
         for backend, run in BACKENDS.items():
             with pytest.raises(pa.MemoryCheckError) as info:
                 run(_lowered(parse(bad)), x, np.zeros(64, np.float32))
-            assert re.search(r"DataCopy\(UB->GM\)\)?: read of uninitialised UB: src byte 160 ",
-                             str(info.value)), backend
+            assert re.search(
+                r"DataCopy\(UB->GM\)\)?: read of uninitialised UB: src byte 160 ", str(info.value)
+            ), backend
             assert str(info.value.loc) in ("user_tile.py:7:5", "user_tile.py:2:5"), backend
             out = np.zeros(64, np.float32)
             run(_lowered(parse(tile_kernel(length=40, out=40))), x, out)
@@ -390,8 +424,11 @@ def test_tile_kernel_reading_unwritten_ub() -> None:
 
 def test_tile_out_of_bounds_copy_names_the_op() -> None:
     x = np.zeros(64, np.float32)
-    with pytest.raises(TileMemoryError, match=r"user_tile\.py:5:5: asc\.copy_in: GM access out "
-                       r"of bounds: 1 blocks x 80 elements"):
+    with pytest.raises(
+        TileMemoryError,
+        match=r"user_tile\.py:5:5: asc\.copy_in: GM access out "
+        r"of bounds: 1 blocks x 80 elements",
+    ):
         run_function(parse(tile_kernel(length=80, out=40)), "top", [x])
 
 
@@ -428,28 +465,37 @@ func.func @k(%x: {gm}, %o: {gm}) attributes {{asc.kernel, asc.tiling = {{block_d
 
 
 def tile_reduce(length: int, scalars: str = "%d") -> str:
-    return TILE_REDUCE.format(length=length, scalars=scalars,
-                              ub="memref<64xf32, #asc.scope<ub>>",
-                              gm="memref<64xf32, #asc.scope<gm>>")
+    return TILE_REDUCE.format(
+        length=length,
+        scalars=scalars,
+        ub="memref<64xf32, #asc.scope<ub>>",
+        gm="memref<64xf32, #asc.scope<gm>>",
+    )
 
 
 @pytest.mark.parametrize("case", ["ok", "reduce-unwritten", "broadcast-unwritten"])
 def test_tile_reductions_and_broadcasts_agree_on_every_backend(case: str) -> None:
     x = np.arange(64, dtype=np.float32)
-    text = {"ok": tile_reduce(16), "reduce-unwritten": tile_reduce(20),
-            "broadcast-unwritten": tile_reduce(16, "%w")}[case]
-    lowered_api, tile_op, line = {"reduce-unwritten": ("ReduceSum", "asc.vreduce", 4),
-                                  "broadcast-unwritten": ("LocalTensor::GetValue",
-                                                          "asc.vbroadcast", 5)}.get(
-        case, (None, None, None))
+    text = {
+        "ok": tile_reduce(16),
+        "reduce-unwritten": tile_reduce(20),
+        "broadcast-unwritten": tile_reduce(16, "%w"),
+    }[case]
+    lowered_api, tile_op, line = {
+        "reduce-unwritten": ("ReduceSum", "asc.vreduce", 4),
+        "broadcast-unwritten": ("LocalTensor::GetValue", "asc.vbroadcast", 5),
+    }.get(case, (None, None, None))
     want = np.repeat([x[:16].sum(), x[16:32].sum()], 32).astype(np.float32)
     with pa.enable_memory_check():
         if case == "ok":
             (y,) = run_function(parse(text), "top", [x])
             np.testing.assert_array_equal(y, want)
         else:
-            with pytest.raises(TileMemoryError, match=rf"user_tile\.py:{line}:5: {tile_op}: read "
-                               r"of uninitialised UB: "):
+            with pytest.raises(
+                TileMemoryError,
+                match=rf"user_tile\.py:{line}:5: {tile_op}: read "
+                r"of uninitialised UB: ",
+            ):
                 run_function(parse(text), "top", [x])
         for backend, run in BACKENDS.items():
             out = np.zeros(64, np.float32)
@@ -487,8 +533,7 @@ PYASC_CPU_ENTRY(raw)
 """
 
 
-def test_cpu_fresh_ub_is_nan_in_memory_check_builds_and_each_library_has_its_own_state(
-        ) -> None:
+def test_cpu_fresh_ub_is_nan_in_memory_check_builds_and_each_library_has_its_own_state() -> None:
     # a default build loaded and run first, then a memory-check build, in one process: each
     # library must keep its own UB arena and shadow map (the runtime state was once an
     # STB_GNU_UNIQUE symbol shared by every loaded library: this order then crashed)
@@ -499,8 +544,11 @@ def test_cpu_fresh_ub_is_nan_in_memory_check_builds_and_each_library_has_its_own
     plain.run(1, [o], b"")
     np.testing.assert_array_equal(o, [0, 0, 0, 0])  # the default build zeroes UB
     o = np.full(4, 7.0, np.float32)
-    with pytest.raises(KernelMemoryError, match=r"LocalTensor::GetValue: read of uninitialised "
-                       r"UB: element 3 .* at raw\.cpp:17:3$") as info:
+    with pytest.raises(
+        KernelMemoryError,
+        match=r"LocalTensor::GetValue: read of uninitialised "
+        r"UB: element 3 .* at raw\.cpp:17:3$",
+    ) as info:
         checked.run(1, [o], b"")
     assert np.isnan(o[0]) and np.isnan(o[1]) and o[2] == -1  # fp16/fp32 NaN, int sentinel -1
     assert info.value.op == "LocalTensor::GetValue" and str(info.value.loc) == "raw.cpp:17:3"
@@ -511,17 +559,27 @@ def test_cpu_fresh_ub_is_nan_in_memory_check_builds_and_each_library_has_its_own
 def test_emitted_locations_and_real_toolchain_guard(tmp_path: Path) -> None:
     module = ascendc_kernel(PADDED.format(n=40))
     text = emit_kernel_source(module)
-    assert '#ifndef PYASC_LOC\n#define PYASC_LOC(loc)' in text
+    assert "#ifndef PYASC_LOC\n#define PYASC_LOC(loc)" in text
     for line in (3, 4, 5):
         assert f'PYASC_LOC("{SRC}:{line}:5");' in text
     # a header that does not define PYASC_LOC (as the real Ascend C one): the guard makes the
     # kernel still compile
     (tmp_path / "kernel_operator.h").write_text(
-        f'#include "{INCLUDE_DIR / "kernel_operator.h"}"\n#undef PYASC_LOC\n')
+        f'#include "{INCLUDE_DIR / "kernel_operator.h"}"\n#undef PYASC_LOC\n'
+    )
     (tmp_path / "kernel.cpp").write_text(text)
-    proc = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", f"-I{tmp_path}",
-                           *header_defines(get_platform()),
-                           str(tmp_path / "kernel.cpp")], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-fsyntax-only",
+            f"-I{tmp_path}",
+            *header_defines(get_platform()),
+            str(tmp_path / "kernel.cpp"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert c_string('a"b\\c\n\u00e9?') == '"a\\"b\\\\c\\012\\303\\251\\077"'
 
@@ -542,14 +600,18 @@ def log_compiled() -> Any:
 
 
 @pytest.mark.parametrize("backend", ["cpu", "tensor", "tile", "ascendc"])
-def test_nan_output_is_reported_with_first_index_and_source_line(log_compiled: Any,
-                                                                  backend: str) -> None:
+def test_nan_output_is_reported_with_first_index_and_source_line(
+    log_compiled: Any, backend: str
+) -> None:
     x = np.ones((4, 40), np.float32)
-    x[2, 5] = 0.0   # -inf (later)
+    x[2, 5] = 0.0  # -inf (later)
     x[1, 3] = -1.0  # NaN (first in row-major order)
     x[3, 39] = -2.0
-    run = (lambda: log_compiled.run_cpu(x)) if backend == "cpu" else (
-        lambda: log_compiled.run_stage(backend, x))
+    run = (
+        (lambda: log_compiled.run_cpu(x))
+        if backend == "cpu"
+        else (lambda: log_compiled.run_stage(backend, x))
+    )
     run()  # off: NaN/Inf flow out silently, as on the hardware
     with pa.enable_numeric_check(), pytest.raises(pa.NumericCheckError) as info:
         run()
@@ -559,19 +621,27 @@ def test_nan_output_is_reported_with_first_index_and_source_line(log_compiled: A
     assert err.loc is not None and (err.loc.file, err.loc.line) == (__file__, LOG_LINE)
     text = str(err)  # file:line:col: error: ..., the source line, a caret and a hint
     assert text.startswith(f"{err.loc}: error: numeric check: output 0 of log_op ("), text
-    assert re.search(r"holds NaN at element 43 \(index \[1, 3\]\): value nan; 3 of 160 "
-                     r"elements are NaN/Inf; the first non-finite value is produced by "
-                     rf'asc.unary "log" at {re.escape(str(err.loc))}\n +return pa.log\(x\)\n +\^'
-                     r"\nhint: check the inputs reaching that op", text), text
+    assert re.search(
+        r"holds NaN at element 43 \(index \[1, 3\]\): value nan; 3 of 160 "
+        r"elements are NaN/Inf; the first non-finite value is produced by "
+        rf'asc.unary "log" at {re.escape(str(err.loc))}\n +return pa.log\(x\)\n +\^'
+        r"\nhint: check the inputs reaching that op",
+        text,
+    ), text
 
 
 def test_numeric_check_blames_a_non_finite_input(log_compiled: Any) -> None:
     x = np.ones((4, 40), np.float32)
     x[0, 7] = np.inf
-    with pa.enable_numeric_check(), pytest.raises(pa.NumericCheckError,
-                                                  match=r"holds Inf at element 7 .*value inf.*"
-                                                        r"is produced by input 0\nhint: the "
-                                                        r"operator was given NaN/Inf") as info:
+    with (
+        pa.enable_numeric_check(),
+        pytest.raises(
+            pa.NumericCheckError,
+            match=r"holds Inf at element 7 .*value inf.*"
+            r"is produced by input 0\nhint: the "
+            r"operator was given NaN/Inf",
+        ) as info,
+    ):
         log_compiled(x, backend="interp")
     assert info.value.origin == ("input 0", None)
 
@@ -611,14 +681,17 @@ def _descs(case: Any, dtype: str, shape: tuple[int, ...]) -> list[TensorDesc]:
 def example_ops() -> dict[tuple, Any]:
     """Every configuration compiled with its memory-check library, two g++ at a time."""
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(EXAMPLE_CONFIGS, pool.map(_compile_with_memcheck, EXAMPLE_CONFIGS),
-                        strict=True))
+        return dict(
+            zip(EXAMPLE_CONFIGS, pool.map(_compile_with_memcheck, EXAMPLE_CONFIGS), strict=True)
+        )
 
 
-@pytest.mark.parametrize("config", EXAMPLE_CONFIGS, ids=lambda c: f"{c[0]}-{c[1]}-"
-                         + "x".join(map(str, c[2])))
-def test_examples_pass_memory_and_numeric_check(config: tuple[str, str, tuple[int, ...]],
-                                                example_ops: dict[tuple, Any]) -> None:
+@pytest.mark.parametrize(
+    "config", EXAMPLE_CONFIGS, ids=lambda c: f"{c[0]}-{c[1]}-" + "x".join(map(str, c[2]))
+)
+def test_examples_pass_memory_and_numeric_check(
+    config: tuple[str, str, tuple[int, ...]], example_ops: dict[tuple, Any]
+) -> None:
     name, dtype, shape = config
     case = examples.get_case(name)
     op = example_ops[config]
@@ -626,9 +699,11 @@ def test_examples_pass_memory_and_numeric_check(config: tuple[str, str, tuple[in
     ref = case.reference(*arrays)
     tol = case.tolerance(dtype)
     with pa.enable_memory_check(), pa.enable_numeric_check():
-        got = {"cpu": op.run_cpu(*arrays)[0], "tile": op.run_stage("tile", *arrays)[0],
-               "ascendc": op.run_stage("ascendc", *arrays)[0]}
+        got = {
+            "cpu": op.run_cpu(*arrays)[0],
+            "tile": op.run_stage("tile", *arrays)[0],
+            "ascendc": op.run_stage("ascendc", *arrays)[0],
+        }
     assert op._cpu_memcheck.so_path != Path(op.info["library"])  # the memory-check build ran
     for backend, y in got.items():
-        assert examples.within_tolerance(y, ref, tol), (backend, examples.excess_error(y, ref,
-                                                                                       tol))
+        assert examples.within_tolerance(y, ref, tol), (backend, examples.excess_error(y, ref, tol))

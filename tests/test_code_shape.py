@@ -20,14 +20,18 @@ FIRST_PARTY = ("pyasc_mlir", "benchmarks", "examples")
 
 
 def _sources() -> list[Path]:
-    out = subprocess.run(["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = subprocess.run(
+        ["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
     return [ROOT / p for p in out if not p.startswith(("tests/", "lit_tests/"))]
 
 
 def test_no_module_is_longer_than_600_lines() -> None:
-    long = [f"{p.relative_to(ROOT)}: {n} lines" for p in _sources()
-            if (n := len(p.read_text().splitlines())) > MAX_LINES]
+    long = [
+        f"{p.relative_to(ROOT)}: {n} lines"
+        for p in _sources()
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    ]
     assert not long, f"modules over {MAX_LINES} lines (split them by concern):\n" + "\n".join(long)
 
 
@@ -52,8 +56,10 @@ def _private_imports(path: Path) -> list[str]:
         if isinstance(node, ast.ImportFrom) and (node.level or _first_party(node.module)):
             for a in node.names:
                 if _private(a.name):
-                    hits.append(f"{path.relative_to(ROOT)}:{node.lineno}: from "
-                                f"{'.' * node.level}{node.module or ''} import {a.name}")
+                    hits.append(
+                        f"{path.relative_to(ROOT)}:{node.lineno}: from "
+                        f"{'.' * node.level}{node.module or ''} import {a.name}"
+                    )
                 else:
                     aliases.add(a.asname or a.name)
         elif isinstance(node, ast.Import):
@@ -61,22 +67,29 @@ def _private_imports(path: Path) -> list[str]:
                 if _first_party(a.name):
                     aliases.add(a.asname or a.name.split(".")[0])
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and _private(node.attr)
-                and isinstance(node.value, ast.Name) and node.value.id in aliases):
+        if (
+            isinstance(node, ast.Attribute)
+            and _private(node.attr)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+        ):
             hits.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value.id}.{node.attr}")
     return hits
 
 
 def test_no_module_imports_a_private_name_of_another() -> None:
     hits = [h for p in _sources() for h in _private_imports(p)]
-    assert not hits, ("private names used across modules (give the shared definition a public "
-                      "name):\n" + "\n".join(hits))
+    assert not hits, (
+        "private names used across modules (give the shared definition a public "
+        "name):\n" + "\n".join(hits)
+    )
 
 
 def test_the_private_import_check_fires(tmp_path: Path) -> None:
     bad = ROOT / "tools" / "_probe_private_import.py"
-    bad.write_text("from pyasc_mlir.platform import _b910\nfrom pyasc_mlir import cache\n"
-                   "x = cache._hidden\n")
+    bad.write_text(
+        "from pyasc_mlir.platform import _b910\nfrom pyasc_mlir import cache\nx = cache._hidden\n"
+    )
     try:
         hits = _private_imports(bad)
     finally:

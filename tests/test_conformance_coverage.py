@@ -28,8 +28,14 @@ CONFORMANCE = HERE / "test_cpu_runtime.py"
 # Placeholders that print an API name (or an enumerator) taken from an op attribute: the
 # values the dialect's verifiers allow.
 API_PLACEHOLDERS: dict[str, list[str]] = {
-    "op.api.data": sorted({*ac.VEC_BINARY.values(), *ac.VEC_UNARY.values(),
-                           *ac.VEC_SCALAR.values(), *ac.REDUCE.values()}),
+    "op.api.data": sorted(
+        {
+            *ac.VEC_BINARY.values(),
+            *ac.VEC_UNARY.values(),
+            *ac.VEC_SCALAR.values(),
+            *ac.REDUCE.values(),
+        }
+    ),
     "op.round.data": sorted(ac.ROUND.values()),
     "op.mode.data": sorted(ac.CMP.values()),
     "e": list(ac.EVENTS),
@@ -53,8 +59,13 @@ def _templates(tree: ast.Module) -> list[tuple[str, list[str]]]:
     docstrings: set[int] = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
-                isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             docstrings.add(id(body[0].value))
     inner: set[int] = set()  # string parts of f-strings, handled with their f-string
     for node in ast.walk(tree):
@@ -72,8 +83,12 @@ def _templates(tree: ast.Module) -> list[tuple[str, list[str]]]:
                     text += _SENTINEL.format(len(holes))
                     holes.append(ast.unparse(v.value))
             out.append((text, holes))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-                id(node) not in docstrings and id(node) not in inner:
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and id(node) not in inner
+        ):
             out.append((node.value, []))
     return out
 
@@ -92,16 +107,17 @@ def _expand(piece: str, holes: list[str], problems: list[str], where: str) -> li
         if expr in NAME_PLACEHOLDERS:
             return []
         if expr not in API_PLACEHOLDERS:
-            problems.append(f"{where}: an API name printed from {{{expr}}}: teach "
-                            "tests/test_conformance_coverage.py which values it takes")
+            problems.append(
+                f"{where}: an API name printed from {{{expr}}}: teach "
+                "tests/test_conformance_coverage.py which values it takes"
+            )
             return []
         names = [n + v for n in names for v in API_PLACEHOLDERS[expr]]
     return names
 
 
 def emitted_apis() -> dict[str, set[str]]:
-    """``{"call": {...}, "type": {...}, "enum": {"Scope::Name", ...}}`` the emitter can print.
-    """
+    """``{"call": {...}, "type": {...}, "enum": {"Scope::Name", ...}}`` the emitter can print."""
     tree = ast.parse(EMITTER.read_text())
     found: dict[str, set[str]] = {"call": set(), "type": set(), "enum": set()}
     problems: list[str] = []
@@ -129,9 +145,12 @@ def conformance_cpp() -> str:
     tree = ast.parse(CONFORMANCE.read_text())
     parts = []
     for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and \
-                isinstance(node.value.value, str) and any(
-                    isinstance(t, ast.Name) and t.id.endswith("_CPP") for t in node.targets):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+            and any(isinstance(t, ast.Name) and t.id.endswith("_CPP") for t in node.targets)
+        ):
             parts.append(node.value.value)
     assert parts, "no *_CPP kernels in tests/test_cpu_runtime.py"
     text = "\n".join(parts)
@@ -143,7 +162,8 @@ def conformance_names(tree_name: str) -> object:
     tree = ast.parse(CONFORMANCE.read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == tree_name for t in node.targets):
+            isinstance(t, ast.Name) and t.id == tree_name for t in node.targets
+        ):
             return ast.literal_eval(node.value)
     raise AssertionError(f"{tree_name} not found in tests/test_cpu_runtime.py")
 
@@ -162,21 +182,56 @@ def used(name: str, kind: str, cpp: str) -> bool:
 def test_the_extraction_finds_what_the_emitter_prints():
     """Guards the extractor itself: a sample of names from every source it reads."""
     calls, types, enums = APIS["call"], APIS["type"], APIS["enum"]
-    for name in ("DataCopy", "DataCopyPad", "DataCopyExtParams", "DataCopyPadExtParams",
-                 "Duplicate", "Cast", "Compare", "Select", "GetValue", "AllocTensor", "EnQue",
-                 "DeQue", "FreeTensor", "InitBuffer", "SetGlobalBuffer", "Get", "GetBlockIdx",
-                 "SetFlag", "WaitFlag", "FetchEventID", "GetTPipePtr", "REGIST_MATMUL_OBJ",
-                 "GetSysWorkSpacePtr", "SetTensorA", "SetTensorB", "SetTail", "Iterate",
-                 "GetTensorC", "End"):
+    for name in (
+        "DataCopy",
+        "DataCopyPad",
+        "DataCopyExtParams",
+        "DataCopyPadExtParams",
+        "Duplicate",
+        "Cast",
+        "Compare",
+        "Select",
+        "GetValue",
+        "AllocTensor",
+        "EnQue",
+        "DeQue",
+        "FreeTensor",
+        "InitBuffer",
+        "SetGlobalBuffer",
+        "Get",
+        "GetBlockIdx",
+        "SetFlag",
+        "WaitFlag",
+        "FetchEventID",
+        "GetTPipePtr",
+        "REGIST_MATMUL_OBJ",
+        "GetSysWorkSpacePtr",
+        "SetTensorA",
+        "SetTensorB",
+        "SetTail",
+        "Iterate",
+        "GetTensorC",
+        "End",
+    ):
         assert name in calls, name
-    assert {*ac.VEC_BINARY.values(), *ac.VEC_UNARY.values(), *ac.VEC_SCALAR.values(),
-            *ac.REDUCE.values()} <= calls
+    assert {
+        *ac.VEC_BINARY.values(),
+        *ac.VEC_UNARY.values(),
+        *ac.VEC_SCALAR.values(),
+        *ac.REDUCE.values(),
+    } <= calls
     assert {"GlobalTensor", "LocalTensor", "TQue", "TBuf", "Matmul", "MatmulType"} <= types
     assert {f"RoundMode::{m}" for m in ac.ROUND.values()} <= enums
     assert {f"CMPMODE::{m}" for m in ac.CMP.values()} <= enums
     assert {f"HardEvent::{e}" for e in ac.EVENTS} <= enums
-    assert {"TPosition::VECIN", "TPosition::VECOUT", "TPosition::VECCALC",
-            "SELMODE::VSEL_TENSOR_TENSOR_MODE", "TPosition::GM", "CubeFormat::ND"} <= enums
+    assert {
+        "TPosition::VECIN",
+        "TPosition::VECOUT",
+        "TPosition::VECCALC",
+        "SELMODE::VSEL_TENSOR_TENSOR_MODE",
+        "TPosition::GM",
+        "CubeFormat::ND",
+    } <= enums
     assert not any(n.startswith("PYASC_") for n in calls)  # our macros are not APIs
 
 
@@ -192,7 +247,8 @@ def test_unknown_placeholders_fail(tmp_path, monkeypatch):
 def test_every_emitted_api_has_a_conformance_test(kind, name):
     assert used(name, kind, conformance_cpp()), (
         f"the emitter can print {name} ({kind}) but no conformance test kernel in "
-        "tests/test_cpu_runtime.py uses it: add a case there (semantics: docs/CPU_RUNTIME.md)")
+        "tests/test_cpu_runtime.py uses it: add a case there (semantics: docs/CPU_RUNTIME.md)"
+    )
 
 
 def test_mode_sweeps_cover_every_mode():
@@ -202,7 +258,11 @@ def test_mode_sweeps_cover_every_mode():
     assert {f"CAST_{m}" for m in modes} >= set(ac.ROUND.values())
     cmp_codes = {"LT": 0, "GT": 1, "EQ": 2, "LE": 3, "GE": 4, "NE": 5}
     tree = ast.parse(CONFORMANCE.read_text())
-    cmp = next(node.value for node in tree.body if isinstance(node, ast.Assign) and any(
-        isinstance(t, ast.Name) and t.id == "CMP" for t in node.targets))
+    cmp = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "CMP" for t in node.targets)
+    )
     swept = {k.value for k in cmp.keys}  # type: ignore[attr-defined]
     assert {cmp_codes[m] for m in ac.CMP.values()} <= swept

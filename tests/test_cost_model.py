@@ -16,8 +16,9 @@ def add(x, y):
 
 
 def _module(fn, shapes, dtype="float32", double_buffer=True):
-    stages, _, _ = lower(fn, [pa.TensorDesc(s, dtype) for s in shapes], fn.__name__, "910B2",
-                         double_buffer)
+    stages, _, _ = lower(
+        fn, [pa.TensorDesc(s, dtype) for s in shapes], fn.__name__, "910B2", double_buffer
+    )
     return stages["ascendc"]
 
 
@@ -35,7 +36,8 @@ def test_vector_cycles_follow_256_byte_repeats():
     (e,) = estimate(_module(add, [(48, 64), (48, 64)]))  # one 64-lane fp32 row per core
     # Add of 128 elements (count rounded to 128) = 512 B = 2 repeats + issue overhead.
     assert e.pipe_us["V"] * get_platform("910B2").clock_mhz == pytest.approx(
-        2 + VECTOR_ISSUE_CYCLES)
+        2 + VECTOR_ISSUE_CYCLES
+    )
 
 
 def test_double_buffering_overlaps_pipes():
@@ -77,8 +79,22 @@ def test_pyasc_profile_command(tmp_path, capsys):
 
     src = tmp_path / "ops.py"
     src.write_text("import pyasc_mlir as pa\n\n\ndef scale(x, k):\n    return x * k\n")
-    assert main(["profile", f"{src}::scale", "--shape", "64,256", "--const", "3.0",
-                 "--repeats", "2", "--json"]) == 0
+    assert (
+        main(
+            [
+                "profile",
+                f"{src}::scale",
+                "--shape",
+                "64,256",
+                "--const",
+                "3.0",
+                "--repeats",
+                "2",
+                "--json",
+            ]
+        )
+        == 0
+    )
     import json
 
     (row,) = json.loads(capsys.readouterr().out)

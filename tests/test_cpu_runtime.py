@@ -657,15 +657,13 @@ def _arr(a, dtype=np.float32, size=1):
     return np.zeros(size, dtype) if a is None else np.ascontiguousarray(a)
 
 
-def run(kernel, op, dtype=np.float32, n=0, x=None, y=None, z=None, o=None, a=(), f=(),
-        block_dim=1):
+def run(kernel, op, dtype=np.float32, n=0, x=None, y=None, z=None, o=None, a=(), f=(), block_dim=1):
     """Run case `op`; returns the o array (after the run)."""
     x, z, o = _arr(x), _arr(z), _arr(o)
     y = np.zeros_like(x) if y is None else _arr(y)  # some cases load y even when unused
     ints = list(a) + [0] * (8 - len(a))
     floats = list(f) + [0.0] * (4 - len(f))
-    tiling = struct.pack("<15i4f", op, DT[dtype], n, x.size, y.size, z.size, o.size, *ints,
-                         *floats)
+    tiling = struct.pack("<15i4f", op, DT[dtype], n, x.size, y.size, z.size, o.size, *ints, *floats)
     kernel.run(block_dim, [x, y, z, o], tiling)
     return o
 
@@ -680,6 +678,7 @@ def rand(n, dtype, lo=-4.0, hi=4.0):
 
 
 # --------------------------------------------------------------------------------- DataCopy
+
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 @pytest.mark.parametrize("n", [0, 7, 8, 15, 16, 17, 33, 256])
@@ -712,6 +711,7 @@ def test_datacopy_seven_halves_copy_nothing(kernel):
 
 # ------------------------------------------------------------------------------ DataCopyPad
 
+
 def pad_gm_to_ub_ref(ub, gm, count, blen, sstride, dstride, is_pad, left, right, value):
     ub = ub.copy()
     isz = gm.itemsize
@@ -720,54 +720,68 @@ def pad_gm_to_ub_ref(ub, gm, count, blen, sstride, dstride, is_pad, left, right,
     step_gm = (blen + sstride) // isz
     ne = blen // isz
     for k in range(count):
-        seg = ub[k * step_ub: k * step_ub + block]
+        seg = ub[k * step_ub : k * step_ub + block]
         if is_pad:
             seg[:] = value
-        seg[left: left + ne] = gm[k * step_gm: k * step_gm + ne]
+        seg[left : left + ne] = gm[k * step_gm : k * step_gm + ne]
     return ub
 
 
 @pytest.mark.parametrize(
     "dtype,count,blen,sstride,dstride,is_pad,left,right",
     [
-        (np.float16, 1, 14, 0, 0, 1, 0, 0),   # 7 halves padded to 16
-        (np.float16, 1, 14, 0, 0, 0, 0, 0),   # no isPad: padding keeps UB contents
-        (np.float16, 3, 10, 4, 1, 0, 0, 0),   # GM gap 4 B, UB gap one 32-B block
-        (np.float16, 4, 64, 2, 0, 1, 0, 0),   # aligned blocks, odd GM gap
-        (np.float32, 2, 40, 0, 0, 1, 0, 2),   # rightPadding within the 32-B round-up
-        (np.float32, 3, 16, 8, 2, 1, 2, 0),   # leftPadding shifts the data
+        (np.float16, 1, 14, 0, 0, 1, 0, 0),  # 7 halves padded to 16
+        (np.float16, 1, 14, 0, 0, 0, 0, 0),  # no isPad: padding keeps UB contents
+        (np.float16, 3, 10, 4, 1, 0, 0, 0),  # GM gap 4 B, UB gap one 32-B block
+        (np.float16, 4, 64, 2, 0, 1, 0, 0),  # aligned blocks, odd GM gap
+        (np.float32, 2, 40, 0, 0, 1, 0, 2),  # rightPadding within the 32-B round-up
+        (np.float32, 3, 16, 8, 2, 1, 2, 0),  # leftPadding shifts the data
         (np.float32, 2, 20, 12, 0, 1, 0, 0),
     ],
 )
 def test_datacopypad_gm_to_ub(kernel, dtype, count, blen, sstride, dstride, is_pad, left, right):
     size = 256
     x = rand(256, dtype)
-    o = run(kernel, 4, dtype, x=x, o=np.zeros(size, dtype),
-            a=[count, blen, sstride, dstride, is_pad, left, right, size], f=[-7, 9])
-    expect = pad_gm_to_ub_ref(np.full(size, -7, dtype), x, count, blen, sstride, dstride,
-                              is_pad, left, right, 9)
+    o = run(
+        kernel,
+        4,
+        dtype,
+        x=x,
+        o=np.zeros(size, dtype),
+        a=[count, blen, sstride, dstride, is_pad, left, right, size],
+        f=[-7, 9],
+    )
+    expect = pad_gm_to_ub_ref(
+        np.full(size, -7, dtype), x, count, blen, sstride, dstride, is_pad, left, right, 9
+    )
     np.testing.assert_array_equal(o, expect)
 
 
 @pytest.mark.parametrize(
     "dtype,count,blen,sstride,dstride",
     [
-        (np.float16, 1, 14, 0, 0),    # exactly 7 halves written
-        (np.float16, 2, 30, 0, 2),    # UB blocks at 32-B starts, GM gap 2 B
-        (np.float32, 3, 12, 1, 8),    # UB gap one block, GM gap 8 B
+        (np.float16, 1, 14, 0, 0),  # exactly 7 halves written
+        (np.float16, 2, 30, 0, 2),  # UB blocks at 32-B starts, GM gap 2 B
+        (np.float32, 3, 12, 1, 8),  # UB gap one block, GM gap 8 B
         (np.float32, 2, 4, 0, 0),
     ],
 )
 def test_datacopypad_ub_to_gm(kernel, dtype, count, blen, sstride, dstride):
     x = rand(256, dtype)
-    o = run(kernel, 5, dtype, x=x, o=np.full(128, 3, dtype),
-            a=[count, blen, sstride, dstride, 0, 0, 0, 256])
+    o = run(
+        kernel,
+        5,
+        dtype,
+        x=x,
+        o=np.full(128, 3, dtype),
+        a=[count, blen, sstride, dstride, 0, 0, 0, 256],
+    )
     isz = np.dtype(dtype).itemsize
     expect = np.full(128, 3, dtype)
     step_ub = (math.ceil(blen / 32) * 32 + sstride * 32) // isz
     step_gm = (blen + dstride) // isz
     for k in range(count):
-        expect[k * step_gm: k * step_gm + blen // isz] = x[k * step_ub: k * step_ub + blen // isz]
+        expect[k * step_gm : k * step_gm + blen // isz] = x[k * step_ub : k * step_ub + blen // isz]
     np.testing.assert_array_equal(o, expect)
 
 
@@ -776,16 +790,23 @@ def test_datacopypad_ub_to_gm(kernel, dtype, count, blen, sstride, dstride):
 BINARY = {0: np.add, 1: np.subtract, 2: np.multiply, 3: np.divide, 4: np.maximum, 5: np.minimum}
 
 
-@pytest.mark.parametrize("dtype,op", [(d, op) for d in (np.float16, np.float32, np.int32, np.int16)
-                                      for op in sorted(BINARY)
-                                      if op != 3 or d in (np.float16, np.float32)])  # Div: fp
+@pytest.mark.parametrize(
+    "dtype,op",
+    [
+        (d, op)
+        for d in (np.float16, np.float32, np.int32, np.int16)
+        for op in sorted(BINARY)
+        if op != 3 or d in (np.float16, np.float32)
+    ],
+)  # Div: fp
 def test_binary_ops(kernel, dtype, op):
     n, p = 1000, 1024
     x, y = rand(p, dtype), rand(p, dtype)
     if op == 3:
         y[np.abs(y) < 0.1] = 0.5
-    o = run(kernel, 6, dtype, n, x=x, y=y, o=np.zeros(p, dtype), a=[op, 0, 0, 0, 0, 0, 0, p],
-            f=[-7])
+    o = run(
+        kernel, 6, dtype, n, x=x, y=y, o=np.zeros(p, dtype), a=[op, 0, 0, 0, 0, 0, 0, p], f=[-7]
+    )
     expect = np.full(p, -7, dtype)
     with np.errstate(over="ignore"):
         expect[:n] = BINARY[op](x[:n], y[:n]).astype(dtype)
@@ -797,8 +818,9 @@ def test_binary_in_place_and_odd_counts(kernel, dtype):
     for n in (1, 31, 129, 777):
         p = 800
         x, y = rand(p, dtype), rand(p, dtype)
-        o = run(kernel, 6, dtype, n, x=x, y=y, o=np.zeros(p, dtype),
-                a=[0, 1, 0, 0, 0, 0, 0, p])  # dst = src0
+        o = run(
+            kernel, 6, dtype, n, x=x, y=y, o=np.zeros(p, dtype), a=[0, 1, 0, 0, 0, 0, 0, p]
+        )  # dst = src0
         expect = x.copy()
         expect[:n] = (x[:n] + y[:n]).astype(dtype)
         np.testing.assert_array_equal(o, expect)
@@ -807,8 +829,17 @@ def test_binary_in_place_and_odd_counts(kernel, dtype):
 def _unary_ref(op, x):
     with np.errstate(all="ignore"):
         xf = x.astype(np.float64)
-        r = {0: np.exp, 1: np.log, 2: np.abs, 3: np.sqrt, 4: lambda v: 1 / np.sqrt(v),
-             5: lambda v: 1 / v, 6: lambda v: np.maximum(v, 0), 7: np.sin, 8: np.cos}[op](xf)
+        r = {
+            0: np.exp,
+            1: np.log,
+            2: np.abs,
+            3: np.sqrt,
+            4: lambda v: 1 / np.sqrt(v),
+            5: lambda v: 1 / v,
+            6: lambda v: np.maximum(v, 0),
+            7: np.sin,
+            8: np.cos,
+        }[op](xf)
     return r.astype(x.dtype)
 
 
@@ -825,8 +856,9 @@ def test_unary_ops(kernel, dtype, op):
         np.testing.assert_array_equal(o[:n], expect)
     else:
         rtol = 1e-3 if dtype == np.float16 else 1e-6
-        np.testing.assert_allclose(o[:n].astype(np.float64), expect.astype(np.float64),
-                                   rtol=rtol, atol=0)
+        np.testing.assert_allclose(
+            o[:n].astype(np.float64), expect.astype(np.float64), rtol=rtol, atol=0
+        )
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int16])
@@ -849,8 +881,7 @@ def test_scalar_ops(kernel, dtype, op):
     n, p = 517, 544
     x = rand(p, dtype)
     s = 1.3 if np.issubdtype(dtype, np.floating) else 3
-    o = run(kernel, 8, dtype, n, x=x, o=np.zeros(p, dtype), a=[op, 0, 0, 0, 0, 0, 0, p],
-            f=[-7, s])
+    o = run(kernel, 8, dtype, n, x=x, o=np.zeros(p, dtype), a=[op, 0, 0, 0, 0, 0, 0, p], f=[-7, s])
     expect = np.full(p, -7, dtype)
     # the scalar is converted to T first (documented: scalar is T)
     expect[:n] = SCALAR[op](x[:n], np.array(np.float32(s)).astype(dtype)).astype(dtype)
@@ -860,14 +891,23 @@ def test_scalar_ops(kernel, dtype, op):
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int32, np.int16])
 def test_duplicate(kernel, dtype):
     n, p = 45, 64
-    o = run(kernel, 9, dtype, n, x=rand(p, dtype), o=np.zeros(p, dtype),
-            a=[0, 0, 0, 0, 0, 0, 0, p], f=[-7, 2.5])
+    o = run(
+        kernel,
+        9,
+        dtype,
+        n,
+        x=rand(p, dtype),
+        o=np.zeros(p, dtype),
+        a=[0, 0, 0, 0, 0, 0, 0, p],
+        f=[-7, 2.5],
+    )
     expect = np.full(p, -7, dtype)
     expect[:n] = np.array(np.float32(2.5)).astype(dtype)
     np.testing.assert_array_equal(o, expect)
 
 
 # ------------------------------------------------------------------------------------- Cast
+
 
 def _neighbours(x: float, dtype):
     """Largest value <= x and smallest value >= x in a float dtype (x in range)."""
@@ -917,20 +957,59 @@ def cast_ref_int(x: float, mode):
     return _pick(x, lo, hi, mode, lambda v: v % 2 == 1)
 
 
-HALF_TIES = [1 + 2**-11, -(1 + 2**-11), 1 + 3 * 2**-11, 2**-25, 3 * 2**-25, -(3 * 2**-25),
-             2049.0, 2051.0, -2051.0, 0.1, -0.1, 1 / 3, 100.03, 65504.0, 65519.0, 6e-8, 0.0]
-INT_TIES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.7, -3.7, 0.2, -0.2, 7.0, -8.0, 1e6 + 0.5,
-            123456.5, -123457.5, 0.0]
+HALF_TIES = [
+    1 + 2**-11,
+    -(1 + 2**-11),
+    1 + 3 * 2**-11,
+    2**-25,
+    3 * 2**-25,
+    -(3 * 2**-25),
+    2049.0,
+    2051.0,
+    -2051.0,
+    0.1,
+    -0.1,
+    1 / 3,
+    100.03,
+    65504.0,
+    65519.0,
+    6e-8,
+    0.0,
+]
+INT_TIES = [
+    0.5,
+    1.5,
+    2.5,
+    -0.5,
+    -1.5,
+    -2.5,
+    3.7,
+    -3.7,
+    0.2,
+    -0.2,
+    7.0,
+    -8.0,
+    1e6 + 0.5,
+    123456.5,
+    -123457.5,
+    0.0,
+]
 
 
 @pytest.mark.parametrize("mode", range(7))
 def test_cast_float_to_half_modes(kernel, mode):
     vals = np.array(HALF_TIES + list(RNG.uniform(-300, 300, 47)), np.float32)
     vals = np.resize(vals, 64)
-    o = run(kernel, 10, np.float32, 64, x=vals, o=np.zeros(64, np.float16),
-            a=[mode, 0, 0, 0, 0, 0, 0, 64])
-    expect = np.array([cast_ref_float(float(v), np.float16, MODES[mode]) for v in vals],
-                      np.float16)
+    o = run(
+        kernel,
+        10,
+        np.float32,
+        64,
+        x=vals,
+        o=np.zeros(64, np.float16),
+        a=[mode, 0, 0, 0, 0, 0, 0, 64],
+    )
+    expect = np.array([cast_ref_float(float(v), np.float16, MODES[mode]) for v in vals], np.float16)
     np.testing.assert_array_equal(o.view(np.uint16), expect.view(np.uint16))
 
 
@@ -938,8 +1017,15 @@ def test_cast_float_to_half_rint_matches_numpy(kernel):
     vals = np.concatenate([RNG.normal(0, 100, 900), RNG.normal(0, 1e-5, 100)]).astype(np.float32)
     vals = np.resize(vals, 1024)
     for mode in (0, 1):
-        o = run(kernel, 10, np.float32, 1024, x=vals, o=np.zeros(1024, np.float16),
-                a=[mode, 0, 0, 0, 0, 0, 0, 1024])
+        o = run(
+            kernel,
+            10,
+            np.float32,
+            1024,
+            x=vals,
+            o=np.zeros(1024, np.float16),
+            a=[mode, 0, 0, 0, 0, 0, 0, 1024],
+        )
         np.testing.assert_array_equal(o.view(np.uint16), vals.astype(np.float16).view(np.uint16))
 
 
@@ -947,14 +1033,24 @@ def test_cast_float_to_half_overflow(kernel):
     vals = np.resize(np.array([70000, -70000, 65520, -65520], np.float32), 16)
     inf, big = np.inf, 65504.0
     expect = {  # IEEE overflow per mode
-        "NONE": [inf, -inf, inf, -inf], "RINT": [inf, -inf, inf, -inf],
-        "FLOOR": [big, -inf, big, -inf], "CEIL": [inf, -big, inf, -big],
-        "ROUND": [inf, -inf, inf, -inf], "TRUNC": [big, -big, big, -big],
+        "NONE": [inf, -inf, inf, -inf],
+        "RINT": [inf, -inf, inf, -inf],
+        "FLOOR": [big, -inf, big, -inf],
+        "CEIL": [inf, -big, inf, -big],
+        "ROUND": [inf, -inf, inf, -inf],
+        "TRUNC": [big, -big, big, -big],
         "ODD": [big, -big, big, -big],
     }
     for mode, name in enumerate(MODES):
-        o = run(kernel, 10, np.float32, 16, x=vals, o=np.zeros(16, np.float16),
-                a=[mode, 0, 0, 0, 0, 0, 0, 16])
+        o = run(
+            kernel,
+            10,
+            np.float32,
+            16,
+            x=vals,
+            o=np.zeros(16, np.float16),
+            a=[mode, 0, 0, 0, 0, 0, 0, 16],
+        )
         np.testing.assert_array_equal(o[:4], np.array(expect[name], np.float16), err_msg=name)
 
 
@@ -962,8 +1058,15 @@ def cast_refused(kernel, src, dst, mode, n=16):
     """Cast src -> dst with `mode` is outside the Atlas A2 table: the kernel raises (the
     supported pairs and modes are tested in tests/test_conformance_level0.py)."""
     with pytest.raises(KernelError, match="Cast: .* not supported|SetDeqScale"):
-        run(kernel, 10, src, n, x=np.zeros(n, src), o=np.zeros(n, dst),
-            a=[mode, DT[dst], 0, 0, 0, 0, 0, n])
+        run(
+            kernel,
+            10,
+            src,
+            n,
+            x=np.zeros(n, src),
+            o=np.zeros(n, dst),
+            a=[mode, DT[dst], 0, 0, 0, 0, 0, n],
+        )
 
 
 @pytest.mark.parametrize("src", [np.float32, np.float16])
@@ -971,20 +1074,20 @@ def cast_refused(kernel, src, dst, mode, n=16):
 def test_cast_to_int32_modes(kernel, src, mode):
     if MODES[mode] in ("NONE", "ODD"):  # not documented for float/half -> int32_t
         return cast_refused(kernel, src, np.int32, mode)
-    vals = np.array(INT_TIES if src == np.float32 else INT_TIES[:12] + [1000.5, -0.0, 2.25, 0.75],
-                    src)
+    vals = np.array(
+        INT_TIES if src == np.float32 else INT_TIES[:12] + [1000.5, -0.0, 2.25, 0.75], src
+    )
     vals = np.resize(vals, 16)
-    o = run(kernel, 10, src, 16, x=vals, o=np.zeros(16, np.int32),
-            a=[mode, 2, 0, 0, 0, 0, 0, 16])
+    o = run(kernel, 10, src, 16, x=vals, o=np.zeros(16, np.int32), a=[mode, 2, 0, 0, 0, 0, 0, 16])
     expect = np.array([cast_ref_int(float(v), MODES[mode]) for v in vals], np.int32)
     np.testing.assert_array_equal(o, expect)
 
 
 def test_cast_int32_saturates_and_nan(kernel):
-    vals = np.resize(np.array([3e9, -3e9, np.nan, np.inf, -np.inf, 2147483520.0], np.float32),
-                     16)
-    o = run(kernel, 10, np.float32, 16, x=vals, o=np.zeros(16, np.int32),
-            a=[5, 2, 0, 0, 0, 0, 0, 16])
+    vals = np.resize(np.array([3e9, -3e9, np.nan, np.inf, -np.inf, 2147483520.0], np.float32), 16)
+    o = run(
+        kernel, 10, np.float32, 16, x=vals, o=np.zeros(16, np.int32), a=[5, 2, 0, 0, 0, 0, 0, 16]
+    )
     imax, imin = 2**31 - 1, -(2**31)
     np.testing.assert_array_equal(o[:6], [imax, imin, 0, imax, imin, 2147483520])
 
@@ -995,13 +1098,26 @@ def test_cast_int32_to_float_modes(kernel, dst, mode):
     if dst == np.float16 or MODES[mode] == "ODD":  # int32 -> half needs SetDeqScale
         return cast_refused(kernel, np.int32, dst, mode)
     if dst == np.float32:
-        vals = [2**24 + 1, 2**24 + 3, -(2**24 + 1), 2**25 + 2, 2**25 + 6, 16777217 * 3, 7,
-                -123456789, 2**31 - 1, -(2**31), 0, 5]
+        vals = [
+            2**24 + 1,
+            2**24 + 3,
+            -(2**24 + 1),
+            2**25 + 2,
+            2**25 + 6,
+            16777217 * 3,
+            7,
+            -123456789,
+            2**31 - 1,
+            -(2**31),
+            0,
+            5,
+        ]
     else:
         vals = [2049, 2051, -2049, -2051, 4097, 4101, 65504, 65519, 1, -7, 0, 1023]
     vals = np.resize(np.array(vals, np.int32), 16)
-    o = run(kernel, 10, np.int32, 16, x=vals, o=np.zeros(16, dst), a=[mode, DT[dst], 0, 0, 0, 0,
-                                                                       0, 16])
+    o = run(
+        kernel, 10, np.int32, 16, x=vals, o=np.zeros(16, dst), a=[mode, DT[dst], 0, 0, 0, 0, 0, 16]
+    )
     expect = np.array([cast_ref_float(float(v), dst, MODES[mode]) for v in vals], dst)
     np.testing.assert_array_equal(o, expect)
 
@@ -1009,29 +1125,45 @@ def test_cast_int32_to_float_modes(kernel, dst, mode):
 def test_cast_half_to_float_exact_and_same_type(kernel):
     vals = rand(64, np.float16, -1000, 1000)
     vals[:4] = [np.inf, -np.inf, 6e-8, -0.0]
-    o = run(kernel, 10, np.float16, 64, x=vals, o=np.zeros(64, np.float32),
-            a=[0, 1, 0, 0, 0, 0, 0, 64])
+    o = run(
+        kernel, 10, np.float16, 64, x=vals, o=np.zeros(64, np.float32), a=[0, 1, 0, 0, 0, 0, 0, 64]
+    )
     np.testing.assert_array_equal(o, vals.astype(np.float32))
     # float -> float with a round mode rounds to an integral value; NONE is not documented
     f = np.array([0.5, 1.5, 2.5, -2.5, 1.25, -0.75, 1e10, 3.0] * 2, np.float32)
-    o = run(kernel, 10, np.float32, 16, x=f, o=np.zeros(16, np.float32),
-            a=[1, 1, 0, 0, 0, 0, 0, 16])
+    o = run(
+        kernel, 10, np.float32, 16, x=f, o=np.zeros(16, np.float32), a=[1, 1, 0, 0, 0, 0, 0, 16]
+    )
     np.testing.assert_array_equal(o, np.rint(f))
     cast_refused(kernel, np.float32, np.float32, 0)
 
 
 def test_cast_count_is_respected(kernel):
     vals = rand(64, np.float32)
-    o = run(kernel, 10, np.float32, 21, x=vals, o=np.zeros(64, np.float16),
-            a=[1, 0, 0, 0, 0, 0, 0, 64], f=[-7])
+    o = run(
+        kernel,
+        10,
+        np.float32,
+        21,
+        x=vals,
+        o=np.zeros(64, np.float16),
+        a=[1, 0, 0, 0, 0, 0, 0, 64],
+        f=[-7],
+    )
     np.testing.assert_array_equal(o[:21], vals[:21].astype(np.float16))
     assert (o[21:] == -7).all()
 
 
 # ---------------------------------------------------------------------------- Compare/Select
 
-CMP = {0: np.less, 1: np.greater, 2: np.equal, 3: np.less_equal, 4: np.greater_equal,
-       5: np.not_equal}
+CMP = {
+    0: np.less,
+    1: np.greater,
+    2: np.equal,
+    3: np.less_equal,
+    4: np.greater_equal,
+    5: np.not_equal,
+}
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
@@ -1040,18 +1172,25 @@ def test_compare_bit_mask(kernel, dtype, mode):
     n, p = 256, 512  # 256 halves = 2 repeats, 256 floats = 4 repeats
     x = rand(p, dtype).round()
     y = rand(p, dtype).round()
-    o = run(kernel, 11, dtype, n, x=x, y=y, o=np.zeros(64, np.uint8),
-            a=[mode, 0, 0, 0, 0, 0, 0, p])
+    o = run(kernel, 11, dtype, n, x=x, y=y, o=np.zeros(64, np.uint8), a=[mode, 0, 0, 0, 0, 0, 0, p])
     bits = np.packbits(CMP[mode](x[:n], y[:n]), bitorder="little")
     np.testing.assert_array_equal(o[: n // 8], bits)
-    assert (o[n // 8:] == 0xAB).all()  # bytes past count/8 untouched
+    assert (o[n // 8 :] == 0xAB).all()  # bytes past count/8 untouched
 
 
 def test_compare_mask_lsb_first(kernel):
     x = np.zeros(128, np.float16)
     x[[0, 3, 9, 127]] = 1
-    o = run(kernel, 11, np.float16, 128, x=x, y=np.zeros(128, np.float16),
-            o=np.zeros(32, np.uint8), a=[1, 0, 0, 0, 0, 0, 0, 128])
+    o = run(
+        kernel,
+        11,
+        np.float16,
+        128,
+        x=x,
+        y=np.zeros(128, np.float16),
+        o=np.zeros(32, np.uint8),
+        a=[1, 0, 0, 0, 0, 0, 0, 128],
+    )
     assert list(o[:2]) == [0b00001001, 0b00000010]
     assert o[15] == 0x80
 
@@ -1063,8 +1202,18 @@ def test_select(kernel, dtype, scalar):
     x, y = rand(p, dtype), rand(p, dtype)
     mask = RNG.integers(0, 256, p // 8).astype(np.uint8)
     mask = np.resize(mask, max(64, p // 8))
-    o = run(kernel, 12, dtype, n, x=x, y=y, z=mask, o=np.zeros(p, dtype),
-            a=[0, 0, scalar, 0, 0, 0, 0, p], f=[-7, 2.5])
+    o = run(
+        kernel,
+        12,
+        dtype,
+        n,
+        x=x,
+        y=y,
+        z=mask,
+        o=np.zeros(p, dtype),
+        a=[0, 0, scalar, 0, 0, 0, 0, p],
+        f=[-7, 2.5],
+    )
     bits = np.unpackbits(mask, bitorder="little")[:n].astype(bool)
     other = np.full(n, 2.5, dtype) if scalar else y[:n]
     expect = np.full(p, -7, dtype)
@@ -1073,6 +1222,7 @@ def test_select(kernel, dtype, scalar):
 
 
 # ------------------------------------------------------------------------------- reductions
+
 
 def tree_sum_ref(x, dtype):
     """Documented order: binary tree of adjacent pairs in each 256-B repeat (zero padded), then
@@ -1095,8 +1245,16 @@ def tree_sum_ref(x, dtype):
 def test_reduce_sum(kernel, dtype, n):
     p = 1024
     x = rand(p, dtype, 0, 1)
-    o = run(kernel, 13, dtype, n, x=x, o=np.zeros(32 // np.dtype(dtype).itemsize, dtype),
-            a=[0, 0, 0, 0, 0, 0, 0, p], f=[-7])
+    o = run(
+        kernel,
+        13,
+        dtype,
+        n,
+        x=x,
+        o=np.zeros(32 // np.dtype(dtype).itemsize, dtype),
+        a=[0, 0, 0, 0, 0, 0, 0, p],
+        f=[-7],
+    )
     assert o[0] == tree_sum_ref(x[:n], dtype)
     assert (o[1:] == -7).all()  # result only in dst[0]
     rtol = 2e-3 if dtype == np.float16 else 1e-5
@@ -1108,8 +1266,16 @@ def test_reduce_sum_tree_order_is_observable(kernel):
     # sequential sum (2048 + 1 = 2049 -> 2048, twice) or a halving tree gives 2048.
     x = np.zeros(128, np.float16)
     x[0], x[2], x[3] = 2048, 1, 1
-    o = run(kernel, 13, np.float16, 128, x=x, o=np.zeros(16, np.float16),
-            a=[0, 0, 0, 0, 0, 0, 0, 128], f=[-7])
+    o = run(
+        kernel,
+        13,
+        np.float16,
+        128,
+        x=x,
+        o=np.zeros(16, np.float16),
+        a=[0, 0, 0, 0, 0, 0, 0, 128],
+        f=[-7],
+    )
     assert o[0] == 2050 == tree_sum_ref(x, np.float16)
 
 
@@ -1119,25 +1285,28 @@ def test_reduce_max_min(kernel, dtype, which):
     n, p = 777, 1024
     x = rand(p, dtype)
     nd = 32 // np.dtype(dtype).itemsize
-    o = run(kernel, 13, dtype, n, x=x, o=np.zeros(nd, dtype), a=[which, 0, 0, 0, 0, 0, 0, p],
-            f=[-7])
+    o = run(
+        kernel, 13, dtype, n, x=x, o=np.zeros(nd, dtype), a=[which, 0, 0, 0, 0, 0, 0, p], f=[-7]
+    )
     ref = x[:n].max() if which == 1 else x[:n].min()
     assert o[0] == ref
     assert (o[1:] == -7).all()
-    o = run(kernel, 13, dtype, n, x=x, o=np.zeros(nd, dtype), a=[which, 1, 0, 0, 0, 0, 0, p],
-            f=[-7])
+    o = run(
+        kernel, 13, dtype, n, x=x, o=np.zeros(nd, dtype), a=[which, 1, 0, 0, 0, 0, 0, p], f=[-7]
+    )
     idx_type = np.uint16 if dtype == np.float16 else np.uint32
     assert o[0] == ref
-    assert int(o[1:2].view(idx_type)[0]) == int(np.argmax(x[:n]) if which == 1
-                                                 else np.argmin(x[:n]))
+    assert int(o[1:2].view(idx_type)[0]) == int(
+        np.argmax(x[:n]) if which == 1 else np.argmin(x[:n])
+    )
 
 
 # ----------------------------------------------------------------------------------- errors
 
+
 def err(kernel, case, a=(), sx=16):
     with pytest.raises(KernelError) as info:
-        run(kernel, 14, x=np.zeros(sx, np.float32), o=np.zeros(8, np.int32),
-            a=[case, *a])
+        run(kernel, 14, x=np.zeros(sx, np.float32), o=np.zeros(8, np.int32), a=[case, *a])
     assert info.value.block_idx == 0
     return str(info.value)
 
@@ -1196,6 +1365,7 @@ def test_compare_count_must_fill_256_bytes(kernel):
 
 # ------------------------------------------------------------------------ blocks / pipeline
 
+
 def test_multi_block(kernel):
     o = run(kernel, 15, o=np.full(5 * 8, -1, np.int32), a=[-1], block_dim=5)
     o = o.reshape(5, 8)
@@ -1245,6 +1415,7 @@ def test_events_are_noops_and_ub_macros(kernel):
 
 # --------------------------------------------------------------------------- Python side
 
+
 def test_wrong_argument_count(kernel):
     tiling = struct.pack("<15i4f", 17, 1, *[0] * 13, *[0.0] * 4)
     with pytest.raises(KernelError, match="kernel takes 6 arguments, got 5"):
@@ -1275,8 +1446,9 @@ def test_cache_hit_does_not_compile(kernel, cache_root, monkeypatch):
     assert lib.stat().st_mtime_ns == mtime
     # the key covers the platform's UB sizes and the sources
     assert cpu.library_key(SOURCES, get_platform("310P3")) != lib.parent.name
-    assert cpu.library_key({**SOURCES, "kernel.cpp": KERNEL_CPP + "\n"}, PLATFORM) != \
-        lib.parent.name
+    assert (
+        cpu.library_key({**SOURCES, "kernel.cpp": KERNEL_CPP + "\n"}, PLATFORM) != lib.parent.name
+    )
     assert not list((cache_root / "cpu").glob(".tmp-*"))
 
 
@@ -1298,6 +1470,7 @@ def test_compile_error_carries_diagnostics(tmp_path):
 
 # ----------------------------------------------------------------------------------- Matmul
 
+
 def _r16(v):
     return -(-v // 16) * 16
 
@@ -1309,8 +1482,7 @@ def matmul_ref(x, y, m, n, k, ta, tb):
     return (a.T if ta else a) @ (b.T if tb else b)
 
 
-def run_matmul(kernel, dtype, m, n, k, ta=False, tb=False, tail=None, base=None, err=0,
-               sx=None):
+def run_matmul(kernel, dtype, m, n, k, ta=False, tb=False, tail=None, base=None, err=0, sx=None):
     bm, bn = base or (_r16(min(m, 64)), _r16(min(n, 128)))
     tm, tn, tk = tail or (m, n, k)
     blocks = -(-tm // bm) * -(-tn // bn)
@@ -1318,15 +1490,30 @@ def run_matmul(kernel, dtype, m, n, k, ta=False, tb=False, tail=None, base=None,
     y = rand(k * n, dtype)
     o = np.zeros(max(blocks, 1) * bm * bn + 1, np.float32)
     f = [err, *(tail or (0, 0, 0))]
-    out = run(kernel, 31, dtype, x=x, y=y, o=o,
-              a=[m, n, k, int(ta), int(tb), _r16(min(k, 256)), bm, bn], f=f)
+    out = run(
+        kernel,
+        31,
+        dtype,
+        x=x,
+        y=y,
+        o=o,
+        a=[m, n, k, int(ta), int(tb), _r16(min(k, 256)), bm, bn],
+        f=f,
+    )
     return x, y, out, (bm, bn, tm, tn, tk)
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
-@pytest.mark.parametrize("m,n,k,ta,tb", [(1, 1, 1, False, False), (15, 17, 100, True, False),
-                                         (17, 15, 513, False, True), (100, 33, 17, True, True),
-                                         (40, 200, 15, False, False)])
+@pytest.mark.parametrize(
+    "m,n,k,ta,tb",
+    [
+        (1, 1, 1, False, False),
+        (15, 17, 100, True, False),
+        (17, 15, 513, False, True),
+        (100, 33, 17, True, True),
+        (40, 200, 15, False, False),
+    ],
+)
 def test_matmul_blocks_and_layout(kernel, dtype, m, n, k, ta, tb):
     """Iterate walks [baseM, baseN] blocks M first; GetTensorC writes each block's rows with
     row stride baseN, zero columns past its width, and leaves the rows past its height."""
@@ -1340,8 +1527,9 @@ def test_matmul_blocks_and_layout(kernel, dtype, m, n, k, ta, tb):
         for mi in range(m_blocks):
             r0, c0 = mi * bm, ni * bn
             rows, cols = min(bm, tm - r0), min(bn, tn - c0)
-            np.testing.assert_allclose(got[i, :rows, :cols], ref[r0:r0 + rows, c0:c0 + cols],
-                                       rtol=1e-5, atol=1e-4)
+            np.testing.assert_allclose(
+                got[i, :rows, :cols], ref[r0 : r0 + rows, c0 : c0 + cols], rtol=1e-5, atol=1e-4
+            )
             assert (got[i, :rows, cols:] == 0).all()
             assert (got[i, rows:] == -7).all()
             i += 1
@@ -1352,34 +1540,43 @@ def test_matmul_set_tail(kernel, dtype):
     """SetTail(m, n, k) computes the top-left [m, n] block over the first k of K with the
     original row strides (Ka, N)."""
     m, n, k = 40, 50, 30
-    x, y, out, (bm, bn, tm, tn, tk) = run_matmul(kernel, dtype, m, n, k, tail=(33, 17, 20),
-                                                 base=(16, 32))
+    x, y, out, (bm, bn, tm, tn, tk) = run_matmul(
+        kernel, dtype, m, n, k, tail=(33, 17, 20), base=(16, 32)
+    )
     a = x.astype(np.float64).reshape(m, k)[:tm, :tk]
     b = y.astype(np.float64).reshape(k, n)[:tk, :tn]
     got = out[:-1].reshape(-1, bm, bn)
     assert out[-1] == 3
     for i in range(3):
         rows = min(bm, tm - i * bm)
-        np.testing.assert_allclose(got[i, :rows, :tn], (a @ b)[i * bm:i * bm + rows],
-                                   rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(
+            got[i, :rows, :tn], (a @ b)[i * bm : i * bm + rows], rtol=1e-5, atol=1e-4
+        )
         assert (got[i, :rows, tn:] == 0).all()
 
 
-@pytest.mark.parametrize("err,needle", [
-    (1, "Matmul::GetTensorC: C LocalTensor"),
-    (2, "Matmul::SetTensorA: isTransposeA = true needs isTrans = true"),
-    (3, "Matmul::Iterate: SetTensorA and SetTensorB must come first"),
-    (4, "Matmul::Iterate: the Matmul object was already ended (End)"),
-    (5, "Matmul::SetTail: tailM = 17 is outside [1, singleCoreM = 16]"),
-    (6, "REGIST_MATMUL_OBJ: must come before the first InitBuffer"),
-    (7, "REGIST_MATMUL_OBJ: invalid TCubeTiling: dbL0A * baseM * baseK * sizeof(A)"),
-    (8, "Matmul::GetTensorC: no block to get"),
-])
+@pytest.mark.parametrize(
+    "err,needle",
+    [
+        (1, "Matmul::GetTensorC: C LocalTensor"),
+        (2, "Matmul::SetTensorA: isTransposeA = true needs isTrans = true"),
+        (3, "Matmul::Iterate: SetTensorA and SetTensorB must come first"),
+        (4, "Matmul::Iterate: the Matmul object was already ended (End)"),
+        (5, "Matmul::SetTail: tailM = 17 is outside [1, singleCoreM = 16]"),
+        (6, "REGIST_MATMUL_OBJ: must come before the first InitBuffer"),
+        (7, "REGIST_MATMUL_OBJ: invalid TCubeTiling: dbL0A * baseM * baseK * sizeof(A)"),
+        (8, "Matmul::GetTensorC: no block to get"),
+    ],
+)
 def test_matmul_errors(kernel, err, needle):
-    with pytest.raises(KernelError, match=needle.replace("(", r"\(").replace(")", r"\)")
-                       .replace("*", r"\*").replace("[", r"\[")):
-        run_matmul(kernel, np.float16, 16, 16, 16, err=err,
-                   tail=(16, 16, 16) if err == 5 else None)
+    with pytest.raises(
+        KernelError,
+        match=needle.replace("(", r"\(")
+        .replace(")", r"\)")
+        .replace("*", r"\*")
+        .replace("[", r"\["),
+    ):
+        run_matmul(kernel, np.float16, 16, 16, 16, err=err, tail=(16, 16, 16) if err == 5 else None)
 
 
 def test_matmul_gm_bounds_and_tiling_checks(kernel):

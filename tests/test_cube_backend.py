@@ -32,10 +32,22 @@ BACKEND = ("asc-double-buffer", "asc-buffer-alloc", "convert-asc-to-ascendc")
 RNG = np.random.default_rng(7)
 
 
-def mmad_kernel(M: int, N: int, K: int, dt: str = "f16", ta: bool = False, tb: bool = False,
-                tile_m: int | None = None, tile_n: int | None = None, role: str = "tmp",
-                blocks: int = 2, epilogue: bool = False, platform: str = "910B2",
-                bounds: bool = True, shift: bool = False) -> str:
+def mmad_kernel(
+    M: int,
+    N: int,
+    K: int,
+    dt: str = "f16",
+    ta: bool = False,
+    tb: bool = False,
+    tile_m: int | None = None,
+    tile_n: int | None = None,
+    role: str = "tmp",
+    blocks: int = 2,
+    epilogue: bool = False,
+    platform: str = "910B2",
+    bounds: bool = True,
+    shift: bool = False,
+) -> str:
     """MLIR text of ``@mm(a, b) -> a @ b`` (f32) over one tile-level kernel ``@mm_kernel``.
     ``bounds`` sets ``max_m/max_n/max_k`` on the op (else they are derived);
     ``shift`` copies out from UB row 1 on, so the last row read was never written (a bug)."""
@@ -50,14 +62,18 @@ def mmad_kernel(M: int, N: int, K: int, dt: str = "f16", ta: bool = False, tb: b
     ub = f"memref<{tile_m * ls}xf32, #asc.scope<ub>>"
     gma, gmb = f"memref<{M * K}x{dt}, #asc.scope<gm>>", f"memref<{K * N}x{dt}, #asc.scope<gm>>"
     gmc = f"memref<{M * N}xf32, #asc.scope<gm>>"
-    props = (f"max_m = {tile_m} : i64, max_n = {tile_n} : i64, max_k = {K} : i64, "
-             if bounds else "")
+    props = f"max_m = {tile_m} : i64, max_n = {tile_n} : i64, max_k = {K} : i64, " if bounds else ""
     props += f"transpose_a = {str(ta).lower()}, transpose_b = {str(tb).lower()}"
     res = "%o" if role == "in" else "%d"  # a VECIN block is consumed, never copied out
-    epi = ("      %cnt = arith.muli %mrows, %ls : index\n"
-           + (f"      %o = asc.alloc \"out\" {{buffers = 1 : i64}} : {ub}\n" if res == "%o"
-              else "")
-           + f"      asc.vscalar \"muls\" {res}, %d, 2.0, %cnt : {ub}, {ub}\n") if epilogue else ""
+    epi = (
+        (
+            "      %cnt = arith.muli %mrows, %ls : index\n"
+            + (f'      %o = asc.alloc "out" {{buffers = 1 : i64}} : {ub}\n' if res == "%o" else "")
+            + f'      asc.vscalar "muls" {res}, %d, 2.0, %cnt : {ub}, {ub}\n'
+        )
+        if epilogue
+        else ""
+    )
     tensors = f"tensor<{a_shape}x{dt}>, tensor<{b_shape}x{dt}>"
     a_off, b_off = ("%r0" if ta else "%r0K"), ("%c0K" if tb else "%c0")
     return f"""
@@ -127,7 +143,8 @@ def operands(M, N, K, dt, ta, tb):
     a = RNG.uniform(-2, 2, (K, M) if ta else (M, K)).astype(np_dt)
     b = RNG.uniform(-2, 2, (N, K) if tb else (K, N)).astype(np_dt)
     ref = (a.astype(np.float64).T if ta else a.astype(np.float64)) @ (
-        b.astype(np.float64).T if tb else b.astype(np.float64))
+        b.astype(np.float64).T if tb else b.astype(np.float64)
+    )
     return a, b, ref
 
 
@@ -143,9 +160,12 @@ def run_cpu(module, a, b, M, N, cache, memcheck=False):
     lib = build_library(src, plat, cache_dir=cache, memcheck=memcheck)
     fields = tiling_fields(k)
     c = np.zeros((M, N), np.float32)
-    CpuKernel(lib).run(fields["block_dim"], [a, b, c],
-                       np.array(list(fields.values()), np.int64).tobytes(),
-                       ct.launch_info(k)["workspace_bytes"])  # the Matmul system workspace
+    CpuKernel(lib).run(
+        fields["block_dim"],
+        [a, b, c],
+        np.array(list(fields.values()), np.int64).tobytes(),
+        ct.launch_info(k)["workspace_bytes"],
+    )  # the Matmul system workspace
     return c
 
 
@@ -155,12 +175,18 @@ def assert_matmul(got, ref, K):
 
 
 CASES = [  # M, N, K, dtype, transpose_a, transpose_b: every size of {1, 15, 17, 100, 513}
-    (1, 1, 1, "f16", False, False), (15, 100, 17, "f32", True, False),
-    (17, 513, 15, "f16", False, True), (100, 15, 513, "f32", True, True),
-    (513, 17, 100, "f16", False, False), (513, 17, 100, "f32", True, True),
-    (513, 17, 100, "f16", True, False), (513, 17, 100, "f32", False, True),
-    (1, 17, 513, "f32", False, False), (15, 1, 100, "f16", True, True),
-    (100, 100, 1, "f16", False, True), (17, 15, 15, "f32", True, False),
+    (1, 1, 1, "f16", False, False),
+    (15, 100, 17, "f32", True, False),
+    (17, 513, 15, "f16", False, True),
+    (100, 15, 513, "f32", True, True),
+    (513, 17, 100, "f16", False, False),
+    (513, 17, 100, "f32", True, True),
+    (513, 17, 100, "f16", True, False),
+    (513, 17, 100, "f32", False, True),
+    (1, 17, 513, "f32", False, False),
+    (15, 1, 100, "f16", True, True),
+    (100, 100, 1, "f16", False, True),
+    (17, 15, 15, "f32", True, False),
 ]
 
 
@@ -180,8 +206,7 @@ def test_mmad_destination_roles_and_epilogue(role, cache):
     a copy-in); a vector epilogue (x2) reads the block."""
     M, N, K = 40, 70, 33
     a, b, ref = operands(M, N, K, "f16", False, False)
-    module = lower(parse(mmad_kernel(M, N, K, role=role, tile_m=16, tile_n=32,
-                                     epilogue=True)))
+    module = lower(parse(mmad_kernel(M, N, K, role=role, tile_m=16, tile_n=32, epilogue=True)))
     assert_matmul(run_function(module, "mm", [a, b])[0], 2 * ref, K)
     assert_matmul(run_cpu(module, a, b, M, N, cache), 2 * ref, K)
 
@@ -209,8 +234,7 @@ def test_memory_check_defines_the_block_and_flags_reads_past_it(cache):
 
 def test_conversion_emits_one_registered_matmul_per_mmad_and_fills_tiling():
     module = lower(parse(mmad_kernel(513, 17, 100, "f16", True, False)))
-    (k,) = [o for o in module.walk() if isinstance(o, func.FuncOp) and "asc.kernel"
-            in o.attributes]
+    (k,) = [o for o in module.walk() if isinstance(o, func.FuncOp) and "asc.kernel" in o.attributes]
     ops = list(k.walk())
     kinds = [type(o) for o in ops]
     regist = kinds.index(ac.RegistMatmulOp)
@@ -221,11 +245,16 @@ def test_conversion_emits_one_registered_matmul_per_mmad_and_fills_tiling():
     assert fields["mm0_M"] == 513 and fields["mm0_Ka"] == 100  # A transposed: [K, M]
     assert fields["mm0_singleCoreM"] == 64 and fields["mm0_singleCoreK"] == 100
     text = emit_kernel_source(module)
-    for needle in ('#include "lib/matmul_intf.h"',
-                   "Matmul<MatmulType<TPosition::GM, CubeFormat::ND, half, true>, "
-                   "MatmulType<TPosition::GM, CubeFormat::ND, half, false>,",
-                   "REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm",
-                   ".SetTail((int)", ".Iterate();", ".GetTensorC(t", ".End();"):
+    for needle in (
+        '#include "lib/matmul_intf.h"',
+        "Matmul<MatmulType<TPosition::GM, CubeFormat::ND, half, true>, "
+        "MatmulType<TPosition::GM, CubeFormat::ND, half, false>,",
+        "REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm",
+        ".SetTail((int)",
+        ".Iterate();",
+        ".GetTensorC(t",
+        ".End();",
+    ):
         assert needle in text, needle
 
 
@@ -239,8 +268,9 @@ def test_buffer_alloc_reserves_base_m_rows():
 def test_derived_bounds_without_attributes(cache):
     M, N, K = 33, 20, 50
     a, b, ref = operands(M, N, K, "f32", False, True)
-    module = lower(parse(mmad_kernel(M, N, K, "f32", False, True, tile_m=16, tile_n=32,
-                                     bounds=False)))
+    module = lower(
+        parse(mmad_kernel(M, N, K, "f32", False, True, tile_m=16, tile_n=32, bounds=False))
+    )
     fields = tiling_fields(kernels(module)[0])
     # n <= the 32-column tile, capped by the data: B (transposed) has N = 20 rows
     assert (fields["mm0_singleCoreM"], fields["mm0_singleCoreN"]) == (16, 20)
@@ -264,7 +294,7 @@ def test_coupled_core_reserves_trans_length(cache):
 def test_more_than_four_matmul_objects_is_a_located_error():
     lines = mmad_kernel(16, 16, 16).splitlines()
     i = next(i for i, x in enumerate(lines) if "asc.mmad" in x)
-    module = parse("\n".join(lines[:i] + lines[i:i + 2] * 5 + lines[i + 2:]))
+    module = parse("\n".join(lines[:i] + lines[i : i + 2] * 5 + lines[i + 2 :]))
     with pytest.raises(PyAscCompileError, match="at most 4 Matmul objects"):
         lower(module)
 
@@ -293,8 +323,11 @@ def test_tiler_rejects_a_block_larger_than_l0c():
 
 
 def test_tile_interpreter_rejects_out_of_bounds_operands():
-    src = mmad_kernel(16, 16, 16).replace("k %K", "k %lda").replace(
-        "%lda = arith.constant 16", "%lda = arith.constant 17")
+    src = (
+        mmad_kernel(16, 16, 16)
+        .replace("k %K", "k %lda")
+        .replace("%lda = arith.constant 16", "%lda = arith.constant 17")
+    )
     module = parse(src)
     a, b, _ = operands(16, 16, 16, "f16", False, False)
     with pytest.raises(TileInterpretationError, match="past the GM buffer"):
@@ -302,8 +335,9 @@ def test_tile_interpreter_rejects_out_of_bounds_operands():
 
 
 def test_asc_mmad_verifier_still_rejects_mixed_dtypes():
-    src = mmad_kernel(16, 16, 16).replace("memref<256xf16, #asc.scope<gm>>, %gc",
-                                          "memref<256xf32, #asc.scope<gm>>, %gc")
+    src = mmad_kernel(16, 16, 16).replace(
+        "memref<256xf16, #asc.scope<gm>>, %gc", "memref<256xf32, #asc.scope<gm>>, %gc"
+    )
     with pytest.raises(Exception, match="asc.mmad|type"):
         parse(src.replace("tensor<16x16xf16>) -> tensor", "tensor<16x16xf32>) -> tensor"))
     assert asc.MmadOp.name == "asc.mmad"

@@ -73,8 +73,9 @@ def counters(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     return counts
 
 
-def check_new_shapes_cost_nothing(counts: dict[str, int], op: pa.CompiledOp, before: int,
-                                  shapes: int) -> None:
+def check_new_shapes_cost_nothing(
+    counts: dict[str, int], op: pa.CompiledOp, before: int, shapes: int
+) -> None:
     assert counts == {"lower": 0, "gxx": 0}, "a new shape lowered or built again"
     assert op.tiling_computations == before + shapes
 
@@ -94,11 +95,16 @@ def test_elementwise_one_kernel_many_row_counts(dtype: str, counters: dict[str, 
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
-def test_partial_broadcast_over_dynamic_leading_dims(dtype: str,
-                                                     counters: dict[str, int]) -> None:
+def test_partial_broadcast_over_dynamic_leading_dims(dtype: str, counters: dict[str, int]) -> None:
     """``g`` spans dims 0 and 2 only: its GM row offsets use dynamic extents and strides."""
-    op = pa.compile(bias_gate, [pa.TensorDesc((None, None, 48), dtype),
-                                pa.TensorDesc((None, 1, 48), dtype), pa.TensorDesc((48,), dtype)])
+    op = pa.compile(
+        bias_gate,
+        [
+            pa.TensorDesc((None, None, 48), dtype),
+            pa.TensorDesc((None, 1, 48), dtype),
+            pa.TensorDesc((48,), dtype),
+        ],
+    )
     counters.update(lower=0, gxx=0)
     for a, b in ((1, 1), (3, 7), (2, 33), (5, 513)):
         x = RNG.standard_normal((a, b, 48)).astype(dtype)
@@ -131,8 +137,14 @@ def test_softmax_jit_dynamic(dtype: str, counters: dict[str, int]) -> None:
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
 def test_layernorm_dynamic_batch_and_sequence(dtype: str, counters: dict[str, int]) -> None:
-    op = pa.compile(layernorm, [pa.TensorDesc((None, None, 384), dtype),
-                                pa.TensorDesc((384,), dtype), pa.TensorDesc((384,), dtype)])
+    op = pa.compile(
+        layernorm,
+        [
+            pa.TensorDesc((None, None, 384), dtype),
+            pa.TensorDesc((384,), dtype),
+            pa.TensorDesc((384,), dtype),
+        ],
+    )
     w = RNG.standard_normal(384).astype(dtype)
     b = RNG.standard_normal(384).astype(dtype)
     counters.update(lower=0, gxx=0)
@@ -143,9 +155,14 @@ def test_layernorm_dynamic_batch_and_sequence(dtype: str, counters: dict[str, in
 
 
 def test_interpreter_runs_the_dynamic_kernel() -> None:
-    op = pa.compile(bias_gate, [pa.TensorDesc((None, None, 48), "float32"),
-                                pa.TensorDesc((None, 1, 48), "float32"),
-                                pa.TensorDesc((48,), "float32")])
+    op = pa.compile(
+        bias_gate,
+        [
+            pa.TensorDesc((None, None, 48), "float32"),
+            pa.TensorDesc((None, 1, 48), "float32"),
+            pa.TensorDesc((48,), "float32"),
+        ],
+    )
     for a, b in ((1, 1), (2, 7)):
         x = RNG.standard_normal((a, b, 48)).astype(np.float32)
         g = RNG.standard_normal((a, 1, 48)).astype(np.float32)
@@ -182,13 +199,15 @@ def _host_program(op: pa.CompiledOp, tmp: Path) -> Path:
     fields = op.info["dynamic"]["fields"]
     sname = struct.group(0).split()[1]
     prints = "".join(f'    std::printf("%lld\\n", (long long)t.{f});\n' for f in fields)
-    src = (f"#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n{struct.group(0)}\n"
-           f"{fill.group(0)}\nint main(int argc, char** argv) {{\n"
-           "    int64_t dims[64];\n"
-           "    for (int i = 1; i < argc; ++i) dims[i - 1] = std::atoll(argv[i]);\n"
-           f"    {sname} t;\n"
-           f"    if ({kname}_fill_tiling(dims, argc - 1, &t) != 0) {{ std::puts(\"-1\"); "
-           "return 0; }\n" + prints + "}\n")
+    src = (
+        f"#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n{struct.group(0)}\n"
+        f"{fill.group(0)}\nint main(int argc, char** argv) {{\n"
+        "    int64_t dims[64];\n"
+        "    for (int i = 1; i < argc; ++i) dims[i - 1] = std::atoll(argv[i]);\n"
+        f"    {sname} t;\n"
+        f'    if ({kname}_fill_tiling(dims, argc - 1, &t) != 0) {{ std::puts("-1"); '
+        "return 0; }\n" + prints + "}\n"
+    )
     (tmp / "fill.cpp").write_text(src)
     exe = tmp / "fill"
     subprocess.run(["g++", "-O0", "-o", str(exe), str(tmp / "fill.cpp")], check=True)
@@ -201,22 +220,33 @@ def test_host_cpp_fill_tiling_matches_python(case: str, tmp_path: Path) -> None:
         op = pa.compile(add_scaled, [pa.TensorDesc((None, 40), "float16")] * 2)
         calls = [[(n, 40)] * 2 for n in ROWS] + [[(5, 40), (6, 40)], [(5, 41), (5, 41)]]
     elif case == "broadcast":
-        op = pa.compile(bias_gate, [pa.TensorDesc((None, None, 48), "float32"),
-                                    pa.TensorDesc((None, 1, 48), "float32"),
-                                    pa.TensorDesc((48,), "float32")])
+        op = pa.compile(
+            bias_gate,
+            [
+                pa.TensorDesc((None, None, 48), "float32"),
+                pa.TensorDesc((None, 1, 48), "float32"),
+                pa.TensorDesc((48,), "float32"),
+            ],
+        )
         calls = [[(a, b, 48), (a, 1, 48), (48,)] for a, b in ((1, 1), (3, 7), (7, 4097))]
         calls.append([(3, 7, 48), (2, 1, 48), (48,)])
     else:
-        op = pa.compile(layernorm, [pa.TensorDesc((None, None, 384), "float16"),
-                                    pa.TensorDesc((384,), "float16"),
-                                    pa.TensorDesc((384,), "float16")])
+        op = pa.compile(
+            layernorm,
+            [
+                pa.TensorDesc((None, None, 384), "float16"),
+                pa.TensorDesc((384,), "float16"),
+                pa.TensorDesc((384,), "float16"),
+            ],
+        )
         calls = [[(a, b, 384), (384,), (384,)] for a, b in ((1, 1), (2, 33), (8, 4097))]
         calls.append([(2, 33, 384), (383,), (384,)])
     exe = _host_program(op, tmp_path)
     for shapes in calls:
         dims = [str(d) for s in shapes for d in s]
-        cpp = subprocess.run([str(exe), *dims], capture_output=True, text=True,
-                             check=True).stdout.split()
+        cpp = subprocess.run(
+            [str(exe), *dims], capture_output=True, text=True, check=True
+        ).stdout.split()
         try:
             want = [str(v) for v in op._dyn.compute(shapes)[0].values()]
         except Exception:  # noqa: BLE001 - a shape the kernel refuses
@@ -268,9 +298,14 @@ def test_jit_dynamic_falls_back_to_static_for_matmul() -> None:
     assert sum(len(v) for v in fn._dyn_ops.values()) == 2
     assert not any(op.dynamic for v in fn._dyn_ops.values() for op in v)
     with pytest.raises(pa.PyAscError, match="dynamic dims are supported") as info:
-        pa.compile(matmul_bias, [pa.TensorDesc((None, 16), "float32"),
-                                 pa.TensorDesc((16, 8), "float32"),
-                                 pa.TensorDesc((8,), "float32")])
+        pa.compile(
+            matmul_bias,
+            [
+                pa.TensorDesc((None, 16), "float32"),
+                pa.TensorDesc((16, 8), "float32"),
+                pa.TensorDesc((8,), "float32"),
+            ],
+        )
     err = info.value
     assert "it compiles to one Cube (matmul) kernel" in err.message, err
     assert "static sizes" in err.hint and "@pa.jit(dynamic=True)" in err.hint, err

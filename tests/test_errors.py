@@ -37,7 +37,7 @@ def check(err: PyAscError, tag: str, *words: str) -> str:
     source = linecache.getline(THIS, line).rstrip("\n")
     assert lines[1] == f"    {source}", text
     assert lines[2] == "    " + " " * err.loc.col + "^", text
-    assert source[err.loc.col:].strip(), text  # the caret points at code, not past it
+    assert source[err.loc.col :].strip(), text  # the caret points at code, not past it
     assert any(x.startswith("hint: ") and len(x) > 10 for x in lines[3:]), text
     for w in words:
         assert w in text, (w, text)
@@ -57,6 +57,7 @@ def check_no_internal_stack(err: BaseException) -> None:
 
 
 # ------------------------------------------------------------------- unsupported Python
+
 
 @pa.jit
 def k_try(x):
@@ -149,15 +150,26 @@ UNSUPPORTED = {
     "recursion": (k_recursion, [X4], "recursive call to _countdown()", "for loop"),
     "print": (k_print, [X4], "print() is not supported", "backend='interp'"),
     "global": (k_global, [X4], "'global' declarations are not supported", "arguments"),
-    "if_tensor": (k_if_tensor, [X4], "'if' condition depends on a runtime tensor value",
-                  "pyasc_mlir.where"),
-    "broadcast": (k_broadcast, [X4, np.ones(5, F16)], "cannot broadcast shapes [3, 4] and [5]",
-                  "trailing dimensions"),
+    "if_tensor": (
+        k_if_tensor,
+        [X4],
+        "'if' condition depends on a runtime tensor value",
+        "pyasc_mlir.where",
+    ),
+    "broadcast": (
+        k_broadcast,
+        [X4, np.ones(5, F16)],
+        "cannot broadcast shapes [3, 4] and [5]",
+        "trailing dimensions",
+    ),
     "cast_int8": (k_cast_int8, [X4], "unsupported dtype 'int8'", "pyasc_mlir.float32"),
-    "mask_arith": (k_mask_arith, [X4], "boolean mask cannot be used in arithmetic",
-                   "pyasc_mlir.where"),
-    "return_mask": (k_return_mask, [X4], "boolean mask cannot be returned",
-                    "pyasc_mlir.cast"),
+    "mask_arith": (
+        k_mask_arith,
+        [X4],
+        "boolean mask cannot be used in arithmetic",
+        "pyasc_mlir.where",
+    ),
+    "return_mask": (k_return_mask, [X4], "boolean mask cannot be returned", "pyasc_mlir.cast"),
 }
 
 
@@ -186,8 +198,10 @@ def test_log_level_keeps_the_internal_stack(monkeypatch):
     monkeypatch.setenv("PYASC_LOG_LEVEL", "debug")
     with pytest.raises(PyAscCompileError) as info:
         k_while(X4)
-    assert any(f.filename.endswith("ast_frontend.py")
-               for f in traceback.extract_tb(info.value.__traceback__))
+    assert any(
+        f.filename.endswith("ast_frontend.py")
+        for f in traceback.extract_tb(info.value.__traceback__)
+    )
     monkeypatch.setenv("PYASC_LOG_LEVEL", "1")
     with pytest.raises(PyAscCompileError) as info:
         k_while(X4)
@@ -195,6 +209,7 @@ def test_log_level_keeps_the_internal_stack(monkeypatch):
 
 
 # ---------------------------------------------------------------------------- UB capacity
+
 
 def wide_softmax(x):
     m = x.max(-1, keepdim=True)  # ERR ub
@@ -212,6 +227,7 @@ def test_operator_that_cannot_fit_ub_names_buffers_and_sizes():
 
 # ------------------------------------------------------------ call time vs the signature
 
+
 def axpy(x, y):
     return x * 2.0 + y
 
@@ -225,8 +241,12 @@ def test_wrong_argument_count(op):
     x = np.ones((6, 40), F16)
     with pytest.raises(PyAscUsageError) as info:
         op(x, x, x)  # ERR call_count
-    check(info.value, "call_count", "axpy() takes 2 tensor arguments, got 3",
-          "x: [6, 40] float16, y: [6, 40] float16")
+    check(
+        info.value,
+        "call_count",
+        "axpy() takes 2 tensor arguments, got 3",
+        "x: [6, 40] float16, y: [6, 40] float16",
+    )
     with pytest.raises(PyAscUsageError) as info:
         op.run_stage("tensor", x)  # ERR stage_count
     check(info.value, "stage_count", "got 1")
@@ -236,8 +256,14 @@ def test_wrong_shape(op):
     x = np.ones((6, 40), F16)
     with pytest.raises(PyAscUsageError) as info:
         op(x, x[:, :39])  # ERR call_shape
-    check(info.value, "call_shape", "argument 1 ('y')", "[6, 39]", "compiled for [6, 40]",
-          "compile again")
+    check(
+        info.value,
+        "call_shape",
+        "argument 1 ('y')",
+        "[6, 39]",
+        "compiled for [6, 40]",
+        "compile again",
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.complex64, object])
@@ -245,8 +271,9 @@ def test_unsupported_dtypes_are_refused(op, dtype):
     x = np.ones((6, 40), F16)
     with pytest.raises(PyAscUsageError) as info:
         op(x.astype(dtype), x)  # ERR call_dtype
-    check(info.value, "call_dtype", f"has dtype {np.dtype(dtype)}",
-          "compiled for float16", "astype")
+    check(
+        info.value, "call_dtype", f"has dtype {np.dtype(dtype)}", "compiled for float16", "astype"
+    )
 
 
 def test_float64_overflowing_float16_is_refused(op):
@@ -254,8 +281,9 @@ def test_float64_overflowing_float16_is_refused(op):
     x[2, 5] = 70000.0
     with pytest.raises(PyAscUsageError) as info:
         op(x, x)  # ERR call_overflow
-    check(info.value, "call_overflow", "float64 value 70000.0 at index [2, 5]",
-          "float16 range", "inf")
+    check(
+        info.value, "call_overflow", "float64 value 70000.0 at index [2, 5]", "float16 range", "inf"
+    )
     big = np.full((6, 40), 100000, np.int32)
     with pytest.raises(PyAscUsageError) as info:
         op(big, big)  # ERR call_overflow_int
@@ -266,8 +294,7 @@ def test_jit_wrong_argument_count():
     x = np.ones((6, 40), F16)
     with pytest.raises(PyAscUsageError) as info:
         pa.jit(axpy)(x)  # ERR jit_count
-    check(info.value, "jit_count", "axpy()", "missing a required argument: 'y'",
-          "def axpy(x, y)")
+    check(info.value, "jit_count", "axpy()", "missing a required argument: 'y'", "def axpy(x, y)")
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int8, np.bool_])
@@ -275,11 +302,13 @@ def test_jit_refuses_dtypes_without_a_tensor_type(dtype):
     x = np.ones((6, 40), dtype)
     with pytest.raises(PyAscUsageError) as info:
         pa.jit(axpy)(x, x)  # ERR jit_dtype
-    check(info.value, "jit_dtype", f"holds {np.dtype(dtype)} elements", "float16 or float32",
-          "astype")
+    check(
+        info.value, "jit_dtype", f"holds {np.dtype(dtype)} elements", "float16 or float32", "astype"
+    )
 
 
 # ------------------------------------------------------------------- documented input rule
+
 
 def test_numeric_inputs_are_converted_to_the_compiled_dtype(op):
     x = RNG.uniform(-4, 4, (6, 40))
@@ -309,8 +338,9 @@ def test_non_contiguous_views_give_correct_results(op):
         y = np.ascontiguousarray(big[6:, :40])
         ref = (v.astype(np.float32) * 2 + y.astype(np.float32)).astype(F16)
         got = op(v, y)
-        np.testing.assert_allclose(got.astype(np.float32), ref.astype(np.float32),
-                                   rtol=1e-3, atol=1e-3, err_msg=name)
+        np.testing.assert_allclose(
+            got.astype(np.float32), ref.astype(np.float32), rtol=1e-3, atol=1e-3, err_msg=name
+        )
         np.testing.assert_array_equal(got, op(np.ascontiguousarray(v), y), err_msg=name)
     # the caller's arrays are not modified
     before = big.copy()
@@ -319,6 +349,7 @@ def test_non_contiguous_views_give_correct_results(op):
 
 
 # ---------------------------------------------------------------------- zero-size dimensions
+
 
 @pa.jit
 def softmax(x):
@@ -352,8 +383,11 @@ def test_zero_size_dimensions_give_empty_results(monkeypatch, tmp_path):
         for shape in [(0, 16), (3, 0), (0, 0)]:
             y = softmax(np.zeros(shape, F16))
             assert y.shape == shape and y.dtype == F16
-        op = pa.compile(bcast, [pa.TensorDesc((0, 1), "float32"),
-                                pa.TensorDesc((1, 7), "float32")], output_dir=tmp_path)
+        op = pa.compile(
+            bcast,
+            [pa.TensorDesc((0, 1), "float32"), pa.TensorDesc((1, 7), "float32")],
+            output_dir=tmp_path,
+        )
         assert op.info["empty"] and op.info["library"] is None and op.info["kernels"] == 0
         assert [d.shape for d in op.outputs] == [(0, 7)]
         for backend in ("cpu", "interp"):
@@ -364,8 +398,9 @@ def test_zero_size_dimensions_give_empty_results(monkeypatch, tmp_path):
         loaded = pa.load_op(tmp_path)
         assert loaded(np.zeros((0, 1), F32), np.ones((1, 7), F32)).shape == (0, 7)
         # a result that is not empty: NumPy's values (sum of nothing = 0, mean = NaN)
-        op = pa.compile(sum_rows, [pa.TensorDesc((0, 8), "float32"),
-                                   pa.TensorDesc((8,), "float32")])
+        op = pa.compile(
+            sum_rows, [pa.TensorDesc((0, 8), "float32"), pa.TensorDesc((8,), "float32")]
+        )
         s, m = op(np.zeros((0, 8), F32), np.arange(8, dtype=F32))
         np.testing.assert_array_equal(s, np.arange(8, dtype=F32))
         assert m.shape == (8,) and np.isnan(m).all()
@@ -400,6 +435,7 @@ def _list_add(a, b):
 
 
 # ------------------------------------------------------- errors that each carry a hint
+
 
 def h_matmul_scalar(a):
     return a @ 2.0  # ERR matmul_scalar
@@ -440,13 +476,15 @@ A48 = np.ones((4, 8), F16)
 HINTED = {
     "matmul_scalar": (h_matmul_scalar, [A48], "right operand of matmul is float 2.0", "*"),
     "transpose_tensor": (h_transpose_tensor, [A48], "must be compile-time bools", "True or False"),
-    "transpose_int": (h_transpose_int, [A48], "must be compile-time bools, got 1",
-                      "True or False"),
-    "reshape": (h_reshape, [A48], "cannot reshape [4, 8] (32 elements) to [3, 3]",
-                "must hold 32 elements"),
+    "transpose_int": (h_transpose_int, [A48], "must be compile-time bools, got 1", "True or False"),
+    "reshape": (
+        h_reshape,
+        [A48],
+        "cannot reshape [4, 8] (32 elements) to [3, 3]",
+        "must hold 32 elements",
+    ),
     "match_dim": (h_match_dim, [A48], "does not match (4, 9): dim 1 is 8", "None accepts"),
-    "match_rank": (h_match_rank, [A48], "does not match (4,): rank 2, expected 1",
-                   "None accepts"),
+    "match_rank": (h_match_rank, [A48], "does not match (4,): rank 2, expected 1", "None accepts"),
     "same_rank": (h_same_rank, [A48, np.ones(4, F16)], "different ranks", "reshape"),
     "undefined": (h_undefined, [A48], "name 'undefined_name' is not defined", "module level"),
 }
@@ -481,9 +519,14 @@ def test_every_frontend_error_passes_a_hint():
             if not isinstance(n, ast.Call):
                 continue
             f = n.func
-            is_error = (isinstance(f, ast.Attribute) and f.attr == "error"
-                        and isinstance(f.value, ast.Name) and f.value.id == "self")
+            is_error = (
+                isinstance(f, ast.Attribute)
+                and f.attr == "error"
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "self"
+            )
             if (is_error or (isinstance(f, ast.Name) and f.id == "PyAscCompileError")) and (
-                    len(n.args) < 3 and not n.keywords):
+                len(n.args) < 3 and not n.keywords
+            ):
                 missing.append(f"{path.name}:{n.lineno}")
     assert not missing, f"errors without a hint at {missing}"

@@ -69,9 +69,11 @@ def _assert_close(got: Any, ref: np.ndarray, tol: float, what: str) -> None:
         diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
         bad = np.argwhere(~(diff <= tol + tol * np.abs(ref.astype(np.float64))))
         first = tuple(int(i) for i in bad[0]) if len(bad) else None
-        pytest.fail(f"{what}: outside rtol=atol={tol:g}: max |got-ref| - tol*|ref| = "
-                    f"{excess:.3e}; {len(bad)} of {ref.size} elements bad, first at {first}: "
-                    f"got {got[first] if first else '?'}, ref {ref[first] if first else '?'}")
+        pytest.fail(
+            f"{what}: outside rtol=atol={tol:g}: max |got-ref| - tol*|ref| = "
+            f"{excess:.3e}; {len(bad)} of {ref.size} elements bad, first at {first}: "
+            f"got {got[first] if first else '?'}, ref {ref[first] if first else '?'}"
+        )
 
 
 # --------------------------------------------------------------------------- the package
@@ -79,14 +81,27 @@ def _assert_close(got: Any, ref: np.ndarray, tol: float, what: str) -> None:
 
 def test_all_lists_every_example_module() -> None:
     names = [n for n, _ in examples.ALL]
-    assert names == ["residual_layernorm", "rmsnorm", "softmax", "gelu", "silu_mul",
-                     "masked_sum", "norm_family", "conditional_scale"]
+    assert names == [
+        "residual_layernorm",
+        "rmsnorm",
+        "softmax",
+        "gelu",
+        "silu_mul",
+        "masked_sum",
+        "norm_family",
+        "conditional_scale",
+    ]
     for name, module in examples.ALL:
         assert module.__name__ == f"examples.{name}"
         for attr in ("KERNEL", "reference", "make_inputs", "SHAPES", "CONSTS", "REDUCTION"):
             assert hasattr(module, attr), f"examples.{name} lacks {attr}"
-    assert {c.name for c in CASES} >= {"gelu_erf", "gelu_tanh", "norm_family.layer",
-                                       "norm_family.rms", "norm_family.instance"}
+    assert {c.name for c in CASES} >= {
+        "gelu_erf",
+        "gelu_tanh",
+        "norm_family.layer",
+        "norm_family.rms",
+        "norm_family.instance",
+    }
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -143,20 +158,21 @@ def test_reference_properties() -> None:
     assert examples.gelu.reference(np.array([0.0]))[0] == 0.0
     np.testing.assert_allclose(examples.gelu.reference(np.array([10.0])), 10.0, rtol=1e-12)
     a = np.linspace(-5, 5, 11)
-    np.testing.assert_allclose(examples.silu_mul.reference(a, np.ones(11)),
-                               a / (1 + np.exp(-a)), rtol=1e-12)
+    np.testing.assert_allclose(
+        examples.silu_mul.reference(a, np.ones(11)), a / (1 + np.exp(-a)), rtol=1e-12
+    )
     xs = rng.normal(size=(2, 5, 3))
     mask = np.ones((2, 5, 1))
     mask[0, 2:] = 0
     m = examples.masked_sum.reference(xs, mask)
     np.testing.assert_allclose(m[0], xs[0, :2].sum(0), rtol=1e-12)
     np.testing.assert_allclose(m[1], xs[1].sum(0), rtol=1e-12)
-    c = examples.conditional_scale.reference(np.array([-1.0, 0.25, 0.5]), threshold=0.25,
-                                             scale=2.0)
+    c = examples.conditional_scale.reference(np.array([-1.0, 0.25, 0.5]), threshold=0.25, scale=2.0)
     np.testing.assert_array_equal(c, [-1.0, 0.25, 1.0])
     xi = rng.normal(size=(2, 6, 3)) + 5.0
-    inst = examples.norm_family.reference(xi, np.ones((1, 3)), np.zeros((1, 3)),
-                                          variant="instance", axes=(1,), eps=0.0)
+    inst = examples.norm_family.reference(
+        xi, np.ones((1, 3)), np.zeros((1, 3)), variant="instance", axes=(1,), eps=0.0
+    )
     np.testing.assert_allclose(inst.mean(1), 0.0, atol=1e-12)
     np.testing.assert_allclose(inst.std(1), 1.0, rtol=1e-12)
     lay = examples.norm_family.reference(xi, np.ones(3), np.zeros(3), variant="layer", eps=0.0)
@@ -167,13 +183,16 @@ def test_reference_properties() -> None:
 
 # --------------------------------------------------------------------------- tensor level
 
-TENSOR_PARAMS = [pytest.param(c, dt, s, id=f"{c.name}-{dt}-{_shape_id(s)}")
-                 for c in CASES for dt in DTYPES for s in c.shapes]
+TENSOR_PARAMS = [
+    pytest.param(c, dt, s, id=f"{c.name}-{dt}-{_shape_id(s)}")
+    for c in CASES
+    for dt in DTYPES
+    for s in c.shapes
+]
 
 
 def _run_tensor_level(case: Case, arrays: tuple[np.ndarray, ...]) -> np.ndarray:
-    module, result_dtypes = build_module(case.kernel,
-                                         case.args([TensorDesc.of(a) for a in arrays]))
+    module, result_dtypes = build_module(case.kernel, case.args([TensorDesc.of(a) for a in arrays]))
     assert result_dtypes == [arrays[0].dtype.name], "result dtype must follow the inputs"
     outs = run_function(module, case.kernel.__name__, list(arrays))
     assert len(outs) == 1
@@ -181,18 +200,24 @@ def _run_tensor_level(case: Case, arrays: tuple[np.ndarray, ...]) -> np.ndarray:
 
 
 @pytest.mark.parametrize(("case", "dtype", "shape"), TENSOR_PARAMS)
-def test_tensor_level_matches_reference(case: Case, dtype: str,
-                                        shape: tuple[int, ...]) -> None:
+def test_tensor_level_matches_reference(case: Case, dtype: str, shape: tuple[int, ...]) -> None:
     arrays = case.make_inputs(_rng(case.name, dtype, shape), dtype, shape)
     got = _run_tensor_level(case, arrays)
-    _assert_close(got, case.reference(*arrays), case.tolerance(dtype),
-                  f"{case.name} {dtype} {shape} tensor-level interpreter")
+    _assert_close(
+        got,
+        case.reference(*arrays),
+        case.tolerance(dtype),
+        f"{case.name} {dtype} {shape} tensor-level interpreter",
+    )
 
 
 def test_norm_family_rejects_unknown_variant() -> None:
     c = CASE_BY_NAME["norm_family.layer"]
-    descs = [TensorDesc((2, 8), "float32"), TensorDesc((8,), "float32"),
-             TensorDesc((8,), "float32")]
+    descs = [
+        TensorDesc((2, 8), "float32"),
+        TensorDesc((8,), "float32"),
+        TensorDesc((8,), "float32"),
+    ]
     with pytest.raises(PyAscCompileError, match="unknown variant 'group'"):
         build_module(c.kernel, [*descs, "group", (-1,), 1e-5])
 
@@ -223,8 +248,9 @@ def test_minilm_batch(minilm: Any) -> None:
     assert batch.input_ids[:, 0].tolist() == [101] * b  # [CLS]
     for arr in (batch.word, batch.position, batch.token_type, batch.embeddings):
         assert arr.shape == (b, s, h) and arr.dtype == np.float32
-    np.testing.assert_allclose(batch.embeddings, batch.word + batch.position + batch.token_type,
-                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        batch.embeddings, batch.word + batch.position + batch.token_type, rtol=1e-6, atol=1e-7
+    )
     assert batch.ln_weight.shape == batch.ln_bias.shape == (h,)
     assert batch.eps == 1e-12
     act = md.layer0_activations(batch)
@@ -240,8 +266,10 @@ def test_residual_layernorm_on_minilm_tensor_level(minilm: Any, dtype: str) -> N
     md, batch = minilm
     case = examples.get_case("residual_layernorm")
     case = dataclasses.replace(case, consts={"eps": batch.eps})
-    arrays = tuple(a.astype(dtype) for a in (batch.word + batch.position, batch.token_type,
-                                             batch.ln_weight, batch.ln_bias))
+    arrays = tuple(
+        a.astype(dtype)
+        for a in (batch.word + batch.position, batch.token_type, batch.ln_weight, batch.ln_bias)
+    )
     got = _run_tensor_level(case, arrays)
     _assert_close(got, case.reference(*arrays), case.tolerance(dtype), "MiniLM embedding LN")
     if dtype == "float32":
@@ -271,19 +299,27 @@ def _sweep_shape(name: str, length: int) -> tuple[int, ...]:
 def _e2e_param(name: str, dtype: str, shape: tuple[int, ...], sweep: bool) -> Any:
     marks: list[Any] = [pytest.mark.slow] if sweep else []
     if shape[-1] == 4097 and name in UB_LIMITED:
-        marks.append(pytest.mark.xfail(raises=PyAscCompileError, strict=True,
-                                       reason="needs more UB than the platform has"))
-    return pytest.param((name, dtype, shape), marks=marks,
-                        id=f"{name}-{dtype}-{_shape_id(shape)}")
+        marks.append(
+            pytest.mark.xfail(
+                raises=PyAscCompileError, strict=True, reason="needs more UB than the platform has"
+            )
+        )
+    return pytest.param((name, dtype, shape), marks=marks, id=f"{name}-{dtype}-{_shape_id(shape)}")
 
 
-E2E_SWEEP = [_e2e_param(c.name, dt, _sweep_shape(c.name, n), True)
-             for c in CASES for dt in DTYPES for n in TAILS]
+E2E_SWEEP = [
+    _e2e_param(c.name, dt, _sweep_shape(c.name, n), True)
+    for c in CASES
+    for dt in DTYPES
+    for n in TAILS
+]
 
 
 def _sweep_enabled(config: pytest.Config) -> bool:
-    return ("slow" in (config.getoption("markexpr", "") or "")
-            or os.environ.get("PYASC_E2E_SWEEP") == "1")
+    return (
+        "slow" in (config.getoption("markexpr", "") or "")
+        or os.environ.get("PYASC_E2E_SWEEP") == "1"
+    )
 
 
 def _compile(config: tuple[str, str, tuple[int, ...]]) -> Any:
@@ -292,8 +328,7 @@ def _compile(config: tuple[str, str, tuple[int, ...]]) -> Any:
     case = CASE_BY_NAME[name]
     arrays = case.make_inputs(_rng(name, dtype, shape), dtype, shape)
     try:
-        return pa.compile(case.kernel, case.args([pa.TensorDesc(a.shape, dtype)
-                                                  for a in arrays]))
+        return pa.compile(case.kernel, case.args([pa.TensorDesc(a.shape, dtype) for a in arrays]))
     except Exception as exc:  # noqa: BLE001 - re-raised by the test that needs it
         return exc
 
@@ -316,8 +351,7 @@ def compiled(request: pytest.FixtureRequest) -> dict[tuple, Any]:
         return dict(zip(wanted, pool.map(_compile, wanted), strict=True))
 
 
-def _check_end_to_end(config: tuple[str, str, tuple[int, ...]],
-                      compiled: dict[tuple, Any]) -> None:
+def _check_end_to_end(config: tuple[str, str, tuple[int, ...]], compiled: dict[tuple, Any]) -> None:
     name, dtype, shape = config
     case = CASE_BY_NAME[name]
     op = compiled.get(config)
@@ -336,8 +370,9 @@ def _check_end_to_end(config: tuple[str, str, tuple[int, ...]],
     if info["kernels"] != 1:
         problems.append(f"fused into {info['kernels']} kernels, expected 1")
     if not 0 < info["gm_bytes"] < info["unfused_gm_bytes"]:
-        problems.append(f"gm_bytes {info['gm_bytes']} not below the unfused "
-                        f"{info['unfused_gm_bytes']}")
+        problems.append(
+            f"gm_bytes {info['gm_bytes']} not below the unfused {info['unfused_gm_bytes']}"
+        )
     if not 0 < info["ub_bytes"] <= usable:
         problems.append(f"ub_bytes {info['ub_bytes']} outside (0, {usable}]")
     if not 1 <= info["block_dim"] <= get_platform(info["platform"]).vector_cores:
@@ -370,14 +405,16 @@ def _check_end_to_end(config: tuple[str, str, tuple[int, ...]],
 
 
 @pytest.mark.parametrize("config", [_e2e_param(n, d, s, False) for n, d, s in E2E_DEFAULT])
-def test_end_to_end(config: tuple[str, str, tuple[int, ...]],
-                    compiled: dict[tuple, Any]) -> None:
+def test_end_to_end(config: tuple[str, str, tuple[int, ...]], compiled: dict[tuple, Any]) -> None:
     _check_end_to_end(config, compiled)
 
 
 @pytest.mark.parametrize("config", E2E_SWEEP)
-def test_end_to_end_sweep(config: tuple[str, str, tuple[int, ...]],
-                          compiled: dict[tuple, Any], request: pytest.FixtureRequest) -> None:
+def test_end_to_end_sweep(
+    config: tuple[str, str, tuple[int, ...]],
+    compiled: dict[tuple, Any],
+    request: pytest.FixtureRequest,
+) -> None:
     if not _sweep_enabled(request.config):
         pytest.skip("full tail sweep: run with -m slow or PYASC_E2E_SWEEP=1")
     _check_end_to_end(config, compiled)
@@ -418,15 +455,30 @@ def test_demo_runs_one_kernel_on_minilm(capsys: pytest.CaptureFixture) -> None:
 
 
 def test_demo_report_is_plain_text_when_stdout_is_not_a_terminal(
-        capsys: pytest.CaptureFixture) -> None:
+    capsys: pytest.CaptureFixture,
+) -> None:
     """Redirected output (not a tty) gets the plain table, every cell whole (rich would fit
     the table into 80 columns and cut the cells)."""
     from pyasc_mlir.tools.demo import COLUMNS, Result, print_report
 
-    r = Result("norm_family.layer_norm_fused", "float16", "5x12x25x384", "MiniLM", 1e-3,
-               kernels=1, gm_bytes=123456, ub_bytes=65536, err_interp=1.5e-4, err_cpu=2.5e-4,
-               ok_interp=True, ok_cpu=True, cold_ms=812.5, cached_ms=0.25, cpu_ms=1.75,
-               numpy_ms=3.5)
+    r = Result(
+        "norm_family.layer_norm_fused",
+        "float16",
+        "5x12x25x384",
+        "MiniLM",
+        1e-3,
+        kernels=1,
+        gm_bytes=123456,
+        ub_bytes=65536,
+        err_interp=1.5e-4,
+        err_cpu=2.5e-4,
+        ok_interp=True,
+        ok_cpu=True,
+        cold_ms=812.5,
+        cached_ms=0.25,
+        cpu_ms=1.75,
+        numpy_ms=3.5,
+    )
     print_report([r], [], "about", plain=False)
     out = capsys.readouterr().out
     lines = out.splitlines()

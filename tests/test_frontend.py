@@ -119,23 +119,23 @@ def u_pos(x):
 
 
 def u_pow2(x):
-    return x ** 2
+    return x**2
 
 
 def u_pow3(x):
-    return x ** 3
+    return x**3
 
 
 def u_pow_half(x):
-    return x ** 0.5
+    return x**0.5
 
 
 def u_pow_m1(x):
-    return x ** -1
+    return x**-1
 
 
 def u_pow_mhalf(x):
-    return x ** -0.5
+    return x**-0.5
 
 
 def u_method_exp(x):
@@ -247,8 +247,13 @@ BINARY = {
     "ne": (c_ne, np.not_equal, "int", "float32"),
     "where": (w_where, lambda x, y: np.where(x > y, x, y * np.float32(2)), "int", None),
 }
-BROADCAST_PAIRS = [((4, 1, 7), (1, 5, 1)), ((8, 33), (33,)), ((), (7,)), ((33,), (8, 33)),
-                   ((3, 1), (3, 33))]
+BROADCAST_PAIRS = [
+    ((4, 1, 7), (1, 5, 1)),
+    ((8, 33), (33,)),
+    ((), (7,)),
+    ((33,), (8, 33)),
+    ((3, 1), (3, 33)),
+]
 
 
 def _check_binary(name, dtype, sx, sy):
@@ -363,8 +368,12 @@ def test_compare_number_on_left_and_mask_cast_to_f16():
 def m_logic(x, y):
     a = x > 0
     b = y > 0
-    return (pa.cast(a & b, pa.float32), pa.cast(a | b, pa.float32), pa.cast(a ^ b, pa.float32),
-            pa.cast(~a, pa.float32))
+    return (
+        pa.cast(a & b, pa.float32),
+        pa.cast(a | b, pa.float32),
+        pa.cast(a ^ b, pa.float32),
+        pa.cast(~a, pa.float32),
+    )
 
 
 def test_mask_logic():
@@ -388,7 +397,8 @@ def test_mixed_dtypes_promote_to_float32():
     x = make_input(rng, (3, 33), F16)
     y = make_input(rng, (33,), F32)
     (out,), dtypes = compile_and_run(
-        d_mixed, [TensorDesc((3, 33), "float16"), TensorDesc((33,), "float32")], [x, y])
+        d_mixed, [TensorDesc((3, 33), "float16"), TensorDesc((33,), "float32")], [x, y]
+    )
     assert dtypes == ["float32"]
     assert_close(out, x.astype(F32) * y + 1, "float32")
 
@@ -454,14 +464,18 @@ def test_return_argument_and_cast_of_argument():
 
 
 def test_f16_argument_cast_once_and_results_rounded():
-    module, dtypes = build_module(d_mixed, [TensorDesc((8, 33), "float16"),
-                                            TensorDesc((33,), "float16")])
+    module, dtypes = build_module(
+        d_mixed, [TensorDesc((8, 33), "float16"), TensorDesc((33,), "float16")]
+    )
     check_ir(module)
     casts = body_ops(module, "asc.cast")
     # one f16->f32 per argument, one f32->f16 for the result
     assert len(casts) == 3
     assert [type(c.results[0].type.element_type) for c in casts] == [
-        Float32Type, Float32Type, Float16Type]
+        Float32Type,
+        Float32Type,
+        Float16Type,
+    ]
     assert len(body_ops(module, "asc.broadcast")) == 1
     (const,) = body_ops(module, "asc.constant")
     assert const.results[0].type == TensorType(Float32Type(), [8, 33])
@@ -579,15 +593,19 @@ def test_norm_variants(dtype, variant):
     x = make_input(rng, (6, 100), dtype)
     w = make_input(rng, (100,), dtype)
     b = make_input(rng, (100,), dtype)
-    args = [TensorDesc((6, 100), dtype), TensorDesc((100,), dtype),
-            TensorDesc((100,), dtype), 1e-5, variant]
+    args = [
+        TensorDesc((6, 100), dtype),
+        TensorDesc((100,), dtype),
+        TensorDesc((100,), dtype),
+        1e-5,
+        variant,
+    ]
     (out,), _ = compile_and_run(k_layer_norm, args, [x, w, b])
     x32, w32, b32 = (a.astype(F32) for a in (x, w, b))
     if variant == "rms":
         y = x32 / np.sqrt((x32 * x32).mean(-1, keepdims=True) + F32(1e-5))
     else:
-        y = (x32 - x32.mean(-1, keepdims=True)) / np.sqrt(x32.var(-1, keepdims=True)
-                                                        + F32(1e-5))
+        y = (x32 - x32.mean(-1, keepdims=True)) / np.sqrt(x32.var(-1, keepdims=True) + F32(1e-5))
     assert_close(out, y * w32 + b32, dtype, reduction=True)
 
 
@@ -621,7 +639,7 @@ def test_for_unrolled_and_int_args():
 
 def _gelu_tanh(x):
     c = math.sqrt(2 / math.pi)
-    return 0.5 * x * (1 + pa.tanh(c * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + pa.tanh(c * (x + 0.044715 * x**3)))
 
 
 def _gelu_erf(x):
@@ -650,15 +668,18 @@ def test_helpers_inlined_with_variant_strings(variant, dtype):
     x32 = x.astype(F32)
     if variant == "gelu_tanh":
         c = F32(math.sqrt(2 / math.pi))
-        ref = F32(0.5) * x32 * (1 + np.tanh(c * (x32 + F32(0.044715) * x32 ** 3)))
+        ref = F32(0.5) * x32 * (1 + np.tanh(c * (x32 + F32(0.044715) * x32**3)))
     elif variant == "gelu":
         ref = F32(0.5) * x32 * (1 + erf_ref(x32 / F32(math.sqrt(2.0))).astype(F32))
     else:
         ref = x32 / (1 + np.exp(-x32))
     assert_close(out, ref, dtype)
     module, _ = build_module(t_activation, [TensorDesc((3, 33), dtype), variant])
-    helper_lines = {line_of(_gelu_tanh, "pa.tanh"), line_of(_gelu_erf, "pa.erf"),
-                    line_of(_act, "pa.sigmoid")}
+    helper_lines = {
+        line_of(_gelu_tanh, "pa.tanh"),
+        line_of(_gelu_erf, "pa.erf"),
+        line_of(_act, "pa.sigmoid"),
+    }
     locs = {SourceLoc.parse(op.attributes[asc.LOC_ATTR].data).line for op in body_ops(module)}
     assert locs & helper_lines  # ops carry the helper's own source lines
 
@@ -694,8 +715,9 @@ def test_misc_compile_time_python(dtype):
     if dtype == "float32":
         y = y + 1
     assert_close(out, y.reshape(33, 3), dtype, reduction=True)
-    module, _ = build_module(t_misc, [TensorDesc((3, 33), dtype), {**cfg,
-                                                                   "transpose_shape": False}])
+    module, _ = build_module(
+        t_misc, [TensorDesc((3, 33), dtype), {**cfg, "transpose_shape": False}]
+    )
     check_ir(module)
     assert func_of(module).function_type.outputs.data[0].get_shape() == (99,)
     assert len(body_ops(module, "asc.reshape")) == 1
@@ -769,9 +791,16 @@ def test_more_python_features():
 
 
 def test_compile_time_args_are_not_arguments():
-    module, _ = build_module(k_layer_norm, [TensorDesc((2, 8), "float16"),
-                                            TensorDesc((8,), "float16"),
-                                            TensorDesc((8,), "float16"), 1e-6, "rms"])
+    module, _ = build_module(
+        k_layer_norm,
+        [
+            TensorDesc((2, 8), "float16"),
+            TensorDesc((8,), "float16"),
+            TensorDesc((8,), "float16"),
+            1e-6,
+            "rms",
+        ],
+    )
     fop = func_of(module)
     assert len(fop.body.block.args) == 3
     assert [a.name_hint for a in fop.body.block.args] == ["x", "w", "b"]
@@ -953,11 +982,11 @@ def e_mask_arith(x):
 
 
 def e_pow(x):
-    return x ** 2.5  # ERR
+    return x**2.5  # ERR
 
 
 def e_pow_tensor(x):
-    return 2.0 ** x  # ERR
+    return 2.0**x  # ERR
 
 
 def e_index(x):
@@ -1048,10 +1077,16 @@ ERRORS = {
     "not": (e_not, [V4, V4], "'not' depends on a runtime tensor value"),
     "bool": (e_bool, [V4, V4], "bool() of a tensor depends on a runtime tensor value"),
     "ifexp": (e_ifexp, [V4, V4], "depends on a runtime tensor value"),
-    "broadcast": (e_broadcast, [M34, TensorDesc((5,), "float32")],
-                  "cannot broadcast shapes [3, 4] and [5]"),
-    "broadcast_where": (e_broadcast_where, [M34, TensorDesc((3,), "float16")],
-                        "cannot broadcast shapes [3, 4] and [3]"),
+    "broadcast": (
+        e_broadcast,
+        [M34, TensorDesc((5,), "float32")],
+        "cannot broadcast shapes [3, 4] and [5]",
+    ),
+    "broadcast_where": (
+        e_broadcast_where,
+        [M34, TensorDesc((3,), "float16")],
+        "cannot broadcast shapes [3, 4] and [3]",
+    ),
     "axis": (e_axis, [M34], "axis 2 is out of range for a tensor of rank 2 (shape [3, 4])"),
     "axis_dup": (e_axis_dup, [M34], "axis 1 is repeated"),
     "axis_type": (e_axis_type, [M34], "axis must be an int, a tuple of ints or None"),
@@ -1082,8 +1117,11 @@ ERRORS = {
     "unpack": (e_unpack, [V4], "cannot unpack a tensor"),
     "assign_subscript": (e_assign_subscript, [V4], "assignment to an element"),
     "indented": (_indented_error_factory(), [V4], "this 'if' condition depends on a runtime"),
-    "bad_keyword": (e_bad_keyword, [V4], "invalid arguments for pyasc_mlir.sum(): got an "
-                    "unexpected keyword argument 'dim'"),
+    "bad_keyword": (
+        e_bad_keyword,
+        [V4],
+        "invalid arguments for pyasc_mlir.sum(): got an unexpected keyword argument 'dim'",
+    ),
 }
 # where the error is reported when it is not in the kernel itself
 ERROR_SITES = {"recursion": _rec, "raise": _act}

@@ -28,8 +28,15 @@ from pyasc_mlir.types import TensorDesc
 THIS_FILE = __file__
 DTYPES = ["float16", "float32"]
 TAILS = [1, 7, 33, 513]
-MNK = [(1, 1, 1), (15, 17, 100), (17, 15, 513), (100, 513, 1), (513, 17, 100), (513, 1, 15),
-       (1, 513, 17)]
+MNK = [
+    (1, 1, 1),
+    (15, 17, 100),
+    (17, 15, 513),
+    (100, 513, 1),
+    (513, 17, 100),
+    (513, 1, 15),
+    (1, 513, 17),
+]
 
 
 def T(shape, dtype="float32") -> TensorDesc:  # noqa: N802
@@ -86,8 +93,12 @@ def mm_tab(a, b):
     return pa.matmul(a, b, transpose_a=True, transpose_b=True)
 
 
-MM_FNS = {(False, False): mm_plain, (True, False): mm_ta, (False, True): mm_tb,
-          (True, True): mm_tab}
+MM_FNS = {
+    (False, False): mm_plain,
+    (True, False): mm_ta,
+    (False, True): mm_tb,
+    (True, True): mm_tab,
+}
 
 
 def mm_ref(a, b, ta, tb, dtype):
@@ -117,8 +128,12 @@ def test_matmul_values(m, n, k, ta, tb, dtype):
     assert all(str(c.input.type.element_type) == "f32" for c in casts)  # only the output's
     assert out.dtype == np.dtype(dtype) and out.shape == (m, n)
     tol = 1e-3 if dtype == "float16" else 1e-5
-    np.testing.assert_allclose(out.astype(np.float32), mm_ref(a, b, ta, tb, dtype).astype(
-        np.float32), rtol=tol, atol=tol * max(1.0, np.sqrt(k)))
+    np.testing.assert_allclose(
+        out.astype(np.float32),
+        mm_ref(a, b, ta, tb, dtype).astype(np.float32),
+        rtol=tol,
+        atol=tol * max(1.0, np.sqrt(k)),
+    )
 
 
 def mm_dot_T(a, b):  # noqa: N802
@@ -136,15 +151,19 @@ def test_matmul_folds_last_two_dims_transpose():
     (mm,) = ops_named(module, "asc.matmul")
     assert mm.trans_b and not mm.trans_a
     assert not ops_named(module, "asc.transpose")
-    np.testing.assert_allclose(out.astype(np.float32),
-                               mm_ref(a, b, False, True, "float16").astype(np.float32),
-                               rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(
+        out.astype(np.float32),
+        mm_ref(a, b, False, True, "float16").astype(np.float32),
+        rtol=1e-3,
+        atol=1e-3,
+    )
     a, b = rand((2, 3, 7, 17), "float32", 5), rand((2, 3, 15, 17), "float32", 6)
     module, (out,) = run(mm_swap_batch, [T(a.shape), T(b.shape)], [a, b])
     (mm,) = ops_named(module, "asc.matmul")
     assert mm.trans_b and not ops_named(module, "asc.transpose")
-    np.testing.assert_allclose(out, mm_ref(a, b, False, True, "float32") * 0.5, rtol=1e-5,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        out, mm_ref(a, b, False, True, "float32") * 0.5, rtol=1e-5, atol=1e-5
+    )
 
 
 def test_matmul_batch_broadcast():
@@ -176,10 +195,10 @@ def test_matmul_dtypes():
     (mm,) = ops_named(module, "asc.matmul")
     assert str(mm.lhs.type.element_type) == "f16" and out.dtype == np.float16
     assert str(mm.rhs.type.element_type) == "f16"
-    ref = (a.astype(np.float32) * 2).astype(np.float16).astype(np.float32) @ b.astype(
-        np.float32)
-    np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float16).astype(
-        np.float32), rtol=1e-3, atol=1e-2)
+    ref = (a.astype(np.float32) * 2).astype(np.float16).astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(
+        out.astype(np.float32), ref.astype(np.float16).astype(np.float32), rtol=1e-3, atol=1e-2
+    )
 
 
 def e_mm_rank(a, b):
@@ -203,13 +222,17 @@ def e_mm_flag(a, b):
 
 
 def test_matmul_errors():
-    check_error(e_mm_rank, [T((4,)), T((4, 3))],
-                "matmul needs operands of rank >= 2, got shapes [4] and [4, 3]")
-    check_error(e_mm_k, [T((4, 5)), T((4, 6))],
-                "matmul shapes [4, 5] and [4, 6] do not multiply, transpose_b=True: K differs "
-                "(5 vs 6)")
-    check_error(e_mm_batch, [T((2, 4, 5)), T((3, 5, 6))],
-                "batch dims [2] and [3] do not broadcast")
+    check_error(
+        e_mm_rank,
+        [T((4,)), T((4, 3))],
+        "matmul needs operands of rank >= 2, got shapes [4] and [4, 3]",
+    )
+    check_error(
+        e_mm_k,
+        [T((4, 5)), T((4, 6))],
+        "matmul shapes [4, 5] and [4, 6] do not multiply, transpose_b=True: K differs (5 vs 6)",
+    )
+    check_error(e_mm_batch, [T((2, 4, 5)), T((3, 5, 6))], "batch dims [2] and [3] do not broadcast")
     check_error(e_mm_mask, [T((4, 4)), T((4, 4))], "a boolean mask cannot be a matmul operand")
     check_error(e_mm_flag, [T((4, 4)), T((4, 4))], "must be compile-time bools")
 
@@ -245,8 +268,12 @@ def tr_identity(x):
 @pytest.mark.parametrize("tail", TAILS)
 def test_transpose_values(tail, dtype):
     x3 = rand((3, 5, tail), dtype, tail)
-    cases = [(tr_swap, np.swapaxes(x3, 0, -1)), (tr_permute, np.transpose(x3, (2, 0, 1))),
-             (tr_permute_tuple, np.transpose(x3, (1, 2, 0))), (tr_fn, np.transpose(x3))]
+    cases = [
+        (tr_swap, np.swapaxes(x3, 0, -1)),
+        (tr_permute, np.transpose(x3, (2, 0, 1))),
+        (tr_permute_tuple, np.transpose(x3, (1, 2, 0))),
+        (tr_fn, np.transpose(x3)),
+    ]
     for fn, ref in cases:
         module, (out,) = run(fn, [T(x3.shape, dtype)], [x3])
         (tr,) = ops_named(module, "asc.transpose")
@@ -292,13 +319,16 @@ def e_no_attr(x):
 
 
 def test_transpose_errors():
-    check_error(e_tr_perm, [T((2, 3, 4))],
-                "[0, 0, 1] is not a permutation of the dims of a tensor of shape [2, 3, 4]")
-    check_error(e_tr_len, [T((2, 3, 4))],
-                "permutation [1, 0] has 2 dims but the tensor has shape [2, 3, 4]")
+    check_error(
+        e_tr_perm,
+        [T((2, 3, 4))],
+        "[0, 0, 1] is not a permutation of the dims of a tensor of shape [2, 3, 4]",
+    )
+    check_error(
+        e_tr_len, [T((2, 3, 4))], "permutation [1, 0] has 2 dims but the tensor has shape [2, 3, 4]"
+    )
     check_error(e_tr_3d_T, [T((2, 3, 4))], ".T needs a 2-D tensor, got shape [2, 3, 4]")
-    check_error(e_tr_dim, [T((2, 3, 4))],
-                "dim 3 is out of range for a tensor of shape [2, 3, 4]")
+    check_error(e_tr_dim, [T((2, 3, 4))], "dim 3 is out of range for a tensor of shape [2, 3, 4]")
     check_error(e_no_attr, [T((2, 3))], "a tensor has no attribute 'foo'")
 
 
@@ -327,11 +357,13 @@ def test_concat_values(tail, dtype):
 
 def test_concat_mixed_dtypes_is_f32():
     a, b, c = rand((2, 7), "float16", 1), rand((1, 7), "float32", 2), rand((3, 7), "float16", 3)
-    module, (out,) = run(cat_rows, [T((2, 7), "float16"), T((1, 7)), T((3, 7), "float16")],
-                         [a, b, c])
+    module, (out,) = run(
+        cat_rows, [T((2, 7), "float16"), T((1, 7)), T((3, 7), "float16")], [a, b, c]
+    )
     assert out.dtype == np.float32
-    np.testing.assert_array_equal(out, np.concatenate([a.astype(np.float32), b,
-                                                       c.astype(np.float32)]))
+    np.testing.assert_array_equal(
+        out, np.concatenate([a.astype(np.float32), b, c.astype(np.float32)])
+    )
 
 
 def e_cat_dims(a, b):
@@ -347,10 +379,16 @@ def e_cat_empty(a, b):
 
 
 def test_concat_errors():
-    check_error(e_cat_dims, [T((2, 3)), T((4, 3))],
-                "concat() along axis 1: shapes [2, 3], [4, 3] differ in dim 0")
-    check_error(e_cat_rank, [T((2, 3)), T((3,))],
-                "concat() needs tensors of one rank, got shapes [2, 3], [3]")
+    check_error(
+        e_cat_dims,
+        [T((2, 3)), T((4, 3))],
+        "concat() along axis 1: shapes [2, 3], [4, 3] differ in dim 0",
+    )
+    check_error(
+        e_cat_rank,
+        [T((2, 3)), T((3,))],
+        "concat() needs tensors of one rank, got shapes [2, 3], [3]",
+    )
     check_error(e_cat_empty, [T((2, 3)), T((3,))], "non-empty list or tuple of tensors")
 
 
@@ -418,11 +456,11 @@ def e_ix_tensor(x):
 
 def test_indexing_errors():
     check_error(e_ix_step, [T((4, 5))], "slice step 2 in dim 0 is not supported")
-    check_error(e_ix_range, [T((4, 5))],
-                "index 7 is out of range for dim 1 (size 5) of shape [4, 5]")
+    check_error(
+        e_ix_range, [T((4, 5))], "index 7 is out of range for dim 1 (size 5) of shape [4, 5]"
+    )
     check_error(e_ix_many, [T((4, 5))], "too many indices (3) for a tensor of shape [4, 5]")
-    check_error(e_ix_empty, [T((4, 5))],
-                "the slice 3:3 of dim 0 (size 4) of shape [4, 5] is empty")
+    check_error(e_ix_empty, [T((4, 5))], "the slice 3:3 of dim 0 (size 4) of shape [4, 5] is empty")
     check_error(e_ix_tensor, [T((4, 5))], "a tensor cannot be used as an index")
 
 
@@ -469,16 +507,27 @@ def e_compatible_rank(x, y):
 
 
 def test_shape_helper_errors():
-    check_error(e_match_dim, [T((2, 100))],
-                "shape [2, 100] does not match (None, 384): dim 1 is 100, expected 384")
-    check_error(e_match_rank, [T((2, 384))],
-                "shape [2, 384] does not match (None, None, 384): rank 2, expected 3")
-    check_error(e_same_rank, [T((2, 3)), T((3,))],
-                "tensors of different ranks: shapes [2, 3], [3]")
-    check_error(e_compatible, [T((2, 3, 4)), T((2, 5, 6))],
-                "shapes [2, 3, 4], [2, 5, 6] differ in dim 1 (exclude_dim=-1)")
-    check_error(e_compatible_rank, [T((2, 3)), T((2, 3, 1))],
-                "tensors of different ranks: shapes [2, 3], [2, 3, 1]")
+    check_error(
+        e_match_dim,
+        [T((2, 100))],
+        "shape [2, 100] does not match (None, 384): dim 1 is 100, expected 384",
+    )
+    check_error(
+        e_match_rank,
+        [T((2, 384))],
+        "shape [2, 384] does not match (None, None, 384): rank 2, expected 3",
+    )
+    check_error(e_same_rank, [T((2, 3)), T((3,))], "tensors of different ranks: shapes [2, 3], [3]")
+    check_error(
+        e_compatible,
+        [T((2, 3, 4)), T((2, 5, 6))],
+        "shapes [2, 3, 4], [2, 5, 6] differ in dim 1 (exclude_dim=-1)",
+    )
+    check_error(
+        e_compatible_rank,
+        [T((2, 3)), T((2, 3, 1))],
+        "tensors of different ranks: shapes [2, 3], [2, 3, 1]",
+    )
 
 
 # --------------------------------------------------------------------------- variadic tuples
@@ -506,11 +555,15 @@ def test_variadic_star_args(dtype):
     names = [a.name_hint for a in next(iter(module.body.block.ops)).body.block.args]
     assert names == ["xs0", "xs1", "xs2"]
     x32 = [x.astype(np.float32) for x in xs]
-    np.testing.assert_allclose(cat.astype(np.float32),
-                               (np.concatenate(x32, axis=1) * 3).astype(dtype), rtol=1e-3)
-    np.testing.assert_allclose(total.astype(np.float32),
-                               sum(x.sum(-1, keepdims=True) for x in x32).astype(dtype),
-                               rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(
+        cat.astype(np.float32), (np.concatenate(x32, axis=1) * 3).astype(dtype), rtol=1e-3
+    )
+    np.testing.assert_allclose(
+        total.astype(np.float32),
+        sum(x.sum(-1, keepdims=True) for x in x32).astype(dtype),
+        rtol=1e-3,
+        atol=1e-3,
+    )
 
 
 def test_tuple_argument():
@@ -525,7 +578,9 @@ def test_tuple_argument_through_jit():
     xs = tuple(rand((4, 7), "float16", i) for i in range(2))
     out = f(xs, 2.0)
     x32 = [x.astype(np.float32) for x in xs]
-    np.testing.assert_allclose(out.astype(np.float32),
-                               (x32[0] * 2 + x32[1] * 2).astype(np.float16).astype(np.float32),
-                               rtol=1e-3)
+    np.testing.assert_allclose(
+        out.astype(np.float32),
+        (x32[0] * 2 + x32[1] * 2).astype(np.float16).astype(np.float32),
+        rtol=1e-3,
+    )
     assert f.compile(xs, 2.0).info["arg_names"] == ["xs[0]", "xs[1]"]

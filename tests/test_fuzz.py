@@ -31,15 +31,24 @@ CI_PROGRAMS = 200
 @pytest.mark.fuzz
 def test_ci_batch(tmp_path: Path) -> None:
     workers = min(2, os.cpu_count() or 1)
-    report = fuzz.run_fuzz(CI_PROGRAMS, seed=CI_SEED, workers=workers, out_dir=tmp_path,
-                           shrink_budget=60, max_shrink=2, log=None)
+    report = fuzz.run_fuzz(
+        CI_PROGRAMS,
+        seed=CI_SEED,
+        workers=workers,
+        out_dir=tmp_path,
+        shrink_budget=60,
+        max_shrink=2,
+        log=None,
+    )
     print(report.summary())
     assert report.programs == CI_PROGRAMS
     assert report.ok >= CI_PROGRAMS // 2, report.summary()  # rejections stay a minority
     if report.failed:
         first = next(path for _, _, path in report.failures if path is not None)
-        pytest.fail(f"{report.summary()}\n\nfirst regression test ({first.name}, ready to "
-                    f"paste into tests/):\n\n{first.read_text()}")
+        pytest.fail(
+            f"{report.summary()}\n\nfirst regression test ({first.name}, ready to "
+            f"paste into tests/):\n\n{first.read_text()}"
+        )
 
 
 # ----------------------------------------------------------------------------- the generator
@@ -63,8 +72,19 @@ def test_generation_is_reproducible_in_the_seed() -> None:
 def test_programs_cover_the_frontend() -> None:
     progs = [fuzz.generate_one(fuzz.Spec(11, i, "910B2")) for i in range(60)]
     kinds = {n.kind for p in progs for n in p.nodes}
-    assert kinds >= {"unary", "binary", "compare", "where", "cast", "reduce", "reshape",
-                     "softmax", "layernorm", "logsumexp", "logic"}
+    assert kinds >= {
+        "unary",
+        "binary",
+        "compare",
+        "where",
+        "cast",
+        "reduce",
+        "reshape",
+        "softmax",
+        "layernorm",
+        "logsumexp",
+        "logic",
+    }
     fns = {n.p("fn") for p in progs for n in p.nodes if n.kind in ("unary", "binary")}
     assert fns >= {"exp", "log", "rsqrt", "sqrt", "sigmoid", "tanh", "erf", "div", "maximum"}
     ranks = {len(p.inputs[0].shape) for p in progs}
@@ -105,11 +125,15 @@ def test_reference_bounds_hold_for_fp32_evaluation() -> None:
     """The error bound covers a plain float32 evaluation of the same ops (K = 1)."""
     p = Program(
         (Input((4, 33), "float32", -15.0, 15.0), Input((33,), "float32", 0.5, 2.0)),
-        (Node("softmax", (("v", 0),)),
-         Node("binary", (("v", 2), ("v", 1)), (("fn", "mul"),)),
-         Node("reduce", (("v", 3),), (("axis", -1), ("fn", "var"), ("keepdim", True))),
-         Node("unary", (("v", 4),), (("c", 1e-3), ("fn", "log"), ("guard", "abs")))),
-        (5, 3), data_seed=3)
+        (
+            Node("softmax", (("v", 0),)),
+            Node("binary", (("v", 2), ("v", 1)), (("fn", "mul"),)),
+            Node("reduce", (("v", 3),), (("axis", -1), ("fn", "var"), ("keepdim", True))),
+            Node("unary", (("v", 4),), (("c", 1e-3), ("fn", "log"), ("guard", "abs"))),
+        ),
+        (5, 3),
+        data_seed=3,
+    )
     x, w = fuzz.make_inputs(p)
     f = np.float32
     e = np.exp(x - x.max(-1, keepdims=True))
@@ -135,8 +159,9 @@ def _load(path: Path):  # noqa: ANN202
 
 
 @pytest.mark.slow
-def test_injected_pass_bug_is_found_shrunk_and_written(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_injected_pass_bug_is_found_shrunk_and_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """asc-tile computing ``b - a`` for ``a - b`` is reported as a mismatch, shrunk to a tiny
     program and written as a regression test that fails with the bug and passes without."""
     from pyasc_mlir.dialects import asc
@@ -152,8 +177,9 @@ def test_injected_pass_bug_is_found_shrunk_and_written(tmp_path: Path,
             last.operands[1], last.operands[2] = rhs, lhs
 
     monkeypatch.setattr(kernel_builder.KernelBuilder, "_binary", swapped_sub)
-    report = fuzz.run_fuzz(8, seed=1, workers=1, out_dir=tmp_path, shrink_budget=60,
-                           max_shrink=1, log=None)
+    report = fuzz.run_fuzz(
+        8, seed=1, workers=1, out_dir=tmp_path, shrink_budget=60, max_shrink=1, log=None
+    )
     assert report.mismatches >= 1, report.summary()
     prog, verdict, path = report.failures[0]
     assert verdict.status == "mismatch" and verdict.where == "tile", verdict
@@ -168,8 +194,7 @@ def test_injected_pass_bug_is_found_shrunk_and_written(tmp_path: Path,
     test()  # the bug is gone: the regression test passes
 
 
-def test_cpu_only_divergence_is_reported(tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cpu_only_divergence_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A wrong CPU build (the emitted ``Max`` printed as ``Min``) is caught although every
     interpreter stage is right, and its regression test fails."""
     import re
@@ -177,11 +202,17 @@ def test_cpu_only_divergence_is_reported(tmp_path: Path,
     from pyasc_mlir import emitter
 
     real = emitter.emit_kernel_source
-    monkeypatch.setattr(emitter, "emit_kernel_source",
-                        lambda m: re.sub(r"(?<![A-Za-z])Max\(", "Min(", real(m)))
-    p = Program((Input((4, 33), "float32", -1.0, 1.0), Input((4, 33), "float32", -1.0, 1.0)),
-                (Node("binary", (("v", 0), ("v", 1)), (("fn", "maximum"),)),), (2,),
-                "910B2", True, 5)
+    monkeypatch.setattr(
+        emitter, "emit_kernel_source", lambda m: re.sub(r"(?<![A-Za-z])Max\(", "Min(", real(m))
+    )
+    p = Program(
+        (Input((4, 33), "float32", -1.0, 1.0), Input((4, 33), "float32", -1.0, 1.0)),
+        (Node("binary", (("v", 0), ("v", 1)), (("fn", "maximum"),)),),
+        (2,),
+        "910B2",
+        True,
+        5,
+    )
     (v,) = fuzz.check_programs([p])
     assert v.status == "mismatch" and v.where == "cpu", v
     path = fuzz.write_regression_test(p, v, tmp_path, "test")
@@ -194,8 +225,7 @@ def test_cpu_only_divergence_is_reported(tmp_path: Path,
 def test_cli_runs_a_small_batch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from pyasc_mlir.tools.cli import main
 
-    rc = main(["fuzz", "--programs", "3", "--seed", "7", "--workers", "1",
-               "--out", str(tmp_path)])
+    rc = main(["fuzz", "--programs", "3", "--seed", "7", "--workers", "1", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "3 programs in" in out and "0 mismatches, 0 crashes" in out

@@ -31,8 +31,12 @@ import pyasc_mlir as pa
 STAGES = ("tensor", "tile", "ascendc")
 
 
-def _check(fn, arrays: list[np.ndarray], expected: list[np.ndarray],  # noqa: ANN001
-           platform: str = "910B2") -> None:
+def _check(
+    fn,
+    arrays: list[np.ndarray],
+    expected: list[np.ndarray],  # noqa: ANN001
+    platform: str = "910B2",
+) -> None:
     op = pa.compile(fn, [pa.TensorDesc.of(a) for a in arrays], platform=platform, cache=False)
     runs = {s: op.run_stage(s, *arrays) for s in STAGES}
     runs["cpu"] = op.run_cpu(*arrays)
@@ -40,8 +44,9 @@ def _check(fn, arrays: list[np.ndarray], expected: list[np.ndarray],  # noqa: AN
         assert len(outs) == len(expected), where
         for j, (got, want) in enumerate(zip(outs, expected, strict=True)):
             assert got.shape == want.shape, (where, j, got.shape, want.shape)
-            np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-5, atol=1e-6,
-                                       err_msg=f"{where} output {j}")
+            np.testing.assert_allclose(
+                got.astype(np.float64), want, rtol=1e-5, atol=1e-6, err_msg=f"{where} output {j}"
+            )
 
 
 def _rand(*shape: int, seed: int = 0) -> np.ndarray:
@@ -131,8 +136,11 @@ def independent_with_reduction(x, y):
 def test_independent_outputs_share_the_iteration_space() -> None:
     x, y = _rand(4, 33), _rand(4, 33, seed=1)
     _check(independent, [x, y], [2.0 * x.astype(np.float64), 3.0 * y.astype(np.float64)])
-    _check(independent_with_reduction, [x, y],
-           [2.0 * x.astype(np.float64), y.astype(np.float64).sum(-1, keepdims=True)])
+    _check(
+        independent_with_reduction,
+        [x, y],
+        [2.0 * x.astype(np.float64), y.astype(np.float64).sum(-1, keepdims=True)],
+    )
 
 
 # -------------------------------------------------------------------------- mask broadcast

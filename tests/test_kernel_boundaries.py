@@ -25,11 +25,14 @@ def scale_then_regroup(a):
     return (a * 2.0).reshape(2, 16)
 
 
-@pytest.mark.parametrize(("fn", "ref"), [
-    (regroup, lambda a: a.reshape(16, 2)),
-    (regroup_then_scale, lambda a: a.reshape(16, 2) * 2),
-    (scale_then_regroup, lambda a: (a * 2).reshape(2, 16)),
-])
+@pytest.mark.parametrize(
+    ("fn", "ref"),
+    [
+        (regroup, lambda a: a.reshape(16, 2)),
+        (regroup_then_scale, lambda a: a.reshape(16, 2) * 2),
+        (scale_then_regroup, lambda a: (a * 2).reshape(2, 16)),
+    ],
+)
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 def test_reshape_regrouping_dims_runs(fn, ref, dtype) -> None:
     a = RNG.standard_normal((4, 8)).astype(dtype)

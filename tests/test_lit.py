@@ -59,8 +59,14 @@ def run_lit(files: list[str], results: Path) -> tuple[dict[str, dict], str]:
     env["PATH"] = os.pathsep.join([*_bin_dirs(), env.get("PATH", "")])
     lit = shutil.which("lit", path=env["PATH"])
     cmd = [lit] if lit else [sys.executable, "-c", "from lit.main import main; main()"]
-    proc = subprocess.run([*cmd, "-q", "-o", str(results), *(str(LIT_TESTS / f) for f in files)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [*cmd, "-q", "-o", str(results), *(str(LIT_TESTS / f) for f in files)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     console = f"lit exited with {proc.returncode}:\n{proc.stdout}{proc.stderr}"
     if not results.exists():
         return {}, console
@@ -70,11 +76,15 @@ def run_lit(files: list[str], results: Path) -> tuple[dict[str, dict], str]:
 
 
 @pytest.fixture(scope="session")
-def lit_results(request: pytest.FixtureRequest,
-                tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, dict], str]:
+def lit_results(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, dict], str]:
     """lit's results for the lit files selected in this session, from one lit run."""
-    selected = [item.callspec.params["lit_file"] for item in request.session.items
-                if item.originalname == "test_lit_file" and hasattr(item, "callspec")]
+    selected = [
+        item.callspec.params["lit_file"]
+        for item in request.session.items
+        if item.originalname == "test_lit_file" and hasattr(item, "callspec")
+    ]
     return run_lit(selected, tmp_path_factory.mktemp("lit") / "results.json")
 
 
@@ -85,5 +95,6 @@ def test_lit_file(lit_file: str, lit_results: tuple[dict[str, dict], str]) -> No
     if result is None:
         pytest.fail(f"lit did not run lit_tests/{lit_file}\n{console}", pytrace=False)
     if result["code"] not in PASSING:
-        pytest.fail(f"lit: {result['code']}: lit_tests/{lit_file}\n{result['output']}",
-                    pytrace=False)
+        pytest.fail(
+            f"lit: {result['code']}: lit_tests/{lit_file}\n{result['output']}", pytrace=False
+        )

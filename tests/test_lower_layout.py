@@ -50,24 +50,35 @@ def cat_last(a, b):
 def refs(fn, xs):
     a = xs[0]
     return {
-        "tr2": lambda: a.T, "perm_keep_last": lambda: a.transpose(1, 0, 2),
-        "perm_move_last": lambda: a.transpose(2, 0, 1), "sl": lambda: a[1:, 2:-1],
-        "sl_row": lambda: a[-1], "cat_rows": lambda: np.concatenate([a, xs[1], a], axis=0),
+        "tr2": lambda: a.T,
+        "perm_keep_last": lambda: a.transpose(1, 0, 2),
+        "perm_move_last": lambda: a.transpose(2, 0, 1),
+        "sl": lambda: a[1:, 2:-1],
+        "sl_row": lambda: a[-1],
+        "cat_rows": lambda: np.concatenate([a, xs[1], a], axis=0),
         "cat_last": lambda: np.concatenate([xs[1], a], axis=-1),
     }[fn.__name__]()
 
 
 CASES = []
 for t in (1, 7, 33, 513):
-    CASES += [(tr2, [(t, 33)]), (perm_keep_last, [(3, 5, t)]), (sl, [(4, t + 3)]),
-              (cat_rows, [(2, t), (1, t)]), (cat_last, [(3, t), (3, 7)])]
-CASES += [(tr2, [(513, 7)]), (perm_move_last, [(2, 3, 33)]), (sl_row, [(5, 513)]),
-          (tr2, [(4100, 2)])]
+    CASES += [
+        (tr2, [(t, 33)]),
+        (perm_keep_last, [(3, 5, t)]),
+        (sl, [(4, t + 3)]),
+        (cat_rows, [(2, t), (1, t)]),
+        (cat_last, [(3, t), (3, 7)]),
+    ]
+CASES += [
+    (tr2, [(513, 7)]),
+    (perm_move_last, [(2, 3, 33)]),
+    (sl_row, [(5, 513)]),
+    (tr2, [(4100, 2)]),
+]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize(("fn", "shapes"), CASES,
-                         ids=[f"{f.__name__}-{s}" for f, s in CASES])
+@pytest.mark.parametrize(("fn", "shapes"), CASES, ids=[f"{f.__name__}-{s}" for f, s in CASES])
 def test_layout_kernels_match_numpy(fn, shapes, dtype):
     rng = np.random.default_rng(len(CASES))
     xs = [rng.standard_normal(s).astype(dtype) for s in shapes]
@@ -84,20 +95,27 @@ def test_layout_kernels_match_numpy(fn, shapes, dtype):
 
 def test_layout_through_jit():
     f = pa.jit(cat_last)
-    a, b = (np.random.default_rng(1).standard_normal(s).astype(np.float16)
-            for s in [(7, 33), (7, 1)])
+    a, b = (
+        np.random.default_rng(1).standard_normal(s).astype(np.float16) for s in [(7, 33), (7, 1)]
+    )
     np.testing.assert_array_equal(f(a, b), np.concatenate([b, a], axis=-1))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize(("fn", "shapes"), [(tr2, [(33, 7)]), (perm_move_last, [(2, 3, 17)]),
-                                            (sl, [(5, 40)]), (cat_rows, [(2, 513), (3, 513)]),
-                                            (cat_last, [(3, 1), (3, 7)])])
+@pytest.mark.parametrize(
+    ("fn", "shapes"),
+    [
+        (tr2, [(33, 7)]),
+        (perm_move_last, [(2, 3, 17)]),
+        (sl, [(5, 40)]),
+        (cat_rows, [(2, 513), (3, 513)]),
+        (cat_last, [(3, 1), (3, 7)]),
+    ],
+)
 def test_every_pass_preserves_semantics(fn, shapes, dtype):
     module, _ = build_module(fn, [pa.TensorDesc(s, dtype) for s in shapes])
     args = random_inputs(module, fn.__name__, seed=2)
     for pass_name in PIPELINES["asc-to-ascendc"]:
         module = validate_pass(module, PASSES[pass_name]()(), fn.__name__, args, 0.0, 0.0)
     assert any(op.name == "asc.launch" for op in module.walk())
-    assert not any(op.name in ("asc.transpose", "asc.concat", "asc.slice")
-                   for op in module.walk())
+    assert not any(op.name in ("asc.transpose", "asc.concat", "asc.slice") for op in module.walk())

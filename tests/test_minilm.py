@@ -52,7 +52,12 @@ def ref_embeddings(params: W.EncoderParams, tokens: W.Tokens) -> np.ndarray:
 def test_params(params: W.EncoderParams) -> None:
     cfg = params.config
     assert (cfg.hidden, cfg.heads, cfg.head_dim, cfg.layers, cfg.intermediate) == (
-        384, 12, 32, 6, 1536)
+        384,
+        12,
+        32,
+        6,
+        1536,
+    )
     assert cfg.eps == 1e-12 and cfg.max_seq_length == 256
     assert len(params.layers) == 6
     lp = params.layers[5]
@@ -72,8 +77,10 @@ def test_tokenize(tokens: W.Tokens) -> None:
     assert b == len(W.SENTENCES) >= 8
     assert len(set(lengths.tolist())) >= 8, "sentences of different lengths"
     assert lengths.max() == s, "padded to the longest in the batch"
-    assert all(a.dtype == np.int64 for a in (tokens.input_ids, tokens.attention_mask,
-                                              tokens.token_type_ids))
+    assert all(
+        a.dtype == np.int64
+        for a in (tokens.input_ids, tokens.attention_mask, tokens.token_type_ids)
+    )
     assert (tokens.input_ids[:, 0] == CLS).all()
     for row, n in zip(tokens.input_ids, lengths, strict=True):
         assert row[n - 1] == SEP and (row[n:] == PAD).all()
@@ -97,8 +104,9 @@ def test_tokenize_truncates() -> None:
 # --------------------------------------------------------------------------- NumPy reference
 
 
-def test_reference_properties(params: W.EncoderParams, tokens: W.Tokens,
-                              ref_embeddings: np.ndarray) -> None:
+def test_reference_properties(
+    params: W.EncoderParams, tokens: W.Tokens, ref_embeddings: np.ndarray
+) -> None:
     e = ref_embeddings
     assert e.shape == (len(W.SENTENCES), 384) and e.dtype == np.float32
     assert np.isfinite(e).all()
@@ -107,7 +115,7 @@ def test_reference_properties(params: W.EncoderParams, tokens: W.Tokens,
     # Padding must not change a sentence's embedding: encode the shortest one alone.
     i = int(tokens.attention_mask.sum(1).argmin())
     alone = reference.encode(params, W.tokenize([W.SENTENCES[i]]))
-    assert cosine(alone, e[i:i + 1])[0] >= 0.99999
+    assert cosine(alone, e[i : i + 1])[0] >= 0.99999
     # Distinct sentences give distinct embeddings; the two cat/kitten sentences are the
     # closest pair among the others.
     sim = e @ e.T
@@ -123,12 +131,14 @@ def test_reference_layer_norm_and_gelu() -> None:
     np.testing.assert_allclose(y, [[-1.3416408, -0.4472136, 0.4472136, 1.3416408]], rtol=1e-6)
     g = reference.gelu_erf(np.array([-3.0, -1.0, 0.0, 1.0, 3.0], np.float32))
     # 0.5 x (1 + erf(x / sqrt 2)) to 8 digits
-    np.testing.assert_allclose(g, [-0.00404970, -0.15865525, 0.0, 0.84134475, 2.99595030],
-                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        g, [-0.00404970, -0.15865525, 0.0, 0.84134475, 2.99595030], rtol=1e-6, atol=1e-8
+    )
 
 
-def test_reference_matches_sentence_transformers(tokens: W.Tokens,
-                                                 ref_embeddings: np.ndarray) -> None:
+def test_reference_matches_sentence_transformers(
+    tokens: W.Tokens, ref_embeddings: np.ndarray
+) -> None:
     ok, why = torch_reference.available()
     if not ok:
         print(f"SKIP: PyTorch reference unavailable: {why}")
@@ -145,9 +155,18 @@ def test_reference_matches_sentence_transformers(tokens: W.Tokens,
 
 # --------------------------------------------------------------------------- pyasc model
 
-ROLES_PER_PASS = {"embed_layernorm": 1, "qkv_proj": 6, "attn_probs": 6, "context": 6,
-                  "o_proj": 6, "attn_layernorm": 6, "ffn_up": 6, "ffn_down": 6,
-                  "ffn_layernorm": 6, "pool_normalize": 1}
+ROLES_PER_PASS = {
+    "embed_layernorm": 1,
+    "qkv_proj": 6,
+    "attn_probs": 6,
+    "context": 6,
+    "o_proj": 6,
+    "attn_layernorm": 6,
+    "ffn_up": 6,
+    "ffn_down": 6,
+    "ffn_layernorm": 6,
+    "pool_normalize": 1,
+}
 
 
 def test_model_rejects_bad_options(params: W.EncoderParams) -> None:
@@ -162,20 +181,23 @@ def test_model_rejects_bad_options(params: W.EncoderParams) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("dtype", "bound"), [("float32", 0.9999), ("float16", 0.999)])
-def test_pyasc_model_matches_reference(params: W.EncoderParams, tokens: W.Tokens,
-                                       ref_embeddings: np.ndarray, dtype: str,
-                                       bound: float) -> None:
+def test_pyasc_model_matches_reference(
+    params: W.EncoderParams, tokens: W.Tokens, ref_embeddings: np.ndarray, dtype: str, bound: float
+) -> None:
     model = PyAscMiniLM(params, dtype)
     t0 = time.perf_counter()
     e = model.encode(tokens)
     first = time.perf_counter() - t0
     assert e.shape == ref_embeddings.shape and e.dtype == np.dtype(dtype)
     cos = cosine(e, ref_embeddings)
-    print(f"\n{dtype}: cosine to the reference min {cos.min():.7f}, first pass {first:.1f} s "
-          "(compiles unless cached)")
+    print(
+        f"\n{dtype}: cosine to the reference min {cos.min():.7f}, first pass {first:.1f} s "
+        "(compiles unless cached)"
+    )
     assert cos.min() >= bound, cos
-    np.testing.assert_allclose(np.linalg.norm(e.astype(np.float64), axis=1), 1.0,
-                               atol=1e-5 if dtype == "float32" else 2e-3)
+    np.testing.assert_allclose(
+        np.linalg.norm(e.astype(np.float64), axis=1), 1.0, atol=1e-5 if dtype == "float32" else 2e-3
+    )
     # The sentence-similarity matrix (what the demo shows) agrees with the reference's.
     sim = e.astype(np.float64) @ e.astype(np.float64).T
     ref_sim = ref_embeddings.astype(np.float64) @ ref_embeddings.astype(np.float64).T

@@ -69,6 +69,7 @@ def _desc(*arrays: np.ndarray) -> list[pa.TensorDesc]:
 @pytest.fixture
 def nan_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Kernel results start as NaN instead of uninitialised memory."""
+
     def alloc(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         assert np.dtype(dtype).kind == "f", dtype
         return np.full(shape, np.nan, dtype)
@@ -81,8 +82,15 @@ def _no_nan(*arrays: np.ndarray) -> None:
         assert not np.isnan(a).any(), f"output {i}: element left unwritten"
 
 
-@pytest.mark.parametrize("dtype,m,n,k", [("float32", 1, 513, 1), ("float32", 33, 513, 513),
-                                         ("float16", 7, 513, 33), ("float16", 513, 513, 7)])
+@pytest.mark.parametrize(
+    "dtype,m,n,k",
+    [
+        ("float32", 1, 513, 1),
+        ("float32", 33, 513, 513),
+        ("float16", 7, 513, 33),
+        ("float16", 513, 513, 7),
+    ],
+)
 def test_softmax_of_matmul(dtype: str, m: int, n: int, k: int, nan_outputs: None) -> None:
     x = RNG.uniform(-1, 1, (m, k)).astype(dtype)
     w = RNG.uniform(-1, 1, (k, n)).astype(dtype)
@@ -107,8 +115,9 @@ def test_interpreter_agrees_with_the_cpu_build(nan_outputs: None) -> None:
 
 
 @pytest.mark.parametrize("dtype,shape", [("float32", (7, 33)), ("float16", (33, 513))])
-def test_transpose_then_vector_kernel(dtype: str, shape: tuple[int, int],
-                                      nan_outputs: None) -> None:
+def test_transpose_then_vector_kernel(
+    dtype: str, shape: tuple[int, int], nan_outputs: None
+) -> None:
     x = RNG.uniform(-4, 4, shape).astype(dtype)
     op = pa.compile(transpose_scaled, _desc(x))
     assert op.info["kernels"] >= 2  # data movement, then the scaling (f16: casts around it)
@@ -143,8 +152,9 @@ def test_returned_input_next_to_multi_kernel_outputs(dtype: str, nan_outputs: No
     np.testing.assert_array_equal(x_out, x)
     assert not np.shares_memory(x_out, x)
     tol = 2e-3 if dtype == "float16" else 1e-5
-    np.testing.assert_allclose(s, softmax_ref(x.astype(np.float64) @ w.astype(np.float64)),
-                               rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        s, softmax_ref(x.astype(np.float64) @ w.astype(np.float64)), rtol=tol, atol=tol
+    )
 
 
 def test_layernorm_then_matmul(nan_outputs: None) -> None:
@@ -228,23 +238,28 @@ def test_dynamic_falls_back_to_static_and_none_dims_are_an_error(nan_outputs: No
     fn = pa.jit(softmax_of_matmul, dynamic=True)
     for m in (3, 5):
         x = RNG.uniform(-1, 1, (m, 33)).astype(np.float32)
-        np.testing.assert_allclose(fn(x, w), softmax_ref(x.astype(np.float64) @ w),
-                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            fn(x, w), softmax_ref(x.astype(np.float64) @ w), rtol=1e-5, atol=1e-6
+        )
     ops = [op for v in fn._dyn_ops.values() for op in v]
     assert len(ops) == 2 and not any(op.dynamic for op in ops)
     with pytest.raises(pa.PyAscUsageError, match="dynamic dims .* compiles to 2 kernels") as info:
-        pa.compile(softmax_of_matmul, [pa.TensorDesc((None, 33), "float32"),
-                                       pa.TensorDesc((33, 513), "float32")])
+        pa.compile(
+            softmax_of_matmul,
+            [pa.TensorDesc((None, 33), "float32"), pa.TensorDesc((33, 513), "float32")],
+        )
     assert "test_multi_kernel.py" in str(info.value)
 
 
 def test_zero_size_dims() -> None:
     w = RNG.uniform(-1, 1, (0, 513)).astype(np.float32)
     op = pa.compile(softmax_of_matmul, _desc(np.zeros((7, 0), np.float32), w))
-    np.testing.assert_allclose(op(np.zeros((7, 0), np.float32), w), np.full((7, 513), 1 / 513),
-                               rtol=1e-6)
-    op = pa.compile(softmax_of_matmul, [pa.TensorDesc((0, 33), "float32"),
-                                        pa.TensorDesc((33, 513), "float32")])
+    np.testing.assert_allclose(
+        op(np.zeros((7, 0), np.float32), w), np.full((7, 513), 1 / 513), rtol=1e-6
+    )
+    op = pa.compile(
+        softmax_of_matmul, [pa.TensorDesc((0, 33), "float32"), pa.TensorDesc((33, 513), "float32")]
+    )
     assert op(np.zeros((0, 33), np.float32), np.ones((33, 513), np.float32)).shape == (0, 513)
 
 

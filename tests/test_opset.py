@@ -25,7 +25,7 @@ from pyasc_mlir.interpreter.core import run_function
 from pyasc_mlir.ops import OutsideOperatorError
 from pyasc_mlir.passes.decompose import AscDecomposePass
 
-HEADER = (Path(pa.__file__).resolve().parent / "runtime" / "include" / "kernel_operator.h")
+HEADER = Path(pa.__file__).resolve().parent / "runtime" / "include" / "kernel_operator.h"
 RECORDS = opset.RECORDS
 UNARY = list(opset.UNARY.values())
 CALLS = [r for r in RECORDS if r.call is not None]
@@ -63,8 +63,7 @@ def test_records_are_well_formed():
     for r in RECORDS:
         assert r.category in opset.CATEGORIES
         assert r.arity == {"unary": 1, "scalar": 1, "reduce": 1}.get(r.category, 2), r.kind
-        assert r.dtype_rule == (opset.DTYPE_MASK if r.category == "compare"
-                                else opset.DTYPE_SAME)
+        assert r.dtype_rule == (opset.DTYPE_MASK if r.category == "compare" else opset.DTYPE_SAME)
         assert opset.by_call(r.call.name) is r if r.call else True
         assert r.repeat_cycles >= 1
         assert not (r.function and r.category in ("unary", "binary")) or r.doc, r.kind
@@ -88,12 +87,21 @@ def test_unary_record_is_complete(record):
 
 
 def test_verifier_and_call_tables_cover_the_table():
-    for cat, kinds in [("unary", asc.UNARY_KINDS), ("binary", asc.BINARY_KINDS),
-                       ("scalar", asc.SCALAR_KINDS), ("compare", asc.COMPARE_PREDICATES),
-                       ("reduce", asc.REDUCE_KINDS)]:
+    for cat, kinds in [
+        ("unary", asc.UNARY_KINDS),
+        ("binary", asc.BINARY_KINDS),
+        ("scalar", asc.SCALAR_KINDS),
+        ("compare", asc.COMPARE_PREDICATES),
+        ("reduce", asc.REDUCE_KINDS),
+    ]:
         assert sorted(kinds) == sorted(opset.by_category(cat)), cat
-    for table, cat in [(ac.VEC_UNARY, "unary"), (ac.VEC_BINARY, "binary"),
-                       (ac.VEC_SCALAR, "scalar"), (ac.CMP, "compare"), (ac.REDUCE, "reduce")]:
+    for table, cat in [
+        (ac.VEC_UNARY, "unary"),
+        (ac.VEC_BINARY, "binary"),
+        (ac.VEC_SCALAR, "scalar"),
+        (ac.CMP, "compare"),
+        (ac.REDUCE, "reduce"),
+    ]:
         assert table == {k: r.call.name for k, r in opset.by_category(cat).items() if r.call}
     assert set(asc.VECTOR_REDUCE_KINDS) == set(ac.REDUCE)
 
@@ -105,8 +113,12 @@ def test_interpreters_know_every_record():
     assert set(tile_vector.BINARY) == set(opset.BINARY)
     assert set(tile_vector.SCALAR) == set(opset.SCALAR)
     assert set(tile_vector.COMPARE) == set(opset.COMPARE)
-    by_form = {"unary": ascendc_math.UNARY, "binary": ascendc_math.BINARY,
-               "scalar": ascendc_math.SCALAR, "compare": ascendc_math.COMPARE}
+    by_form = {
+        "unary": ascendc_math.UNARY,
+        "binary": ascendc_math.BINARY,
+        "scalar": ascendc_math.SCALAR,
+        "compare": ascendc_math.COMPARE,
+    }
     for r in CALLS:
         if r.category in by_form:
             assert r.call.name in by_form[r.category], r.kind
@@ -119,7 +131,10 @@ def test_frontend_and_markers_know_every_spelling():
             assert r.function in pa.__all__
             assert names.MARKERS[marker] == r.function
             assert (marker.__name__, marker.__qualname__, marker.__module__) == (
-                r.function, r.function, "pyasc_mlir.ops")
+                r.function,
+                r.function,
+                "pyasc_mlir.ops",
+            )
             if r.category in ("unary", "binary"):
                 assert marker.__doc__ == r.doc
                 with pytest.raises(OutsideOperatorError, match=rf"pyasc_mlir\.{r.function}\("):

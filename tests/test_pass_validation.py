@@ -97,6 +97,7 @@ def test_validation_reports_first_difference():
             for o in op.walk():
                 if o.name == "asc.reduce" and o.kind.data == "sum":
                     from xdsl.dialects.builtin import StringAttr
+
                     o.kind = StringAttr("max")
 
     with pytest.raises(AssertionError, match=r"first at index \(0, \d+\)"):
@@ -110,8 +111,12 @@ def test_double_buffer_off_and_on_agree():
         module = validate_pass(module, PASSES[p]()(), "softmax", args)
     off = validate_pass(module, PASSES["asc-double-buffer"]()(enable=False), "softmax", args)
     on = validate_pass(module, PASSES["asc-double-buffer"]()(enable=True), "softmax", args)
-    bufs = lambda m: sorted(o.buffers.value.data for o in m.walk() if o.name == "asc.alloc"  # noqa: E731
-                            and o.role.data in ("in", "out"))
+    bufs = lambda m: sorted(
+        o.buffers.value.data
+        for o in m.walk()
+        if o.name == "asc.alloc"  # noqa: E731
+        and o.role.data in ("in", "out")
+    )
     assert set(bufs(off)) == {1} and set(bufs(on)) == {2}
     np.testing.assert_equal(len(bufs(off)), len(bufs(on)))
 
@@ -129,12 +134,17 @@ def test_lowered_ops_keep_their_own_source_line():
 
     first = inspect.getsourcelines(two_lines)[1]
     exp_line = first + 2
-    stages, _, _ = lower(two_lines, [pa.TensorDesc((4, 40), "float32")], "two_lines", "910B2",
-                         True)
-    locs = {op.name + ":" + getattr(getattr(op, "kind", None), "data", getattr(
-        getattr(op, "api", None), "data", "")): op.attributes["asc.loc"].data
-        for st in ("tile", "ascendc") for op in stages[st].walk()
-        if op.name in ("asc.vunary", "ascendc.vec_unary")}
+    stages, _, _ = lower(two_lines, [pa.TensorDesc((4, 40), "float32")], "two_lines", "910B2", True)
+    locs = {
+        op.name
+        + ":"
+        + getattr(
+            getattr(op, "kind", None), "data", getattr(getattr(op, "api", None), "data", "")
+        ): op.attributes["asc.loc"].data
+        for st in ("tile", "ascendc")
+        for op in stages[st].walk()
+        if op.name in ("asc.vunary", "ascendc.vec_unary")
+    }
     assert locs["asc.vunary:exp"].endswith(f":{exp_line}:12")
     assert locs["ascendc.vec_unary:Exp"].endswith(f":{exp_line}:12")
     assert f':{exp_line}:12");' in emit_kernel_source(stages["ascendc"])

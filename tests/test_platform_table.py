@@ -45,23 +45,33 @@ SOURCE_DIRS = ("pyasc_mlir", "passes", "dialects", "python", "tools", "benchmark
 """Folders of non-test sources (``tests/`` and ``lit_tests/`` inputs are tests)."""
 HOME = ROOT / "pyasc_mlir" / "platform.py"
 
-HW_SIZES = frozenset({
-    192 * 1024, 256 * 1024,                        # UB: 910B, 310P3
-    platform.get_platform("910B2").ub_usable_bytes,  # 188160
-    platform.get_platform("310P3").ub_usable_bytes,
-    512 * 1024, 1024 * 1024,                       # L1: 910B, 310P3
-    64 * 1024, 128 * 1024,                         # L0A/L0B, L0C (910B)
-    platform.MAX_BLOCK_COUNT, platform.ND_STRIDE_MAX,
-})
+HW_SIZES = frozenset(
+    {
+        192 * 1024,
+        256 * 1024,  # UB: 910B, 310P3
+        platform.get_platform("910B2").ub_usable_bytes,  # 188160
+        platform.get_platform("310P3").ub_usable_bytes,
+        512 * 1024,
+        1024 * 1024,  # L1: 910B, 310P3
+        64 * 1024,
+        128 * 1024,  # L0A/L0B, L0C (910B)
+        platform.MAX_BLOCK_COUNT,
+        platform.ND_STRIDE_MAX,
+    }
+)
 """Values that are sizes or limits from the platform table."""
 UNIT_DIVISORS = frozenset({16, 32, 64, 256, 512})
 """Cube fractal, DataBlock, L0C alignment, vector repeat, L0A/L0B alignment."""
 HEADER_NUMBERS = frozenset({32, 255, 256}) | HW_SIZES
 PLATFORM_NAMES = frozenset(
-    n for n in dir(platform)
-    if not n.startswith("_") and getattr(getattr(platform, n), "__module__", platform.__name__)
-    == platform.__name__ and n not in {"annotations", "dataclass", "Platform"})
+    n
+    for n in dir(platform)
+    if not n.startswith("_")
+    and getattr(getattr(platform, n), "__module__", platform.__name__) == platform.__name__
+    and n not in {"annotations", "dataclass", "Platform"}
+)
 """Public names ``platform.py`` defines (constants and helpers), not its imports."""
+
 
 def _sources(*suffixes: str) -> Iterator[Path]:
     for folder in SOURCE_DIRS:
@@ -103,8 +113,11 @@ def _python_hits(path: Path) -> Iterator[tuple[int, str, str]]:
 
 
 def _python_token_hits(path: Path) -> Iterator[tuple[int, str, str]]:
-    toks = [t for t in tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
-            if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT)]
+    toks = [
+        t
+        for t in tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
+        if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT)
+    ]
     for i, tok in enumerate(toks):
         prev = toks[i - 1] if i else None
         nxt = toks[i + 1] if i + 1 < len(toks) else None
@@ -112,26 +125,52 @@ def _python_token_hits(path: Path) -> Iterator[tuple[int, str, str]]:
         rule = None
         if value in HW_SIZES:
             rule = "hw-size"
-        elif (value == 1024 or tok.string == "KIB") and "*" in (prev and prev.string,
-                                                               nxt and nxt.string):
+        elif (value == 1024 or tok.string == "KIB") and "*" in (
+            prev and prev.string,
+            nxt and nxt.string,
+        ):
             rule = "kib-arithmetic"
-        elif tok.type == tokenize.STRING and tok.string.strip("\"'") == "910B2" \
-                and len(tok.string) <= 9:
+        elif (
+            tok.type == tokenize.STRING
+            and tok.string.strip("\"'") == "910B2"
+            and len(tok.string) <= 9
+        ):
             rule = "default-platform"
-        elif tok.type == tokenize.NAME and tok.string in PLATFORM_NAMES and tok.start[1] == 0 \
-                and nxt is not None and nxt.string in ("=", ":"):
+        elif (
+            tok.type == tokenize.NAME
+            and tok.string in PLATFORM_NAMES
+            and tok.start[1] == 0
+            and nxt is not None
+            and nxt.string in ("=", ":")
+        ):
             rule = "redefinition"
         elif tok.string == "def" and nxt is not None and nxt.string in PLATFORM_NAMES:
             rule = "redefinition"
-        elif tok.string == "-" and nxt is not None and nxt.string == "(" \
-                and i + 2 < len(toks) and toks[i + 2].string == "-":
+        elif (
+            tok.string == "-"
+            and nxt is not None
+            and nxt.string == "("
+            and i + 2 < len(toks)
+            and toks[i + 2].string == "-"
+        ):
             rule = "ceil-idiom"
-        elif tok.string == ")" and nxt is not None and nxt.string == "//" and prev is not None \
-                and (prev.string == "1" and toks[i - 2].string == "-"
-                     or _int(prev) in {15, 31, 63, 127, 255, 511}):
+        elif (
+            tok.string == ")"
+            and nxt is not None
+            and nxt.string == "//"
+            and prev is not None
+            and (
+                prev.string == "1"
+                and toks[i - 2].string == "-"
+                or _int(prev) in {15, 31, 63, 127, 255, 511}
+            )
+        ):
             rule = "ceil-idiom"
-        elif value in UNIT_DIVISORS and prev is not None and (
-                prev.string in ("//", "%") or _rounding_call(toks, i)):
+        elif (
+            value in UNIT_DIVISORS
+            and prev is not None
+            and (prev.string in ("//", "%") or _rounding_call(toks, i))
+        ):
             rule = "unit-arithmetic"
         if rule:
             yield tok.start[0], rule, tok.line.strip()
@@ -166,25 +205,44 @@ def _all_hits() -> list[tuple[str, int, str, str]]:
 
 def test_hardware_numbers_live_only_in_platform_py() -> None:
     bad = [f"{f}:{line}: [{rule}] {text}" for f, line, rule, text in _all_hits()]
-    assert not bad, ("hardware numbers outside pyasc_mlir/platform.py (import them from "
-                     "there):\n" + "\n".join(bad))
+    assert not bad, (
+        "hardware numbers outside pyasc_mlir/platform.py (import them from "
+        "there):\n" + "\n".join(bad)
+    )
 
 
 def test_the_scanner_catches_each_rule(tmp_path: Path) -> None:
     src = tmp_path / "sample.py"
-    src.write_text('UB = 196608\nX = 192 * 1024\ndef f(p="910B2"):\n    pass\n'
-                   "COUNT_ALIGN = 128\ndef round_up(x, m):\n    return -(-x // m) * m\n"
-                   "U = 8 * KIB\nY = (n + 31) // 32\nZ = (n + m - 1) // m\nW = n % 256\n"
-                   "V = round_up(f(n, 3), 16)\n"
-                   '"""192 * 1024 and 196608 in a docstring"""  # and 4095 in a comment\n')
+    src.write_text(
+        'UB = 196608\nX = 192 * 1024\ndef f(p="910B2"):\n    pass\n'
+        "COUNT_ALIGN = 128\ndef round_up(x, m):\n    return -(-x // m) * m\n"
+        "U = 8 * KIB\nY = (n + 31) // 32\nZ = (n + m - 1) // m\nW = n % 256\n"
+        "V = round_up(f(n, 3), 16)\n"
+        '"""192 * 1024 and 196608 in a docstring"""  # and 4095 in a comment\n'
+    )
     rules = [(line, rule) for line, rule, _ in _python_hits(src)]
-    assert rules == [(1, "hw-size"), (2, "kib-arithmetic"), (3, "default-platform"),
-                     (5, "redefinition"), (6, "redefinition"), (7, "ceil-idiom"),
-                     (8, "kib-arithmetic"), (9, "ceil-idiom"), (9, "unit-arithmetic"),
-                     (10, "ceil-idiom"), (11, "unit-arithmetic"), (12, "unit-arithmetic")]
+    assert rules == [
+        (1, "hw-size"),
+        (2, "kib-arithmetic"),
+        (3, "default-platform"),
+        (5, "redefinition"),
+        (6, "redefinition"),
+        (7, "ceil-idiom"),
+        (8, "kib-arithmetic"),
+        (9, "ceil-idiom"),
+        (9, "unit-arithmetic"),
+        (10, "ceil-idiom"),
+        (11, "unit-arithmetic"),
+        (12, "unit-arithmetic"),
+    ]
     hdr = tmp_path / "sample.h"
-    hdr.write_text('#define A (192 * 1024)  // 256\nconstexpr int k = 32;\nint x = "255";\n'
-                   "if (b % 16) {}\n/* 4095\n */ int y = 4095;\n")
+    hdr.write_text(
+        '#define A (192 * 1024)  // 256\nconstexpr int k = 32;\nint x = "255";\n'
+        "if (b % 16) {}\n/* 4095\n */ int y = 4095;\n"
+    )
     assert [(line, rule) for line, rule, _ in _header_hits(hdr)] == [
-        (1, "kib-arithmetic"), (2, "hw-size"), (4, "unit-arithmetic"),
-        (6, "hw-size")]
+        (1, "kib-arithmetic"),
+        (2, "hw-size"),
+        (4, "unit-arithmetic"),
+        (6, "hw-size"),
+    ]

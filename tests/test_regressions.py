@@ -59,6 +59,7 @@ def test_softmax_fp16_inputs_reaching_15():
 
 # --------------------------------------------------------------------- split across cores
 
+
 def add(x, y):
     return x + y
 
@@ -74,6 +75,7 @@ def test_elementwise_add_of_13243_elements_split_across_cores(dtype):
 
 
 # ---------------------------------------------------------------------------- LayerNorm
+
 
 @pa.jit
 def layernorm_stats(x, eps=1e-5):
@@ -99,6 +101,7 @@ def test_layernorm_variance_of_offset_rows_stays_nonnegative():
 
 # ------------------------------------------------------------------ reduction widths
 
+
 def reductions(x):
     return x.sum(-1), x.max(-1), x.min(-1), x.mean(-1)
 
@@ -120,6 +123,7 @@ def test_reductions_over_non_power_of_two_widths(width):
 
 
 # ---------------------------------------------------------------------------- broadcasting
+
 
 def broadcast_scale(a, b, s):
     return (a + b) * s + 0.5
@@ -143,8 +147,11 @@ def test_broadcast_3x4_plus_5_is_a_clear_error():
     with pytest.raises(pa.PyAscCompileError) as info:
         bad_broadcast(np.ones((3, 4), F16), np.ones(5, F16))
     err = info.value
-    line = next(n for n, t in enumerate(open(__file__).read().splitlines(), 1)
-                if t.endswith("# the error line"))
+    line = next(
+        n
+        for n, t in enumerate(open(__file__).read().splitlines(), 1)
+        if t.endswith("# the error line")
+    )
     assert err.loc.file == __file__ and err.loc.line == line
     text = str(err)
     assert text.startswith(f"{__file__}:{line}:12: error: cannot broadcast shapes [3, 4] and [5]")

@@ -24,8 +24,8 @@ from pyasc_mlir.frontend.ast_frontend import build_module
 from pyasc_mlir.interpreter.core import run_function
 from pyasc_mlir.passes.decompose import AscDecomposePass
 
-ULP32 = 2.0 ** -23
-F32_DENORM = 2.0 ** -149
+ULP32 = 2.0**-23
+F32_DENORM = 2.0**-149
 SHAPES = [(1,), (7,), (33,), (513,), (4097,)]
 
 
@@ -37,8 +37,30 @@ def softplus64(x: np.ndarray) -> np.ndarray:
 def grid(n: int) -> np.ndarray:
     """``n`` points over [-100, 100], plus the points where the formula changes branch."""
     pts = np.linspace(-100.0, 100.0, n)
-    edges = [0.0, -0.0, 1e-30, -1e-30, 1e-7, -1e-7, 16.6, 17.0, -16.6, -17.0, 87.3, -87.3,
-             88.8, -88.8, 103.0, -103.0, 104.0, -104.0, 1e4, -1e4, 3e38, -3e38]
+    edges = [
+        0.0,
+        -0.0,
+        1e-30,
+        -1e-30,
+        1e-7,
+        -1e-7,
+        16.6,
+        17.0,
+        -16.6,
+        -17.0,
+        87.3,
+        -87.3,
+        88.8,
+        -88.8,
+        103.0,
+        -103.0,
+        104.0,
+        -104.0,
+        1e4,
+        -1e4,
+        3e38,
+        -3e38,
+    ]
     return np.concatenate([pts, edges]).astype(np.float32)
 
 
@@ -56,8 +78,10 @@ def assert_fp32_close(got: np.ndarray, x: np.ndarray, ulps: float) -> None:
     err = np.abs(got.astype(np.float64) - want)
     tol = ulps * ULP32 * np.abs(want) + 2 * F32_DENORM
     worst = int(np.argmax(err / tol))
-    assert np.all(err <= tol), (f"x={x[worst]!r}: got {got[worst]!r}, want {want[worst]!r}, "
-                                f"{err[worst] / (ULP32 * abs(want[worst])):.2f} ulps")
+    assert np.all(err <= tol), (
+        f"x={x[worst]!r}: got {got[worst]!r}, want {want[worst]!r}, "
+        f"{err[worst] / (ULP32 * abs(want[worst])):.2f} ulps"
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
@@ -111,8 +135,11 @@ def inputs(shape, dtype) -> np.ndarray:
 def test_end_to_end_on_every_backend(dtype, shape):
     x = inputs(shape, dtype)
     op = pa.compile(u_softplus, [pa.TensorDesc(shape, dtype)])
-    outs = {"cpu": op(x, backend="cpu"), "interp": op(x, backend="interp"),
-            "tile": op.run_stage("tile", x)[0]}
+    outs = {
+        "cpu": op(x, backend="cpu"),
+        "interp": op(x, backend="interp"),
+        "tile": op.run_stage("tile", x)[0],
+    }
     for where, got in outs.items():
         assert got.dtype == np.dtype(dtype) and got.shape == shape, where
         if dtype == "float32":

@@ -99,9 +99,12 @@ def test_composites_are_precise_and_quiet():
     x64 = x.astype(np.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for kind, ref in [("sigmoid", 1 / (1 + np.exp(-np.clip(x64, -700, 700)))),
-                          ("tanh", np.tanh(x64)), ("erf", erf_ref(x64)),
-                          ("rsqrt", 1 / np.sqrt((np.abs(x) + 1).astype(np.float64)))]:
+        for kind, ref in [
+            ("sigmoid", 1 / (1 + np.exp(-np.clip(x64, -700, 700)))),
+            ("tanh", np.tanh(x64)),
+            ("erf", erf_ref(x64)),
+            ("rsqrt", 1 / np.sqrt((np.abs(x) + 1).astype(np.float64))),
+        ]:
             arg = np.abs(x) + 1 if kind == "rsqrt" else x
             m = build([ttype(x.shape)], lambda add, a, k=kind: add(asc.UnaryOp(k, a)))
             (out,) = run(m, arg)
@@ -126,8 +129,14 @@ def test_binary(kind, dtype, shape):
     y = rand(shape, dtype, "nonzero" if kind == "div" else "any", seed=2)
     m = build([ttype(shape, dtype)] * 2, lambda add, a, b: add(asc.BinaryOp(kind, a, b)))
     (out,) = run(m, x, y)
-    f = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-         "max": np.maximum, "min": np.minimum}[kind]
+    f = {
+        "add": np.add,
+        "sub": np.subtract,
+        "mul": np.multiply,
+        "div": np.divide,
+        "max": np.maximum,
+        "min": np.minimum,
+    }[kind]
     assert_close(out, f(x.astype(F32), y.astype(F32)), dtype)
 
 
@@ -144,8 +153,14 @@ def test_compare_and_select(pred, dtype):
 
     m = build([ttype((3, 33), dtype)] * 2, body)
     mask, sel = run(m, x, y)
-    f = {"lt": np.less, "gt": np.greater, "le": np.less_equal, "ge": np.greater_equal,
-         "eq": np.equal, "ne": np.not_equal}[pred]
+    f = {
+        "lt": np.less,
+        "gt": np.greater,
+        "le": np.less_equal,
+        "ge": np.greater_equal,
+        "eq": np.equal,
+        "ne": np.not_equal,
+    }[pred]
     assert mask.dtype == np.bool_
     np.testing.assert_array_equal(mask, f(x, y))
     assert sel.dtype == np.dtype(dtype)
@@ -154,8 +169,7 @@ def test_compare_and_select(pred, dtype):
 
 def test_cast_rounding():
     # round to nearest even, overflow to inf, f16 -> f32 exact
-    x = np.array([1.0, 1 + 2**-11, 1 + 3 * 2**-11, 65504.0, 65520.0, -1e6, 1e-8, 0.1],
-                 dtype=F32)
+    x = np.array([1.0, 1 + 2**-11, 1 + 3 * 2**-11, 65504.0, 65520.0, -1e6, 1e-8, 0.1], dtype=F32)
     m = build([ttype((8,))], lambda add, a: add(asc.CastOp(a, Float16Type())))
     (out,) = run(m, x)
     assert out.dtype == F16
@@ -177,8 +191,11 @@ def test_constant(dtype):
     np.testing.assert_array_equal(out, np.full((3, 4), 0.1, dtype=dtype))
 
 
-@pytest.mark.parametrize("src,dst", [((4, 1, 7), (4, 5, 7)), ((33,), (8, 33)), ((), (7,)),
-                                     ((3, 1), (2, 3, 33)), ((1,), (4097,))], ids=str)
+@pytest.mark.parametrize(
+    "src,dst",
+    [((4, 1, 7), (4, 5, 7)), ((33,), (8, 33)), ((), (7,)), ((3, 1), (2, 3, 33)), ((1,), (4097,))],
+    ids=str,
+)
 def test_broadcast(src, dst):
     x = rand(src, F32, seed=4)
     m = build([ttype(src)], lambda add, a: add(asc.BroadcastOp(a, dst)))
@@ -219,11 +236,14 @@ REDUCE_CASES = [("sum", 0), ("mean", 0), ("max", 0), ("min", 0), ("var", 0), ("v
 @pytest.mark.parametrize("kind,correction", REDUCE_CASES)
 def test_reduce_widths(kind, correction, dtype, width, keepdim):
     x = rand((3, width), dtype, seed=width)
-    m = build([ttype((3, width), dtype)],
-              lambda add, a: add(asc.ReduceOp(kind, a, [1], keepdim, correction)))
+    m = build(
+        [ttype((3, width), dtype)],
+        lambda add, a: add(asc.ReduceOp(kind, a, [1], keepdim, correction)),
+    )
     (out,) = run(m, x)
-    assert_close(out, REDUCE_REF[kind](x.astype(F32), 1, keepdim, correction), dtype,
-                 reduction=True)
+    assert_close(
+        out, REDUCE_REF[kind](x.astype(F32), 1, keepdim, correction), dtype, reduction=True
+    )
 
 
 @pytest.mark.parametrize("axes", [(0,), (1,), (2,), (0, 2), (1, 2), (0, 1, 2)], ids=str)
@@ -232,11 +252,14 @@ def test_reduce_widths(kind, correction, dtype, width, keepdim):
 def test_reduce_axes(kind, correction, keepdim, axes):
     for dtype in ("float16", "float32"):
         x = rand((2, 5, 7), dtype, seed=len(axes))
-        m = build([ttype((2, 5, 7), dtype)],
-                  lambda add, a: add(asc.ReduceOp(kind, a, axes, keepdim, correction)))
+        m = build(
+            [ttype((2, 5, 7), dtype)],
+            lambda add, a: add(asc.ReduceOp(kind, a, axes, keepdim, correction)),
+        )
         (out,) = run(m, x)
-        assert_close(out, REDUCE_REF[kind](x.astype(F32), axes, keepdim, correction), dtype,
-              reduction=True)
+        assert_close(
+            out, REDUCE_REF[kind](x.astype(F32), axes, keepdim, correction), dtype, reduction=True
+        )
 
 
 def test_reduce_accumulates_precisely():
@@ -279,8 +302,7 @@ def test_fusion_region():
         inner.add_ops([s, red, asc.YieldOp([s.results[0], red.results[0]])])
         fusion = asc.FusionOp(operands=[[a, b]], result_types=[[t, r]], regions=[Region(inner)])
         add(fusion)
-        return fusion.results[0], add(asc.BinaryOp("add", fusion.results[1],
-                                                    fusion.results[1]))
+        return fusion.results[0], add(asc.BinaryOp("add", fusion.results[1], fusion.results[1]))
 
     m = build([t, t], body)
     x, y = rand((3, 33), F32, seed=1), rand((3, 33), F32, seed=2)
@@ -330,8 +352,9 @@ def test_make_interpreter_and_optional_impls(monkeypatch):
     interp = make_interpreter(m)
     (out,) = interp.call_op("f", (np.array([-1.0, 2.0], dtype=F32),))
     np.testing.assert_array_equal(out, [1.0, 2.0])
-    monkeypatch.setattr(core, "_OPTIONAL_IMPLS",
-                        (("pyasc_mlir.interpreter.no_such_impls", "Missing"),))
+    monkeypatch.setattr(
+        core, "_OPTIONAL_IMPLS", (("pyasc_mlir.interpreter.no_such_impls", "Missing"),)
+    )
     assert core._optional_impls() == []
     make_interpreter(m)
 
@@ -340,5 +363,4 @@ def test_mask_types():
     m = build([ttype((2,))], lambda add, a: add(asc.CompareOp("gt", a, a)))
     (out,) = run(m, np.zeros(2, F32))
     assert out.dtype == np.bool_ and not out.any()
-    assert isinstance(m.body.block.first_op.function_type.outputs.data[0].element_type,
-                      IntegerType)
+    assert isinstance(m.body.block.first_op.function_type.outputs.data[0].element_type, IntegerType)

@@ -39,8 +39,13 @@ CTX = dialect_context(Builtin, Func, Arith, Scf, MemRef, Asc)
 
 def interp(module: ModuleOp) -> Interpreter:
     it = Interpreter(module)
-    for f in (FuncFunctions(), ArithFunctions(), ScfFunctions(), BuiltinFunctions(),
-              AscTileFunctions()):
+    for f in (
+        FuncFunctions(),
+        ArithFunctions(),
+        ScfFunctions(),
+        BuiltinFunctions(),
+        AscTileFunctions(),
+    ):
         it.register_implementations(f)
     return it
 
@@ -83,8 +88,13 @@ N = 528  # buffer elements: a multiple of 16, > every count
 
 
 UNARY_REF = {
-    "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x), "abs": np.abs, "relu": lambda x: np.maximum(x, 0),
+    "neg": np.negative,
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "abs": np.abs,
+    "relu": lambda x: np.maximum(x, 0),
     "reciprocal": lambda x: 1 / x,
 }
 
@@ -109,8 +119,8 @@ def test_vunary(kind: str, t: str) -> None:
 
 
 def test_vunary_in_place() -> None:
-    src = f"""func.func @k(%d: {ub(N, 'f32')}, %n: index) {{
-      asc.vunary "exp" %d, %d, %n : {ub(N, 'f32')}, {ub(N, 'f32')}
+    src = f"""func.func @k(%d: {ub(N, "f32")}, %n: index) {{
+      asc.vunary "exp" %d, %d, %n : {ub(N, "f32")}, {ub(N, "f32")}
       func.return
     }}"""
     x = rand(N, F32)
@@ -120,8 +130,14 @@ def test_vunary_in_place() -> None:
     np.testing.assert_array_equal(d[33:], x[33:])
 
 
-BINARY_REF = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-              "max": np.maximum, "min": np.minimum}
+BINARY_REF = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "max": np.maximum,
+    "min": np.minimum,
+}
 
 
 @pytest.mark.parametrize("t", ["f16", "f32"])
@@ -216,11 +232,27 @@ ROUND_MODES = ("none", "rint", "floor", "ceil", "round", "trunc", "odd")
 
 
 def _cast_inputs() -> np.ndarray:
-    one_ulp = 2.0 ** -10
-    ties = [1 + one_ulp / 2, 1 + 3 * one_ulp / 2, -(1 + one_ulp / 2), -(1 + 3 * one_ulp / 2),
-            2049.0, 2051.0, -2049.0, 0.5 * 2.0 ** -24, -(0.5 * 2.0 ** -24), 1.5 * 2.0 ** -24]
-    values = np.concatenate([np.array(ties), RNG.normal(0, 100, 200),
-                             RNG.normal(0, 1e-5, 100), [0.0, 1.0, -3.0, 65504.0]])
+    one_ulp = 2.0**-10
+    ties = [
+        1 + one_ulp / 2,
+        1 + 3 * one_ulp / 2,
+        -(1 + one_ulp / 2),
+        -(1 + 3 * one_ulp / 2),
+        2049.0,
+        2051.0,
+        -2049.0,
+        0.5 * 2.0**-24,
+        -(0.5 * 2.0**-24),
+        1.5 * 2.0**-24,
+    ]
+    values = np.concatenate(
+        [
+            np.array(ties),
+            RNG.normal(0, 100, 200),
+            RNG.normal(0, 1e-5, 100),
+            [0.0, 1.0, -3.0, 65504.0],
+        ]
+    )
     return values.astype(F32)
 
 
@@ -229,8 +261,8 @@ def test_vcast_f32_to_f16(mode: str) -> None:
     x = _cast_inputs()
     n = x.size
     size = (n + 15) // 16 * 16
-    src = f"""func.func @k(%d: {ub(size, 'f16')}, %s: {ub(size, 'f32')}, %n: index) {{
-      asc.vcast "{mode}" %d, %s, %n : {ub(size, 'f16')}, {ub(size, 'f32')}
+    src = f"""func.func @k(%d: {ub(size, "f16")}, %s: {ub(size, "f32")}, %n: index) {{
+      asc.vcast "{mode}" %d, %s, %n : {ub(size, "f16")}, {ub(size, "f32")}
       func.return
     }}"""
     s = np.zeros(size, F32)
@@ -255,8 +287,8 @@ def test_vcast_overflow_and_specials() -> None:
 
 @pytest.mark.parametrize("mode", ROUND_MODES)
 def test_vcast_f16_to_f32_exact(mode: str) -> None:
-    src = f"""func.func @k(%d: {ub(48, 'f32')}, %s: {ub(48, 'f16')}, %n: index) {{
-      asc.vcast "{mode}" %d, %s, %n : {ub(48, 'f32')}, {ub(48, 'f16')}
+    src = f"""func.func @k(%d: {ub(48, "f32")}, %s: {ub(48, "f16")}, %n: index) {{
+      asc.vcast "{mode}" %d, %s, %n : {ub(48, "f32")}, {ub(48, "f16")}
       func.return
     }}"""
     x = rand(48, F16, -1000, 1000)
@@ -268,15 +300,18 @@ def test_vcast_f16_to_f32_exact(mode: str) -> None:
 
 def test_vcast_to_integral_and_int32() -> None:
     x = np.array([2.5, -2.5, 1.5, -0.5, 3.7, -3.7, 0.49999997, 7.0], F32)
-    want = {"rint": [2, -2, 2, -0.0, 4, -4, 0, 7], "floor": [2, -3, 1, -1, 3, -4, 0, 7],
-            "ceil": [3, -2, 2, -0.0, 4, -3, 1, 7], "trunc": [2, -2, 1, -0.0, 3, -3, 0, 7],
-            "round": [3, -3, 2, -1, 4, -4, 0, 7]}
+    want = {
+        "rint": [2, -2, 2, -0.0, 4, -4, 0, 7],
+        "floor": [2, -3, 1, -1, 3, -4, 0, 7],
+        "ceil": [3, -2, 2, -0.0, 4, -3, 1, 7],
+        "trunc": [2, -2, 1, -0.0, 3, -3, 0, 7],
+        "round": [3, -3, 2, -1, 4, -4, 0, 7],
+    }
     for mode, w in want.items():
         np.testing.assert_array_equal(convert(x, np.dtype(F32), mode), np.array(w, F32))
-        np.testing.assert_array_equal(convert(x, np.dtype(np.int32), mode),
-                                      np.array(w, np.int32))
-    src = f"""func.func @k(%d: {ub(8, 'i32')}, %s: {ub(8, 'f32')}, %n: index) {{
-      asc.vcast "floor" %d, %s, %n : {ub(8, 'i32')}, {ub(8, 'f32')}
+        np.testing.assert_array_equal(convert(x, np.dtype(np.int32), mode), np.array(w, np.int32))
+    src = f"""func.func @k(%d: {ub(8, "i32")}, %s: {ub(8, "f32")}, %n: index) {{
+      asc.vcast "floor" %d, %s, %n : {ub(8, "i32")}, {ub(8, "f32")}
       func.return
     }}"""
     d = np.zeros(8, np.int32)
@@ -287,8 +322,14 @@ def test_vcast_to_integral_and_int32() -> None:
 # --------------------------------------------------------------------------- compare / select
 
 
-PRED_REF = {"lt": np.less, "gt": np.greater, "eq": np.equal, "le": np.less_equal,
-            "ge": np.greater_equal, "ne": np.not_equal}
+PRED_REF = {
+    "lt": np.less,
+    "gt": np.greater,
+    "eq": np.equal,
+    "le": np.less_equal,
+    "ge": np.greater_equal,
+    "ne": np.not_equal,
+}
 
 
 @pytest.mark.parametrize("t", ["f16", "f32"])
@@ -317,9 +358,9 @@ def test_vcompare_vselect(pred: str, t: str) -> None:
 
 
 def test_mask_alloc_is_packed_bytes() -> None:
-    src = f"""func.func @k() -> {ub(256, 'i1')} {{
-      %m = asc.alloc "tmp" {{buffers = 1 : i64}} : {ub(256, 'i1')}
-      func.return %m : {ub(256, 'i1')}
+    src = f"""func.func @k() -> {ub(256, "i1")} {{
+      %m = asc.alloc "tmp" {{buffers = 1 : i64}} : {ub(256, "i1")}
+      func.return %m : {ub(256, "i1")}
     }}"""
     (m,) = call(src)
     assert m.dtype == np.uint8 and m.size == 32
@@ -374,10 +415,10 @@ def test_vreduce_mid(kind: str, t: str) -> None:
     x = _tile(rows, m, length, ls, NP[t])
     d = poisoned(size, NP[t])
     call(src, d, x.reshape(-1), poisoned(size, NP[t]), rows, m, length, ls)
-    got = d[:rows * ls].reshape(rows, ls)
+    got = d[: rows * ls].reshape(rows, ls)
     want = REDUCE_REF[kind](x.astype(np.float64), axis=1)
     assert_near(got[:, :length], want[:, :length])
-    assert np.isnan(d[rows * ls:]).all()
+    assert np.isnan(d[rows * ls :]).all()
 
 
 def test_vreduce_in_place_and_bad_sizes() -> None:
@@ -402,33 +443,35 @@ def test_vbroadcast(has: tuple[int, int, int]) -> None:
     shape = (rows if has[0] else 1, m if has[1] else 1, ls if has[2] else 16)
     ssize = max(16, int(np.prod(shape)))
     dsize = rows * m * ls + 16
-    flags = ", ".join(f"{k} = {'true' if v else 'false'}"
-                      for k, v in zip(("src_rows", "src_m", "src_l"), has, strict=True))
-    src = f"""func.func @k(%d: {ub(dsize, 'f16')}, %s: {ub(ssize, 'f16')}, %r: index,
+    flags = ", ".join(
+        f"{k} = {'true' if v else 'false'}"
+        for k, v in zip(("src_rows", "src_m", "src_l"), has, strict=True)
+    )
+    src = f"""func.func @k(%d: {ub(dsize, "f16")}, %s: {ub(ssize, "f16")}, %r: index,
                           %m: index, %ls: index) {{
-      asc.vbroadcast %d, %s rows %r m %m ls %ls {{{flags}}} : {ub(dsize, 'f16')},
-          {ub(ssize, 'f16')}
+      asc.vbroadcast %d, %s rows %r m %m ls %ls {{{flags}}} : {ub(dsize, "f16")},
+          {ub(ssize, "f16")}
       func.return
     }}"""
     s = rand(ssize, F16)
     d = poisoned(dsize, F16)
     call(src, d, s, rows, m, ls)
-    view = s[:int(np.prod(shape))].reshape(shape)
+    view = s[: int(np.prod(shape))].reshape(shape)
     if not has[2]:
         view = view[..., :1]
     want = np.broadcast_to(view, (rows, m, ls))
-    np.testing.assert_array_equal(d[:rows * m * ls].reshape(rows, m, ls), want)
-    assert np.isnan(d[rows * m * ls:]).all()
+    np.testing.assert_array_equal(d[: rows * m * ls].reshape(rows, m, ls), want)
+    assert np.isnan(d[rows * m * ls :]).all()
 
 
 # --------------------------------------------------------------------------- memory
 
 
 def test_alloc_fresh_is_poisoned_and_distinct() -> None:
-    src = f"""func.func @k() -> ({ub(32, 'f16')}, {ub(32, 'f16')}) {{
-      %a = asc.alloc "tmp" {{buffers = 1 : i64}} : {ub(32, 'f16')}
-      %b = asc.alloc "tmp" {{buffers = 1 : i64}} : {ub(32, 'f16')}
-      func.return %a, %b : {ub(32, 'f16')}, {ub(32, 'f16')}
+    src = f"""func.func @k() -> ({ub(32, "f16")}, {ub(32, "f16")}) {{
+      %a = asc.alloc "tmp" {{buffers = 1 : i64}} : {ub(32, "f16")}
+      %b = asc.alloc "tmp" {{buffers = 1 : i64}} : {ub(32, "f16")}
+      func.return %a, %b : {ub(32, "f16")}, {ub(32, "f16")}
     }}"""
     a, b = call(src)
     assert a.dtype == F16 and a.size == 32 and np.isnan(a).all()
@@ -466,8 +509,9 @@ def test_alloc_past_end_of_ub_raises() -> None:
     it = interp(parse(src, CTX))
     set_block(it, 0, 1)
     it.call_op("k", ())  # buffer 0 fits exactly
-    with pytest.raises(TileInterpretationError,
-                       match=r"asc.alloc: buffer 1 of 2 \(64 bytes at UB offset 196608\)"):
+    with pytest.raises(
+        TileInterpretationError, match=r"asc.alloc: buffer 1 of 2 \(64 bytes at UB offset 196608\)"
+    ):
         it.call_op("k", ())
 
 
@@ -554,20 +598,31 @@ def test_copy_strided_both_ways() -> None:
     np.testing.assert_array_equal(y.reshape(3, 10), want)
 
 
-@pytest.mark.parametrize("case,pattern", [
-    ("gm_in", r"asc.copy_in: GM access out of bounds: 2 blocks x 16 elements from offset 40, "
-              r"block stride 16 \(last element 71\) in a buffer of 64 elements"),
-    ("ub_in", r"asc.copy_in: UB access out of bounds: 2 blocks x 16 elements from offset 0, "
-              r"block stride 32 \(last element 47\) in a buffer of 32 elements"),
-    ("gm_out", r"loc.py:3:4: asc.copy_out: GM access out of bounds: .* buffer of 64"),
-])
+@pytest.mark.parametrize(
+    "case,pattern",
+    [
+        (
+            "gm_in",
+            r"asc.copy_in: GM access out of bounds: 2 blocks x 16 elements from offset 40, "
+            r"block stride 16 \(last element 71\) in a buffer of 64 elements",
+        ),
+        (
+            "ub_in",
+            r"asc.copy_in: UB access out of bounds: 2 blocks x 16 elements from offset 0, "
+            r"block stride 32 \(last element 47\) in a buffer of 32 elements",
+        ),
+        ("gm_out", r"loc.py:3:4: asc.copy_out: GM access out of bounds: .* buffer of 64"),
+    ],
+)
 def test_copy_out_of_bounds_raises(case: str, pattern: str) -> None:
     g, t = gm(64, "f32"), ub(32, "f32")
     gm_off, stride = {"gm_in": (40, 16), "ub_in": (0, 32), "gm_out": (56, 16)}[case]
-    copy = (f"asc.copy_in %x[%o] -> %a[%c0] blocks %c2 x %c16 gap %c0 stride %s : {g}, {t}"
-            if case != "gm_out" else
-            f"asc.copy_out %a[%c0] -> %x[%o] blocks %c2 x %c16 gap %c0 stride %s "
-            f'{{"asc.loc" = "loc.py:3:4"}} : {t}, {g}')
+    copy = (
+        f"asc.copy_in %x[%o] -> %a[%c0] blocks %c2 x %c16 gap %c0 stride %s : {g}, {t}"
+        if case != "gm_out"
+        else f"asc.copy_out %a[%c0] -> %x[%o] blocks %c2 x %c16 gap %c0 stride %s "
+        f'{{"asc.loc" = "loc.py:3:4"}} : {t}, {g}'
+    )
     src = f"""func.func @k(%x: {g}) {{
       %c0 = arith.constant 0 : index
       %c2 = arith.constant 2 : index
@@ -583,8 +638,8 @@ def test_copy_out_of_bounds_raises(case: str, pattern: str) -> None:
 
 
 def test_vector_count_past_buffer_raises() -> None:
-    src = f"""func.func @k(%d: {ub(32, 'f16')}, %n: index) {{
-      asc.vdup %d, 1.0 : f64, %n : {ub(32, 'f16')}
+    src = f"""func.func @k(%d: {ub(32, "f16")}, %n: index) {{
+      asc.vdup %d, 1.0 : f64, %n : {ub(32, "f16")}
       func.return
     }}"""
     with pytest.raises(TileInterpretationError, match="asc.vdup: count 33 exceeds dst buffer"):
@@ -756,12 +811,18 @@ def test_launch_ub_size_from_platform_or_option() -> None:
     x = rand(48, F32).reshape(3, 16)
     with pytest.raises(TileInterpretationError, match=r"past the end of UB \(196608 bytes\)"):
         interp(parse(_per_block_kernel("asc.kernel", offset), CTX)).call_op("main", (x,))
-    (y,) = interp(parse(_per_block_kernel('asc.kernel, asc.platform = "310P3"', offset), CTX)
-                  ).call_op("main", (x,))
+    (y,) = interp(
+        parse(_per_block_kernel('asc.kernel, asc.platform = "310P3"', offset), CTX)
+    ).call_op("main", (x,))
     np.testing.assert_array_equal(y[:, :16], x)
     it = Interpreter(parse(_per_block_kernel("asc.kernel", offset), CTX))
-    for f in (FuncFunctions(), ArithFunctions(), ScfFunctions(), BuiltinFunctions(),
-              AscTileFunctions(ub_bytes=1 << 20)):
+    for f in (
+        FuncFunctions(),
+        ArithFunctions(),
+        ScfFunctions(),
+        BuiltinFunctions(),
+        AscTileFunctions(ub_bytes=1 << 20),
+    ):
         it.register_implementations(f)
     (y,) = it.call_op("main", (x,))
     np.testing.assert_array_equal(y[:, :16], x)

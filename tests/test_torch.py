@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip(
-    "torch", reason="PyTorch is not installed (pip install torch==2.13.0): interop tests skip")
+    "torch", reason="PyTorch is not installed (pip install torch==2.13.0): interop tests skip"
+)
 
 from helpers import assert_close  # noqa: E402
 
@@ -42,8 +43,9 @@ def gated(x, y, w, scale=0.5):
     return x * pa.sigmoid(y) * w * scale, (x * y).sum(-1, keepdim=True)
 
 
-def gated_ref(x: np.ndarray, y: np.ndarray, w: np.ndarray, scale: float = 0.5
-              ) -> tuple[np.ndarray, np.ndarray]:
+def gated_ref(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray, scale: float = 0.5
+) -> tuple[np.ndarray, np.ndarray]:
     """NumPy reference in float32 (the kernel computes float16 in float32, rounds once)."""
     x32, y32, w32 = (a.astype(np.float32) for a in (x, y, w))
     a = x32 / (1 + np.exp(-y32)) * w32 * np.float32(scale)
@@ -103,8 +105,7 @@ def test_compiled_and_loaded_op_take_tensors(tmp_path) -> None:
     descs = [pa.TensorDesc((7, 33), "float16")] * 2 + [pa.TensorDesc((33,), "float16")]
     op = pa.compile(gated, [*descs, 2.0], output_dir=tmp_path / "gated")
     loaded = pa.load_op(tmp_path / "gated")
-    x, y, w = rand((7, 33), torch.float16), rand((7, 33), torch.float16), rand((33,),
-                                                                               torch.float16)
+    x, y, w = rand((7, 33), torch.float16), rand((7, 33), torch.float16), rand((33,), torch.float16)
     want_a, want_b = gated_ref(x.numpy(), y.numpy(), w.numpy(), 2.0)
     for run in (op, loaded):
         a, b = run(x, y, w)
@@ -123,18 +124,34 @@ def test_refused_tensors_have_located_errors() -> None:
     w = rand((33,), torch.float32)
     with pytest.raises(PyAscUsageError) as info:
         gated(x.to("meta"), x, w)
-    assert_located(info.value, inspect.currentframe().f_lineno - 1, "argument 0 of gated()",
-                   "device 'meta'", "only CPU tensors are supported", ".cpu()")
+    assert_located(
+        info.value,
+        inspect.currentframe().f_lineno - 1,
+        "argument 0 of gated()",
+        "device 'meta'",
+        "only CPU tensors are supported",
+        ".cpu()",
+    )
     with pytest.raises(PyAscUsageError) as info:
         gated(x, x.to(torch.bfloat16), w)
-    assert_located(info.value, inspect.currentframe().f_lineno - 1, "argument 1 of gated()",
-                   "bfloat16 is not supported", ".float()")
-    op = pa.compile(gated, [pa.TensorDesc((7, 33), "float32")] * 2
-                    + [pa.TensorDesc((33,), "float32")])
+    assert_located(
+        info.value,
+        inspect.currentframe().f_lineno - 1,
+        "argument 1 of gated()",
+        "bfloat16 is not supported",
+        ".float()",
+    )
+    op = pa.compile(
+        gated, [pa.TensorDesc((7, 33), "float32")] * 2 + [pa.TensorDesc((33,), "float32")]
+    )
     with pytest.raises(PyAscUsageError) as info:
         op(x, x, w.to("meta"))
-    assert_located(info.value, inspect.currentframe().f_lineno - 1, "argument 2 ('w')",
-                   "only CPU tensors are supported")
+    assert_located(
+        info.value,
+        inspect.currentframe().f_lineno - 1,
+        "argument 2 ('w')",
+        "only CPU tensors are supported",
+    )
     with pytest.raises(PyAscUsageError) as info:
         gated(x.to_sparse(), x, w)
     assert_located(info.value, inspect.currentframe().f_lineno - 1, "only dense")
@@ -165,8 +182,7 @@ def rms_op() -> TorchOp:
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_custom_op_in_a_model(rms_op: TorchOp, shape: tuple[int, ...],
-                              dtype: torch.dtype) -> None:
+def test_custom_op_in_a_model(rms_op: TorchOp, shape: tuple[int, ...], dtype: torch.dtype) -> None:
     model = Block(rms_op, shape[-1], dtype)
     x = rand(shape, dtype)
     with torch.no_grad():
@@ -182,17 +198,25 @@ def test_custom_op_in_a_model(rms_op: TorchOp, shape: tuple[int, ...],
 def test_custom_op_fake_and_meta_shapes(rms_op: TorchOp) -> None:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    meta = rms_op(torch.empty(7, 33, device="meta", dtype=torch.float16),
-                  torch.empty(33, device="meta", dtype=torch.float16))
+    meta = rms_op(
+        torch.empty(7, 33, device="meta", dtype=torch.float16),
+        torch.empty(33, device="meta", dtype=torch.float16),
+    )
     assert meta.device.type == "meta" and meta.shape == (7, 33) and meta.dtype == torch.float16
     with FakeTensorMode():
         fake = rms_op(torch.empty(1, 513), torch.empty(513))
     assert fake.shape == (1, 513) and fake.dtype == torch.float32
-    op = pa.compile(gated, [pa.TensorDesc((7, 33), "float32")] * 2
-                    + [pa.TensorDesc((33,), "float32")], name="gated_fixed")
+    op = pa.compile(
+        gated,
+        [pa.TensorDesc((7, 33), "float32")] * 2 + [pa.TensorDesc((33,), "float32")],
+        name="gated_fixed",
+    )
     fixed = custom_op(op)
-    a, b = fixed(torch.empty(7, 33, device="meta"), torch.empty(7, 33, device="meta"),
-                 torch.empty(33, device="meta"))
+    a, b = fixed(
+        torch.empty(7, 33, device="meta"),
+        torch.empty(7, 33, device="meta"),
+        torch.empty(33, device="meta"),
+    )
     assert (a.shape, b.shape) == ((7, 33), (7, 1))
     x, w = rand((7, 33), torch.float32), rand((33,), torch.float32)
     got_a, got_b = fixed(x, x, w)
@@ -200,8 +224,11 @@ def test_custom_op_fake_and_meta_shapes(rms_op: TorchOp) -> None:
     assert_tensor_close(got_a, want_a, torch.float32)
     assert_tensor_close(got_b, want_b, torch.float32)
     with pytest.raises(PyAscUsageError, match=r"compiled for \[7, 33\] float32"):
-        fixed(torch.empty(8, 33, device="meta"), torch.empty(8, 33, device="meta"),
-              torch.empty(33, device="meta"))
+        fixed(
+            torch.empty(8, 33, device="meta"),
+            torch.empty(8, 33, device="meta"),
+            torch.empty(33, device="meta"),
+        )
 
 
 def test_custom_op_exports_with_torch_export(rms_op: TorchOp) -> None:
@@ -215,16 +242,21 @@ def test_custom_op_exports_with_torch_export(rms_op: TorchOp) -> None:
 
 def test_custom_op_passes_torch_opcheck(rms_op: TorchOp) -> None:
     x, w = rand((7, 33), torch.float32), rand((33,), torch.float32)
-    torch.library.opcheck(rms_op.op.default, (x, w), {"eps": 1e-5},
-                          test_utils=("test_schema", "test_faketensor"))
+    torch.library.opcheck(
+        rms_op.op.default, (x, w), {"eps": 1e-5}, test_utils=("test_schema", "test_faketensor")
+    )
 
 
 def test_custom_op_refuses_other_devices_at_the_call(rms_op: TorchOp) -> None:
     x = rand((7, 33), torch.float32)
     with pytest.raises(PyAscUsageError) as info:
         rms_op(x, torch.ones(33, dtype=torch.bfloat16))
-    assert_located(info.value, inspect.currentframe().f_lineno - 1,
-                   "argument 1 of pyasc::rms_scale_test", "bfloat16 is not supported")
+    assert_located(
+        info.value,
+        inspect.currentframe().f_lineno - 1,
+        "argument 1 of pyasc::rms_scale_test",
+        "bfloat16 is not supported",
+    )
     with pytest.raises(PyAscUsageError, match="parameter 'mode' has default None"):
         custom_op(lambda_like_op)
 
@@ -234,11 +266,14 @@ def lambda_like_op(x, mode=None):
 
 
 def test_importing_pyasc_does_not_import_torch_and_missing_torch_hint() -> None:
-    code = ("import sys, pyasc_mlir\nassert 'torch' not in sys.modules\n"
-            "sys.modules['torch'] = None\n"
-            "try:\n    import pyasc_mlir.torch\nexcept ImportError as e:\n    print(e)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
+    code = (
+        "import sys, pyasc_mlir\nassert 'torch' not in sys.modules\n"
+        "sys.modules['torch'] = None\n"
+        "try:\n    import pyasc_mlir.torch\nexcept ImportError as e:\n    print(e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert "pip install torch==2.13.0" in out, out
 
 

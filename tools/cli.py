@@ -25,14 +25,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pyasc", description=__doc__)
     parser.add_argument("--version", action="store_true", help="print the version")
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("demo", help="compile every example and run it on MiniLM data "
-                   "(other options go to the demo; see `pyasc demo --help`)", add_help=False)
-    sub.add_parser("fuzz", help="differential fuzzer: random operators checked at every stage "
-                   "(see `pyasc fuzz --help`)", add_help=False)
-    sub.add_parser("profile", help="modeled NPU profile of FILE::FUNC for given shapes "
-                   "(see `pyasc profile --help`)", add_help=False)
-    sub.add_parser("tune", help="autotune tile, blockDim and buffers of FILE::FUNC "
-                   "(see `pyasc tune --help`)", add_help=False)
+    sub.add_parser(
+        "demo",
+        help="compile every example and run it on MiniLM data "
+        "(other options go to the demo; see `pyasc demo --help`)",
+        add_help=False,
+    )
+    sub.add_parser(
+        "fuzz",
+        help="differential fuzzer: random operators checked at every stage "
+        "(see `pyasc fuzz --help`)",
+        add_help=False,
+    )
+    sub.add_parser(
+        "profile",
+        help="modeled NPU profile of FILE::FUNC for given shapes (see `pyasc profile --help`)",
+        add_help=False,
+    )
+    sub.add_parser(
+        "tune",
+        help="autotune tile, blockDim and buffers of FILE::FUNC (see `pyasc tune --help`)",
+        add_help=False,
+    )
     args, rest = parser.parse_known_args(argv)
     args.rest = rest
     if args.version:

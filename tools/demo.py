@@ -53,7 +53,8 @@ def _import_examples() -> ModuleType:
 
         return examples
     spec = importlib.util.spec_from_file_location(
-        "examples", init, submodule_search_locations=[str(init.parent)])
+        "examples", init, submodule_search_locations=[str(init.parent)]
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["examples"] = module
@@ -89,9 +90,11 @@ def build_rows(ex: ModuleType, md: ModuleType) -> tuple[list[DemoRow], str]:
     b, s, h = batch.shape
     lens = ", ".join(str(int(n)) for n in batch.attention_mask.sum(1))
     pairs = sum(isinstance(x, tuple) for x in batch.sentences)
-    about = (f"all-MiniLM-L6-v2: {b} sequences ({pairs} of them sentence pairs) padded to "
-             f"S={s} tokens (lengths {lens}), H={h}, "
-             f"layer_norm_eps={batch.eps:g}")
+    about = (
+        f"all-MiniLM-L6-v2: {b} sequences ({pairs} of them sentence pairs) padded to "
+        f"S={s} tokens (lengths {lens}), H={h}, "
+        f"layer_norm_eps={batch.eps:g}"
+    )
     case = ex.get_case
 
     def with_consts(name: str, **consts: Any) -> Any:
@@ -102,51 +105,84 @@ def build_rows(ex: ModuleType, md: ModuleType) -> tuple[list[DemoRow], str]:
     hidden = act.hidden
     x128 = np.ascontiguousarray(hidden[:, :, :128])
     rows = [
-        DemoRow(with_consts("residual_layernorm", eps=batch.eps),
-                (batch.word + batch.position, batch.token_type, emb_ln_w, emb_ln_b),
-                "x = word + position embeddings, residual = token-type embeddings, "
-                "weight/bias = embeddings.LayerNorm, eps from config (the model's embedding "
-                "LayerNorm)"),
-        DemoRow(case("rmsnorm"),
-                (act.attn_out, act.attn_ln_weight),
-                "x = layer-0 attention output (after its dense), weight = "
-                "encoder.layer.0.attention.output.LayerNorm.weight"),
-        DemoRow(case("softmax"), (act.scores,),
-                "layer-0 attention logits q.k/sqrt(32) + padding mask (-10000), "
-                f"[B, 12 heads, S, S], softmax over keys (rows of {s})"),
-        DemoRow(case("gelu_erf"), (act.ffn_pre,),
-                "layer-0 FFN pre-activation (intermediate.dense output, the model's GELU input)"),
-        DemoRow(case("gelu_tanh"), (act.ffn_pre,),
-                "layer-0 FFN pre-activation (same as gelu_erf), tanh-form GELU"),
-        DemoRow(case("silu_mul"),
-                (np.ascontiguousarray(act.ffn_pre[..., :768]),
-                 np.ascontiguousarray(act.ffn_pre[..., 768:])),
-                "a = first 768, b = last 768 channels of the layer-0 FFN pre-activation "
-                "(as a gate/up pair)"),
-        DemoRow(case("masked_sum"), (hidden, batch.attention_mask[:, :, None]),
-                "x = embedding LayerNorm output, mask = attention mask [B, S, 1]: the "
-                "masked mean-pooling numerator"),
-        DemoRow(with_consts("norm_family.layer", eps=batch.eps),
-                (batch.embeddings, emb_ln_w, emb_ln_b),
-                "variant=layer: x = word + position + token-type embeddings, "
-                "embeddings.LayerNorm weight/bias (= the model's embedding LayerNorm)"),
-        DemoRow(case("norm_family.rms"),
-                (act.attn_out, act.attn_ln_weight, act.attn_ln_bias),
-                "variant=rms: x = layer-0 attention output, attention.output.LayerNorm "
-                "weight/bias"),
-        DemoRow(case("norm_family.instance"),
-                (x128, emb_ln_w[None, :128].copy(), emb_ln_b[None, :128].copy()),
-                "variant=instance, axes=(1,): first 128 channels of the embedding LayerNorm "
-                "output [B, S, 128], each channel normalised over the S positions "
-                "(weight/bias = embeddings.LayerNorm[:128])"),
-        DemoRow(case("norm_family.instance_trailing"),
-                (np.ascontiguousarray(hidden.transpose(0, 2, 1)), emb_ln_w[:, None].copy(),
-                 emb_ln_b[:, None].copy()),
-                "variant=instance, axes=(2,): embedding LayerNorm output transposed to "
-                "[B, 384, S], each channel normalised over S (weight/bias = "
-                "embeddings.LayerNorm)"),
-        DemoRow(case("conditional_scale"), (act.ffn_pre,),
-                "x = layer-0 FFN pre-activation, where(x > 0.25, 1.7 x, x)"),
+        DemoRow(
+            with_consts("residual_layernorm", eps=batch.eps),
+            (batch.word + batch.position, batch.token_type, emb_ln_w, emb_ln_b),
+            "x = word + position embeddings, residual = token-type embeddings, "
+            "weight/bias = embeddings.LayerNorm, eps from config (the model's embedding "
+            "LayerNorm)",
+        ),
+        DemoRow(
+            case("rmsnorm"),
+            (act.attn_out, act.attn_ln_weight),
+            "x = layer-0 attention output (after its dense), weight = "
+            "encoder.layer.0.attention.output.LayerNorm.weight",
+        ),
+        DemoRow(
+            case("softmax"),
+            (act.scores,),
+            "layer-0 attention logits q.k/sqrt(32) + padding mask (-10000), "
+            f"[B, 12 heads, S, S], softmax over keys (rows of {s})",
+        ),
+        DemoRow(
+            case("gelu_erf"),
+            (act.ffn_pre,),
+            "layer-0 FFN pre-activation (intermediate.dense output, the model's GELU input)",
+        ),
+        DemoRow(
+            case("gelu_tanh"),
+            (act.ffn_pre,),
+            "layer-0 FFN pre-activation (same as gelu_erf), tanh-form GELU",
+        ),
+        DemoRow(
+            case("silu_mul"),
+            (
+                np.ascontiguousarray(act.ffn_pre[..., :768]),
+                np.ascontiguousarray(act.ffn_pre[..., 768:]),
+            ),
+            "a = first 768, b = last 768 channels of the layer-0 FFN pre-activation "
+            "(as a gate/up pair)",
+        ),
+        DemoRow(
+            case("masked_sum"),
+            (hidden, batch.attention_mask[:, :, None]),
+            "x = embedding LayerNorm output, mask = attention mask [B, S, 1]: the "
+            "masked mean-pooling numerator",
+        ),
+        DemoRow(
+            with_consts("norm_family.layer", eps=batch.eps),
+            (batch.embeddings, emb_ln_w, emb_ln_b),
+            "variant=layer: x = word + position + token-type embeddings, "
+            "embeddings.LayerNorm weight/bias (= the model's embedding LayerNorm)",
+        ),
+        DemoRow(
+            case("norm_family.rms"),
+            (act.attn_out, act.attn_ln_weight, act.attn_ln_bias),
+            "variant=rms: x = layer-0 attention output, attention.output.LayerNorm weight/bias",
+        ),
+        DemoRow(
+            case("norm_family.instance"),
+            (x128, emb_ln_w[None, :128].copy(), emb_ln_b[None, :128].copy()),
+            "variant=instance, axes=(1,): first 128 channels of the embedding LayerNorm "
+            "output [B, S, 128], each channel normalised over the S positions "
+            "(weight/bias = embeddings.LayerNorm[:128])",
+        ),
+        DemoRow(
+            case("norm_family.instance_trailing"),
+            (
+                np.ascontiguousarray(hidden.transpose(0, 2, 1)),
+                emb_ln_w[:, None].copy(),
+                emb_ln_b[:, None].copy(),
+            ),
+            "variant=instance, axes=(2,): embedding LayerNorm output transposed to "
+            "[B, 384, S], each channel normalised over S (weight/bias = "
+            "embeddings.LayerNorm)",
+        ),
+        DemoRow(
+            case("conditional_scale"),
+            (act.ffn_pre,),
+            "x = layer-0 FFN pre-activation, where(x > 0.25, 1.7 x, x)",
+        ),
     ]
     return rows, about
 
@@ -210,13 +246,13 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}"[:300]
 
 
-def measure(ex: ModuleType, row: DemoRow, dtype: str, repeats: int,
-            interp: bool) -> Result:
+def measure(ex: ModuleType, row: DemoRow, dtype: str, repeats: int, interp: bool) -> Result:
     """Compile and run one row in one dtype; never raises (errors land in ``error``)."""
     case = row.case
     arrays = tuple(np.ascontiguousarray(a.astype(dtype)) for a in row.arrays)
-    res = Result(row.name, dtype, "x".join(str(d) for d in arrays[0].shape), row.data,
-                 case.tolerance(dtype))
+    res = Result(
+        row.name, dtype, "x".join(str(d) for d in arrays[0].shape), row.data, case.tolerance(dtype)
+    )
     try:
         ref = case.reference(*arrays)
         res.numpy_ms = _median_ms(lambda: case.reference(*arrays), repeats)
@@ -265,8 +301,22 @@ def measure(ex: ModuleType, row: DemoRow, dtype: str, repeats: int,
 
 # --------------------------------------------------------------------------- printing
 
-COLUMNS = ("kernel", "dtype", "shape", "kernels", "GM bytes fused/unfused", "UB bytes",
-           "interp err", "cpu err", "tol", "cold ms", "cached ms", "cpu ms", "numpy ms", "ok")
+COLUMNS = (
+    "kernel",
+    "dtype",
+    "shape",
+    "kernels",
+    "GM bytes fused/unfused",
+    "UB bytes",
+    "interp err",
+    "cpu err",
+    "tol",
+    "cold ms",
+    "cached ms",
+    "cpu ms",
+    "numpy ms",
+    "ok",
+)
 
 
 def _fmt_err(v: float | None, ok: bool) -> str:
@@ -283,15 +333,28 @@ def _fmt_ms(v: float | None) -> str:
 
 def _cells(r: Result) -> list[str]:
     if r.gm_bytes is not None and r.unfused_gm_bytes:
-        gm = (f"{r.gm_bytes:,} / {r.unfused_gm_bytes:,} "
-              f"({r.unfused_gm_bytes / max(r.gm_bytes, 1):.1f}x less)")
+        gm = (
+            f"{r.gm_bytes:,} / {r.unfused_gm_bytes:,} "
+            f"({r.unfused_gm_bytes / max(r.gm_bytes, 1):.1f}x less)"
+        )
     else:
         gm = "-"
-    return [r.name, r.dtype, r.shape, "-" if r.kernels is None else str(r.kernels), gm,
-            "-" if r.ub_bytes is None else f"{r.ub_bytes:,}",
-            _fmt_err(r.err_interp, r.ok_interp), _fmt_err(r.err_cpu, r.ok_cpu), f"{r.tol:g}",
-            _fmt_ms(r.cold_ms), _fmt_ms(r.cached_ms), _fmt_ms(r.cpu_ms), _fmt_ms(r.numpy_ms),
-            "ok" if r.ok else "FAIL"]
+    return [
+        r.name,
+        r.dtype,
+        r.shape,
+        "-" if r.kernels is None else str(r.kernels),
+        gm,
+        "-" if r.ub_bytes is None else f"{r.ub_bytes:,}",
+        _fmt_err(r.err_interp, r.ok_interp),
+        _fmt_err(r.err_cpu, r.ok_cpu),
+        f"{r.tol:g}",
+        _fmt_ms(r.cold_ms),
+        _fmt_ms(r.cached_ms),
+        _fmt_ms(r.cpu_ms),
+        _fmt_ms(r.numpy_ms),
+        "ok" if r.ok else "FAIL",
+    ]
 
 
 def _print_plain(results: Sequence[Result], out: Any) -> None:
@@ -299,8 +362,10 @@ def _print_plain(results: Sequence[Result], out: Any) -> None:
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     right = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
     for k, row in enumerate(table):
-        cells = [c.rjust(w) if i in right else c.ljust(w)
-                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        cells = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
         print("  ".join(cells).rstrip(), file=out)
         if k == 0:
             print("  ".join("-" * w for w in widths), file=out)
@@ -323,8 +388,9 @@ def _print_rich(results: Sequence[Result], title: str) -> bool:
     return True
 
 
-def print_report(results: Sequence[Result], rows: Sequence[DemoRow], about: str,
-                 plain: bool, out: Any = None) -> None:
+def print_report(
+    results: Sequence[Result], rows: Sequence[DemoRow], about: str, plain: bool, out: Any = None
+) -> None:
     out = out or sys.stdout
     title = "pyasc-mlir examples on real MiniLM activations"
     print(about, file=out)
@@ -336,21 +402,30 @@ def print_report(results: Sequence[Result], rows: Sequence[DemoRow], about: str,
     print("\nData per row:", file=out)
     for row in rows:
         print(f"  {row.name:30s} {row.data}", file=out)
-    print("\nTolerance: rtol = atol = tol; a result passes when max over elements of "
-          "|got - ref| - tol*|ref| <= tol (fp16: 1e-3; fp32: 1e-5, reductions 1e-4). "
-          "'!' marks an error outside tolerance. The reference is float64 NumPy on the same "
-          "(dtype-rounded) inputs, rounded to the dtype.", file=out)
-    print("cold ms: compile with PYASC_CACHE_DISABLE=1 (the g++ library cache may still "
-          "hit; --fresh-cache uses an empty cache folder so g++ runs); cached ms: on-disk "
-          "cache hit. cpu/numpy ms: medians of the runs.", file=out)
+    print(
+        "\nTolerance: rtol = atol = tol; a result passes when max over elements of "
+        "|got - ref| - tol*|ref| <= tol (fp16: 1e-3; fp32: 1e-5, reductions 1e-4). "
+        "'!' marks an error outside tolerance. The reference is float64 NumPy on the same "
+        "(dtype-rounded) inputs, rounded to the dtype.",
+        file=out,
+    )
+    print(
+        "cold ms: compile with PYASC_CACHE_DISABLE=1 (the g++ library cache may still "
+        "hit; --fresh-cache uses an empty cache folder so g++ runs); cached ms: on-disk "
+        "cache hit. cpu/numpy ms: medians of the runs.",
+        file=out,
+    )
     for r in results:
         if r.error:
             print(f"FAIL {r.name} {r.dtype}: {r.error}", file=out)
         elif not r.ok:
-            which = [n for n, ok in (("interpreter", r.ok_interp), ("CPU build", r.ok_cpu))
-                     if not ok]
-            print(f"FAIL {r.name} {r.dtype}: {' and '.join(which)} outside tolerance "
-                  f"{r.tol:g}", file=out)
+            which = [
+                n for n, ok in (("interpreter", r.ok_interp), ("CPU build", r.ok_cpu)) if not ok
+            ]
+            print(
+                f"FAIL {r.name} {r.dtype}: {' and '.join(which)} outside tolerance {r.tol:g}",
+                file=out,
+            )
         for note in r.notes:
             print(f"note {r.name} {r.dtype}: {note}", file=out)
 
@@ -360,23 +435,39 @@ def print_report(results: Sequence[Result], rows: Sequence[DemoRow], about: str,
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="pyasc demo", description="Compile every example operator and run it on real "
-        "all-MiniLM-L6-v2 activations (CPU build and IR interpreter vs NumPy).")
-    p.add_argument("--dtypes", default=",".join(DTYPES),
-                   help="comma-separated dtypes (default: float32,float16)")
-    p.add_argument("--only", default="",
-                   help="comma-separated case names (e.g. softmax,norm_family.rms)")
-    p.add_argument("--repeats", type=int, default=3,
-                   help="runs per timing; medians are printed (default 3)")
-    p.add_argument("--no-interp", action="store_true",
-                   help="skip the IR interpreter (CPU build only)")
-    p.add_argument("--plain", action="store_true",
-                   help="plain text even if rich is installed (always when stdout is not a "
-                   "terminal)")
-    p.add_argument("--no-model", action="store_true",
-                   help="skip the whole-model part (all-MiniLM-L6-v2 sentence embeddings)")
-    p.add_argument("--fresh-cache", action="store_true",
-                   help="compile into an empty temporary cache folder (cold g++ builds)")
+        prog="pyasc demo",
+        description="Compile every example operator and run it on real "
+        "all-MiniLM-L6-v2 activations (CPU build and IR interpreter vs NumPy).",
+    )
+    p.add_argument(
+        "--dtypes",
+        default=",".join(DTYPES),
+        help="comma-separated dtypes (default: float32,float16)",
+    )
+    p.add_argument(
+        "--only", default="", help="comma-separated case names (e.g. softmax,norm_family.rms)"
+    )
+    p.add_argument(
+        "--repeats", type=int, default=3, help="runs per timing; medians are printed (default 3)"
+    )
+    p.add_argument(
+        "--no-interp", action="store_true", help="skip the IR interpreter (CPU build only)"
+    )
+    p.add_argument(
+        "--plain",
+        action="store_true",
+        help="plain text even if rich is installed (always when stdout is not a terminal)",
+    )
+    p.add_argument(
+        "--no-model",
+        action="store_true",
+        help="skip the whole-model part (all-MiniLM-L6-v2 sentence embeddings)",
+    )
+    p.add_argument(
+        "--fresh-cache",
+        action="store_true",
+        help="compile into an empty temporary cache folder (cold g++ builds)",
+    )
     p.add_argument("--list", action="store_true", help="list the rows and their data, then exit")
     return p
 
@@ -391,8 +482,10 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
     bad = [d for d in dtypes if d not in DTYPES]
     if bad or not dtypes:
-        print(f"pyasc demo: unknown dtype(s) {', '.join(bad) or '(none)'}; use "
-              f"{', '.join(DTYPES)}", file=sys.stderr)
+        print(
+            f"pyasc demo: unknown dtype(s) {', '.join(bad) or '(none)'}; use {', '.join(DTYPES)}",
+            file=sys.stderr,
+        )
         return 2
     ex = _import_examples()
     from examples import minilm_data as md
@@ -406,8 +499,11 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
         wanted = {n.strip() for n in args.only.split(",") if n.strip()}
         unknown = wanted - {r.name for r in rows}
         if unknown:
-            print(f"pyasc demo: unknown case(s) {', '.join(sorted(unknown))}; known: "
-                  f"{', '.join(r.name for r in rows)}", file=sys.stderr)
+            print(
+                f"pyasc demo: unknown case(s) {', '.join(sorted(unknown))}; known: "
+                f"{', '.join(r.name for r in rows)}",
+                file=sys.stderr,
+            )
             return 2
         rows = [r for r in rows if r.name in wanted]
     if args.list:
@@ -421,8 +517,11 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
     if tmp is not None:
         os.environ["PYASC_CACHE_DIR"] = tmp.name
     try:
-        results = [measure(ex, row, dtype, args.repeats, not args.no_interp)
-                   for dtype in dtypes for row in rows]
+        results = [
+            measure(ex, row, dtype, args.repeats, not args.no_interp)
+            for dtype in dtypes
+            for row in rows
+        ]
         model_ok = _model_demo(dtypes) if not (args.no_model or args.only) else True
     finally:
         if tmp is not None:
@@ -445,8 +544,13 @@ def _model_demo(dtypes: Sequence[str]) -> bool:
 
     text, ok = report_with_status(dtypes=tuple(dtypes))
     print("\n" + text)
-    print("\nMiniLM embeddings " + ("within" if ok else "BELOW") + " the thresholds ("
-          + ", ".join(f"{d}: cos >= {THRESHOLDS[d]}" for d in dtypes) + ")")
+    print(
+        "\nMiniLM embeddings "
+        + ("within" if ok else "BELOW")
+        + " the thresholds ("
+        + ", ".join(f"{d}: cos >= {THRESHOLDS[d]}" for d in dtypes)
+        + ")"
+    )
     return ok
 
 

@@ -48,8 +48,10 @@ def _import_module(path: Path) -> Any:
         module = importlib.import_module(dotted)
         got = Path(getattr(module, "__file__", "") or "").resolve()
         if got != path:
-            raise SystemExit(f"pyasc: importing {path} as {dotted!r} found another module "
-                             f"({got}); rename the package or run from its root")
+            raise SystemExit(
+                f"pyasc: importing {path} as {dotted!r} found another module "
+                f"({got}); rename the package or run from its root"
+            )
         return module
     mod_spec = importlib.util.spec_from_file_location(path.stem, path)
     assert mod_spec is not None and mod_spec.loader is not None
@@ -92,7 +94,8 @@ def _shape(text: str) -> tuple[int, ...]:
         dims = ()
     if not dims or any(d < 0 for d in dims):
         raise argparse.ArgumentTypeError(
-            f"invalid shape {text!r}: give comma-separated non-negative ints, e.g. 8,1024")
+            f"invalid shape {text!r}: give comma-separated non-negative ints, e.g. 8,1024"
+        )
     return dims
 
 
@@ -103,21 +106,33 @@ def _const(text: str) -> Any:
     except (ValueError, SyntaxError):
         raise argparse.ArgumentTypeError(
             f"invalid constant {text!r}: give a Python literal such as 3.0, 64, True or "
-            "'gelu' (quote strings)") from None
+            "'gelu' (quote strings)"
+        ) from None
 
 
 def target_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
     """The arguments ``pyasc profile`` and ``pyasc tune`` share: ``FILE.py::FUNC``, shapes,
     dtype, compile-time constants and the platform."""
-    p = argparse.ArgumentParser(prog=prog, description=doc,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("target", help="FILE.py::FUNC")
-    p.add_argument("--shape", action="append", default=[], type=_shape,
-                   help="e.g. 8,1024,1024 (repeat)")
-    p.add_argument("--dtype", default="float16", choices=("float16", "float32"),
-                   help="float16 (default) or float32")
-    p.add_argument("--const", action="append", default=[], type=_const,
-                   help="a compile-time argument as a Python literal (repeat, in order)")
+    p.add_argument(
+        "--shape", action="append", default=[], type=_shape, help="e.g. 8,1024,1024 (repeat)"
+    )
+    p.add_argument(
+        "--dtype",
+        default="float16",
+        choices=("float16", "float32"),
+        help="float16 (default) or float32",
+    )
+    p.add_argument(
+        "--const",
+        action="append",
+        default=[],
+        type=_const,
+        help="a compile-time argument as a Python literal (repeat, in order)",
+    )
     p.add_argument("--platform", default=DEFAULT_PLATFORM)
     return p
 
@@ -129,8 +144,9 @@ def run_profile(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     fn = load_function(args.target, p.prog)
     shapes, consts = args.shape, args.const
-    op = pa.compile(fn, [*(pa.TensorDesc(s, args.dtype) for s in shapes), *consts],
-                    platform=args.platform)
+    op = pa.compile(
+        fn, [*(pa.TensorDesc(s, args.dtype) for s in shapes), *consts], platform=args.platform
+    )
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s).astype(args.dtype) for s in shapes]
     op(*arrays)  # warm-up

@@ -132,8 +132,9 @@ def _module_exists(name: str) -> bool:
         return False
 
 
-def pipeline_pass(name: str, members: Sequence[str],
-                  passes: dict[str, Callable[[], type[ModulePass]]]) -> type[ModulePass]:
+def pipeline_pass(
+    name: str, members: Sequence[str], passes: dict[str, Callable[[], type[ModulePass]]]
+) -> type[ModulePass]:
     """A ``ModulePass`` class running ``members`` in order (for use outside ``pyasc-opt``,
     which expands pipelines itself so that verification and ``--print-between-passes`` see
     every member pass)."""
@@ -142,8 +143,11 @@ def pipeline_pass(name: str, members: Sequence[str],
         for member in members:
             passes[member]()().apply(ctx, op)
 
-    cls = type(f"Pipeline_{name.replace('-', '_')}", (ModulePass,),
-               {"name": name, "apply": apply, "__doc__": f"Pipeline: {', '.join(members)}."})
+    cls = type(
+        f"Pipeline_{name.replace('-', '_')}",
+        (ModulePass,),
+        {"name": name, "apply": apply, "__doc__": f"Pipeline: {', '.join(members)}."},
+    )
     return dataclasses.dataclass(frozen=True)(cls)
 
 
@@ -156,8 +160,11 @@ class PyAscOptMain(xDSLOptMain):
 
     pipelines: dict[str, list[str]]
 
-    def __init__(self, description: str = "pyasc-mlir modular optimizer driver",
-                 args: Sequence[str] | None = None):
+    def __init__(
+        self,
+        description: str = "pyasc-mlir modular optimizer driver",
+        args: Sequence[str] | None = None,
+    ):
         super().__init__(description, args)
 
     # -- registration --------------------------------------------------------------------
@@ -182,8 +189,10 @@ class PyAscOptMain(xDSLOptMain):
             self.register_pass(name, loader)
         self.pipelines = {name: list(members) for name, members in PIPELINES.items()}
         for name, members in self.pipelines.items():
+
             def load_pipeline(n: str = name, m: list[str] = members) -> type[ModulePass]:
                 return pipeline_pass(n, m, self.available_passes)
+
             self.register_pass(name, load_pipeline)
 
     def register_all_targets(self) -> None:
@@ -209,7 +218,8 @@ class PyAscOptMain(xDSLOptMain):
                     raise PyAscToolError(
                         f"unknown pass or pipeline {item.name!r}; passes: "
                         f"{', '.join(p for p in self.available_passes if p not in self.pipelines)}"
-                        f"; pipelines: {', '.join(self.pipelines)}")
+                        f"; pipelines: {', '.join(self.pipelines)}"
+                    )
                 out.append(item)
                 continue
             options = item.normalize_parameter_names().parameters
@@ -223,7 +233,8 @@ class PyAscOptMain(xDSLOptMain):
             if unused:
                 raise PyAscToolError(
                     f"pipeline {item.name!r} has no pass taking option(s) "
-                    f"{', '.join(sorted(unused))}")
+                    f"{', '.join(sorted(unused))}"
+                )
         return out
 
     def setup_pipeline(self) -> None:

@@ -21,10 +21,20 @@ from pyasc_mlir.tools.profile import load_function, target_parser
 
 def run_tune(argv: list[str] | None = None) -> int:
     p = target_parser("pyasc tune", __doc__)
-    p.add_argument("--measure", type=int, default=0, metavar="K",
-                   help="build and time the best K candidates on the CPU (default 0)")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="processes lowering candidates (default: min(cpu count, 8))")
+    p.add_argument(
+        "--measure",
+        type=int,
+        default=0,
+        metavar="K",
+        help="build and time the best K candidates on the CPU (default 0)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes lowering candidates (default: min(cpu count, 8))",
+    )
     p.add_argument("--top", type=int, default=20, help="table rows to print (default 20)")
     p.add_argument("--force", action="store_true", help="search even if a winner is cached")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -32,12 +42,22 @@ def run_tune(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     fn = load_function(args.target, p.prog)
     shapes, consts = args.shape, args.const
-    res = tune(fn, [*(pa.TensorDesc(s, args.dtype) for s in shapes), *consts],
-               platform=args.platform, measure=args.measure, workers=args.workers,
-               progress=False if args.no_progress else None, cache=not args.force)
+    res = tune(
+        fn,
+        [*(pa.TensorDesc(s, args.dtype) for s in shapes), *consts],
+        platform=args.platform,
+        measure=args.measure,
+        workers=args.workers,
+        progress=False if args.no_progress else None,
+        cache=not args.force,
+    )
     if args.json:
-        print(json.dumps({**res.to_json(), "winner": res.winner.knobs.pin,
-                          "from_cache": res.from_cache}, indent=2))
+        print(
+            json.dumps(
+                {**res.to_json(), "winner": res.winner.knobs.pin, "from_cache": res.from_cache},
+                indent=2,
+            )
+        )
     else:
         print(res.table(args.top))
         print(res.summary())

@@ -42,20 +42,26 @@ THRESHOLDS = {"float32": 0.9999, "float16": 0.999}
 """Smallest acceptable per-sentence cosine similarity to the reference, per activation dtype."""
 
 
-def report(sentences: tuple[str, ...] | list[str] = SENTENCES,
-           dtypes: tuple[str, ...] = ("float32", "float16")) -> str:
+def report(
+    sentences: tuple[str, ...] | list[str] = SENTENCES,
+    dtypes: tuple[str, ...] = ("float32", "float16"),
+) -> str:
     """The demo text for ``sentences`` computed with each activation dtype in ``dtypes``."""
     return report_with_status(sentences, dtypes)[0]
 
 
-def report_with_status(sentences: tuple[str, ...] | list[str] = SENTENCES,
-                       dtypes: tuple[str, ...] = ("float32", "float16")) -> tuple[str, bool]:
+def report_with_status(
+    sentences: tuple[str, ...] | list[str] = SENTENCES,
+    dtypes: tuple[str, ...] = ("float32", "float16"),
+) -> tuple[str, bool]:
     """``(report text, every sentence's cosine >= THRESHOLDS[dtype])``."""
     ok = True
     tokens = tokenize(sentences)
     ref, which = reference_embeddings(sentences)
-    lines = [f"all-MiniLM-L6-v2: {len(sentences)} sentences, batch {tokens.shape} "
-             f"(tokens per sentence {tokens.attention_mask.sum(1).tolist()}); reference: {which}"]
+    lines = [
+        f"all-MiniLM-L6-v2: {len(sentences)} sentences, batch {tokens.shape} "
+        f"(tokens per sentence {tokens.attention_mask.sum(1).tolist()}); reference: {which}"
+    ]
     lines += [f"  [{i}] {s}" for i, s in enumerate(sentences)]
     lines += ["", "reference cosine-similarity matrix:", _format_matrix(_matrix(ref))]
     for dtype in dtypes:
@@ -67,13 +73,18 @@ def report_with_status(sentences: tuple[str, ...] | list[str] = SENTENCES,
         cos = (ee * ref).sum(1) / np.linalg.norm(ee, axis=1) / np.linalg.norm(ref, axis=1)
         diff = np.abs(_matrix(e) - _matrix(ref)).max()
         ok = ok and bool(cos.min() >= THRESHOLDS.get(dtype, 0.999))
-        lines += ["", f"pyasc kernels, {dtype} activations ({seconds:.1f} s, CPU build, "
-                  "compile included unless cached):",
-                  "cosine similarity to the reference per sentence: "
-                  + " ".join(f"{c:.6f}" for c in cos)
-                  + f"  (min {cos.min():.8f}, largest 1 - cos {1.0 - cos.min():.1e})",
-                  "cosine-similarity matrix (max abs difference to the reference's "
-                  f"{diff:.2e}):", _format_matrix(_matrix(e)), "", model.kernel_table()]
+        lines += [
+            "",
+            f"pyasc kernels, {dtype} activations ({seconds:.1f} s, CPU build, "
+            "compile included unless cached):",
+            "cosine similarity to the reference per sentence: "
+            + " ".join(f"{c:.6f}" for c in cos)
+            + f"  (min {cos.min():.8f}, largest 1 - cos {1.0 - cos.min():.1e})",
+            f"cosine-similarity matrix (max abs difference to the reference's {diff:.2e}):",
+            _format_matrix(_matrix(e)),
+            "",
+            model.kernel_table(),
+        ]
     return "\n".join(lines), ok
 
 

@@ -124,9 +124,17 @@ def mean_pool_normalize(h, mask):
 
 
 OPERATORS: dict[str, Any] = {
-    fn.__name__: pa.jit(fn) for fn in (
-        embed_layernorm, qkv_projection, attention_probs, attention_context,
-        dense_residual, layernorm, dense_gelu, mean_pool_normalize)
+    fn.__name__: pa.jit(fn)
+    for fn in (
+        embed_layernorm,
+        qkv_projection,
+        attention_probs,
+        attention_context,
+        dense_residual,
+        layernorm,
+        dense_gelu,
+        mean_pool_normalize,
+    )
 }
 """The compiled operators by name (``@pa.jit`` wrappers of the functions above)."""
 
@@ -196,12 +204,23 @@ class PyAscMiniLM:
         self.word, self.position, self.token_type = p.word, p.position, p.token_type
         self.ln_w, self.ln_b = p.ln_w, p.ln_b
         hid = self.config.hidden
-        self.layers = tuple(_Layer(
-            qkv_w=np.stack([lp.q_w, lp.k_w, lp.v_w]).reshape(3, 1, hid, hid),
-            qkv_b=np.stack([lp.q_b, lp.k_b, lp.v_b]).reshape(3, 1, 1, hid),
-            o_w=lp.o_w, o_b=lp.o_b, ln1_w=lp.ln1_w, ln1_b=lp.ln1_b,
-            ffn1_w=lp.ffn1_w, ffn1_b=lp.ffn1_b, ffn2_w=lp.ffn2_w, ffn2_b=lp.ffn2_b,
-            ln2_w=lp.ln2_w, ln2_b=lp.ln2_b) for lp in p.layers)
+        self.layers = tuple(
+            _Layer(
+                qkv_w=np.stack([lp.q_w, lp.k_w, lp.v_w]).reshape(3, 1, hid, hid),
+                qkv_b=np.stack([lp.q_b, lp.k_b, lp.v_b]).reshape(3, 1, 1, hid),
+                o_w=lp.o_w,
+                o_b=lp.o_b,
+                ln1_w=lp.ln1_w,
+                ln1_b=lp.ln1_b,
+                ffn1_w=lp.ffn1_w,
+                ffn1_b=lp.ffn1_b,
+                ffn2_w=lp.ffn2_w,
+                ffn2_b=lp.ffn2_b,
+                ln2_w=lp.ln2_w,
+                ln2_b=lp.ln2_b,
+            )
+            for lp in p.layers
+        )
         self.stats: dict[str, KernelStat] = {}
 
     def _run(self, role: str, name: str, *args: Any) -> np.ndarray:
@@ -212,8 +231,13 @@ class PyAscMiniLM:
         stat = self.stats.get(role)
         if stat is None:
             stat = self.stats[role] = KernelStat(
-                role, name, info["kernels"], info["fused_ops"], info["gm_bytes"],
-                info["unfused_gm_bytes"])
+                role,
+                name,
+                info["kernels"],
+                info["fused_ops"],
+                info["gm_bytes"],
+                info["unfused_gm_bytes"],
+            )
         stat.calls += 1
         arrays = [a for a in args if isinstance(a, np.ndarray)]
         return op(*arrays, backend=self.backend)
@@ -222,17 +246,28 @@ class PyAscMiniLM:
         """The host-side gathers: ``(word[ids], position[0:S], token_type[tt])``."""
         s = tokens.shape[1]
         if s > self.position.shape[0]:
-            raise ValueError(f"sequence length {s} exceeds the {self.position.shape[0]} "
-                             "position embeddings")
-        return (self.word[tokens.input_ids], np.ascontiguousarray(self.position[:s]),
-                self.token_type[tokens.token_type_ids])
+            raise ValueError(
+                f"sequence length {s} exceeds the {self.position.shape[0]} position embeddings"
+            )
+        return (
+            self.word[tokens.input_ids],
+            np.ascontiguousarray(self.position[:s]),
+            self.token_type[tokens.token_type_ids],
+        )
 
     def layer(self, h: np.ndarray, lw: _Layer, mask4: np.ndarray) -> np.ndarray:
         """One encoder layer on ``h`` ``[B, S, H]``; mask4 ``[B, 1, 1, S]``."""
         cfg = self.config
         qkv = self._run("qkv_proj", "qkv_projection", h, lw.qkv_w, lw.qkv_b)
-        probs = self._run("attn_probs", "attention_probs", qkv[0], qkv[1], mask4, cfg.heads,
-                          1.0 / math.sqrt(cfg.head_dim))
+        probs = self._run(
+            "attn_probs",
+            "attention_probs",
+            qkv[0],
+            qkv[1],
+            mask4,
+            cfg.heads,
+            1.0 / math.sqrt(cfg.head_dim),
+        )
         ctx = self._run("context", "attention_context", probs, qkv[2], cfg.heads)
         a = self._run("o_proj", "dense_residual", ctx, lw.o_w, lw.o_b, h)
         a = self._run("attn_layernorm", "layernorm", a, lw.ln1_w, lw.ln1_b, cfg.eps)
@@ -249,8 +284,16 @@ class PyAscMiniLM:
         b, s = tokens.shape
         mask = tokens.attention_mask.astype(self.dtype)
         word, position, token_type = self.embed(tokens)
-        h = self._run("embed_layernorm", "embed_layernorm", word, position, token_type,
-                      self.ln_w, self.ln_b, self.config.eps)
+        h = self._run(
+            "embed_layernorm",
+            "embed_layernorm",
+            word,
+            position,
+            token_type,
+            self.ln_w,
+            self.ln_b,
+            self.config.eps,
+        )
         mask4 = mask.reshape(b, 1, 1, s)
         for lw in self.layers:
             h = self.layer(h, lw, mask4)
@@ -259,15 +302,21 @@ class PyAscMiniLM:
     def kernel_table(self) -> str:
         """One line per role: kernels, fused ops, GM bytes per call (each kernel's inputs read
         once, outputs written once, from the compiled op's ``info``), calls; then totals."""
-        head = (f"{'role':15} {'operator':20} {'kernels':>7} {'fused ops':>9} "
-                f"{'GM bytes/call':>14} {'unfused GM':>12} {'calls':>6}")
+        head = (
+            f"{'role':15} {'operator':20} {'kernels':>7} {'fused ops':>9} "
+            f"{'GM bytes/call':>14} {'unfused GM':>12} {'calls':>6}"
+        )
         lines = [head, "-" * len(head)]
         for st in self.stats.values():
-            lines.append(f"{st.role:15} {st.operator:20} {st.kernels:>7} {st.fused_ops:>9} "
-                         f"{st.gm_bytes:>14,} {st.unfused_gm_bytes:>12,} {st.calls:>6}")
+            lines.append(
+                f"{st.role:15} {st.operator:20} {st.kernels:>7} {st.fused_ops:>9} "
+                f"{st.gm_bytes:>14,} {st.unfused_gm_bytes:>12,} {st.calls:>6}"
+            )
         launches = sum(st.kernels * st.calls for st in self.stats.values())
         gm = sum(st.gm_bytes * st.calls for st in self.stats.values())
         unfused = sum(st.unfused_gm_bytes * st.calls for st in self.stats.values())
-        lines.append(f"per pass: {launches} kernel launches, {gm:,} GM bytes "
-                     f"({unfused:,} with one kernel per op)")
+        lines.append(
+            f"per pass: {launches} kernel launches, {gm:,} GM bytes "
+            f"({unfused:,} with one kernel per op)"
+        )
         return "\n".join(lines)

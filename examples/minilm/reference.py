@@ -48,8 +48,11 @@ def layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.nd
 def embed(params: EncoderParams, tokens: Tokens) -> np.ndarray:
     """``word[ids] + position[0:S] + token_type[tt]``, float32 ``[B, S, hidden]``."""
     s = tokens.shape[1]
-    return (params.word[tokens.input_ids] + params.position[:s][None]
-            + params.token_type[tokens.token_type_ids]).astype(np.float32)
+    return (
+        params.word[tokens.input_ids]
+        + params.position[:s][None]
+        + params.token_type[tokens.token_type_ids]
+    ).astype(np.float32)
 
 
 def _dense(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -64,8 +67,10 @@ def attention(h: np.ndarray, lp: LayerParams, mask: np.ndarray, heads: int) -> n
     def split(x: np.ndarray) -> np.ndarray:  # [B, S, hidden] -> [B, heads, S, dh]
         return x.reshape(b, s, heads, dh).transpose(0, 2, 1, 3)
 
-    q, k, v = (split(_dense(h, w, bias)) for w, bias in
-               ((lp.q_w, lp.q_b), (lp.k_w, lp.k_b), (lp.v_w, lp.v_b)))
+    q, k, v = (
+        split(_dense(h, w, bias))
+        for w, bias in ((lp.q_w, lp.q_b), (lp.k_w, lp.k_b), (lp.v_w, lp.v_b))
+    )
     additive = ((1.0 - mask.astype(np.float32)) * MASK_VALUE)[:, None, None, :]
     scores = q @ k.transpose(0, 1, 3, 2) * np.float32(1.0 / math.sqrt(dh)) + additive
     scores = scores - scores.max(-1, keepdims=True)
@@ -75,8 +80,9 @@ def attention(h: np.ndarray, lp: LayerParams, mask: np.ndarray, heads: int) -> n
     return _dense(ctx, lp.o_w, lp.o_b)
 
 
-def encoder_layer(h: np.ndarray, lp: LayerParams, mask: np.ndarray, heads: int,
-                  eps: float) -> np.ndarray:
+def encoder_layer(
+    h: np.ndarray, lp: LayerParams, mask: np.ndarray, heads: int, eps: float
+) -> np.ndarray:
     """One BERT layer (post-LayerNorm): attention block, then FFN block."""
     a = layer_norm(attention(h, lp, mask, heads) + h, lp.ln1_w, lp.ln1_b, eps)
     f = _dense(gelu_erf(_dense(a, lp.ffn1_w, lp.ffn1_b)), lp.ffn2_w, lp.ffn2_b)

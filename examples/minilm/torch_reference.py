@@ -23,8 +23,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 def available() -> tuple[bool, str]:
     """``(True, "")`` when torch and sentence-transformers import, else ``(False, reason)``."""
-    for module, how in (("torch", "pip install torch==2.13.0"),
-                        ("sentence_transformers", "pip install sentence-transformers")):
+    for module, how in (
+        ("torch", "pip install torch==2.13.0"),
+        ("sentence_transformers", "pip install sentence-transformers"),
+    ):
         if importlib.util.find_spec(module) is None:
             return False, f"{module} is not installed ({how})"
     return True, ""
@@ -46,14 +48,22 @@ def encode(sentences: list[str] | tuple[str, ...]) -> np.ndarray:
         ModuleNotFoundError: torch or sentence-transformers is missing (see :func:`available`).
     """
     model = _model()
-    return np.asarray(model.encode(list(sentences), convert_to_numpy=True,
-                                   normalize_embeddings=True, batch_size=len(sentences)),
-                      dtype=np.float32)
+    return np.asarray(
+        model.encode(
+            list(sentences),
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            batch_size=len(sentences),
+        ),
+        dtype=np.float32,
+    )
 
 
 def tokenize(sentences: list[str] | tuple[str, ...]) -> Tokens:
     """The model's own tokenisation of ``sentences`` (to cross-check :func:`weights.tokenize`)."""
     feats = _model().tokenize(list(sentences))
-    return Tokens(input_ids=feats["input_ids"].numpy().astype(np.int64),
-                  attention_mask=feats["attention_mask"].numpy().astype(np.int64),
-                  token_type_ids=feats["token_type_ids"].numpy().astype(np.int64))
+    return Tokens(
+        input_ids=feats["input_ids"].numpy().astype(np.int64),
+        attention_mask=feats["attention_mask"].numpy().astype(np.int64),
+        token_type_ids=feats["token_type_ids"].numpy().astype(np.int64),
+    )

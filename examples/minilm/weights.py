@@ -23,8 +23,18 @@ import numpy as np
 
 from ..minilm_data import ModelDataMissing, model_dir
 
-__all__ = ["SENTENCES", "EncoderParams", "LayerParams", "MiniLMConfig", "ModelDataMissing",
-           "Tokens", "config", "load_params", "model_dir", "tokenize"]
+__all__ = [
+    "SENTENCES",
+    "EncoderParams",
+    "LayerParams",
+    "MiniLMConfig",
+    "ModelDataMissing",
+    "Tokens",
+    "config",
+    "load_params",
+    "model_dir",
+    "tokenize",
+]
 
 SENTENCES: tuple[str, ...] = (
     "Hello world.",
@@ -82,10 +92,14 @@ def config() -> MiniLMConfig:
     st = json.loads(st_path.read_text()) if st_path.exists() else {}
     max_pos = int(cfg["max_position_embeddings"])
     return MiniLMConfig(
-        hidden=int(cfg["hidden_size"]), heads=int(cfg["num_attention_heads"]),
-        layers=int(cfg["num_hidden_layers"]), intermediate=int(cfg["intermediate_size"]),
-        eps=float(cfg["layer_norm_eps"]), max_positions=max_pos,
-        max_seq_length=min(int(st.get("max_seq_length", max_pos)), max_pos))
+        hidden=int(cfg["hidden_size"]),
+        heads=int(cfg["num_attention_heads"]),
+        layers=int(cfg["num_hidden_layers"]),
+        intermediate=int(cfg["intermediate_size"]),
+        eps=float(cfg["layer_norm_eps"]),
+        max_positions=max_pos,
+        max_seq_length=min(int(st.get("max_seq_length", max_pos)), max_pos),
+    )
 
 
 @dataclass(frozen=True)
@@ -119,14 +133,20 @@ class LayerParams:
 
     def astype(self, dtype: Any) -> LayerParams:
         """Every array as ``dtype`` (round to nearest); no copy when it already is."""
-        return replace(self, **{f.name: getattr(self, f.name).astype(dtype, copy=False)
-                                for f in fields(self)})
+        return replace(
+            self, **{f.name: getattr(self, f.name).astype(dtype, copy=False) for f in fields(self)}
+        )
 
 
 _LAYER_NAMES = {
-    "q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
-    "o": "attention.output.dense", "ln1": "attention.output.LayerNorm",
-    "ffn1": "intermediate.dense", "ffn2": "output.dense", "ln2": "output.LayerNorm",
+    "q": "attention.self.query",
+    "k": "attention.self.key",
+    "v": "attention.self.value",
+    "o": "attention.output.dense",
+    "ln1": "attention.output.LayerNorm",
+    "ffn1": "intermediate.dense",
+    "ffn2": "output.dense",
+    "ln2": "output.LayerNorm",
 }
 
 
@@ -152,10 +172,14 @@ class EncoderParams:
     def astype(self, dtype: Any) -> EncoderParams:
         """Every weight as ``dtype`` (float16 for the fp16 model); no copy when it already is."""
         return EncoderParams(
-            self.word.astype(dtype, copy=False), self.position.astype(dtype, copy=False),
-            self.token_type.astype(dtype, copy=False), self.ln_w.astype(dtype, copy=False),
+            self.word.astype(dtype, copy=False),
+            self.position.astype(dtype, copy=False),
+            self.token_type.astype(dtype, copy=False),
+            self.ln_w.astype(dtype, copy=False),
             self.ln_b.astype(dtype, copy=False),
-            tuple(layer.astype(dtype) for layer in self.layers), self.config)
+            tuple(layer.astype(dtype) for layer in self.layers),
+            self.config,
+        )
 
 
 def _layer(w: dict[str, np.ndarray], i: int) -> LayerParams:
@@ -182,8 +206,11 @@ def load_params() -> EncoderParams:
         word=w["embeddings.word_embeddings.weight"],
         position=w["embeddings.position_embeddings.weight"],
         token_type=w["embeddings.token_type_embeddings.weight"],
-        ln_w=w["embeddings.LayerNorm.weight"], ln_b=w["embeddings.LayerNorm.bias"],
-        layers=tuple(_layer(w, i) for i in range(cfg.layers)), config=cfg)
+        ln_w=w["embeddings.LayerNorm.weight"],
+        ln_b=w["embeddings.LayerNorm.bias"],
+        layers=tuple(_layer(w, i) for i in range(cfg.layers)),
+        config=cfg,
+    )
 
 
 @dataclass(frozen=True)
@@ -242,4 +269,5 @@ def tokenize(sentences: list[str] | tuple[str, ...], max_length: int | None = No
     return Tokens(
         input_ids=np.array([e.ids for e in enc], dtype=np.int64),
         attention_mask=np.array([e.attention_mask for e in enc], dtype=np.int64),
-        token_type_ids=np.array([e.type_ids for e in enc], dtype=np.int64))
+        token_type_ids=np.array([e.type_ids for e in enc], dtype=np.int64),
+    )

@@ -69,7 +69,24 @@ from pyasc_mlir.fuzzing.strategies import UNARY_FNS, programs
 from pyasc_mlir.fuzzing.verdicts import Verdict, compare
 
 __all__ = [
-    "EV", "UNARY_FNS", "Chunk", "FuzzReport", "Input", "Node", "Program", "Spec", "Verdict",
-    "assert_program_ok", "check_programs", "compare", "generate", "generate_one", "main",
-    "make_inputs", "programs", "reference", "run_fuzz", "write_regression_test",
+    "EV",
+    "UNARY_FNS",
+    "Chunk",
+    "FuzzReport",
+    "Input",
+    "Node",
+    "Program",
+    "Spec",
+    "Verdict",
+    "assert_program_ok",
+    "check_programs",
+    "compare",
+    "generate",
+    "generate_one",
+    "main",
+    "make_inputs",
+    "programs",
+    "reference",
+    "run_fuzz",
+    "write_regression_test",
 ]

@@ -88,8 +88,7 @@ def _ev_binary(fn: str, a: EV, b: EV) -> EV:
         if fn == "div":
             r = av / bv
             den = np.abs(bv) - be
-            bound = np.where(den > 0, (ae + np.abs(r) * be) / np.where(den > 0, den, 1.0),
-                             np.inf)
+            bound = np.where(den > 0, (ae + np.abs(r) * be) / np.where(den > 0, den, 1.0), np.inf)
             return EV(r, bound + rel(r, U))
         if fn == "maximum":
             return EV(np.maximum(av, bv), np.maximum(ae, be))
@@ -98,8 +97,14 @@ def _ev_binary(fn: str, a: EV, b: EV) -> EV:
     raise ValueError(fn)
 
 
-_CMP_NP = {"lt": np.less, "gt": np.greater, "le": np.less_equal, "ge": np.greater_equal,
-           "eq": np.equal, "ne": np.not_equal}
+_CMP_NP = {
+    "lt": np.less,
+    "gt": np.greater,
+    "le": np.less_equal,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}
 
 
 def _ev_compare(pred: str, a: EV, b: EV) -> EV:
@@ -121,8 +126,11 @@ def _ev_sum(x: EV, axes: list[int], keep: bool = True) -> EV:
     ax = tuple(axes)
     v = np.sum(x.v, axis=ax, keepdims=keep)
     n = math.prod(x.v.shape[i] for i in axes)
-    e = np.sum(x.e, axis=ax, keepdims=keep) + _sum_gamma(x.v.shape, axes) * np.sum(
-        np.abs(x.v), axis=ax, keepdims=keep) + TINY * n
+    e = (
+        np.sum(x.e, axis=ax, keepdims=keep)
+        + _sum_gamma(x.v.shape, axes) * np.sum(np.abs(x.v), axis=ax, keepdims=keep)
+        + TINY * n
+    )
     return EV(v, e)
 
 
@@ -260,7 +268,6 @@ def reference(p: Program, arrays: Sequence[np.ndarray]) -> list[tuple[EV, str]]:
     vals: list[EV] = [EV(np.asarray(a, np.float64), np.zeros(np.shape(a))) for a in arrays]
     for n in p.nodes:
         vals.append(_ev_node(n, vals, ms))
-    return [(EV(vals[i].v, np.broadcast_to(vals[i].e, vals[i].v.shape)), ms[i].dtype)
-            for i in p.outputs]
-
-
+    return [
+        (EV(vals[i].v, np.broadcast_to(vals[i].e, vals[i].v.shape)), ms[i].dtype) for i in p.outputs
+    ]

@@ -14,6 +14,7 @@ from pyasc_mlir.fuzzing.verdicts import exc_text
 def warnings_ignored() -> Iterator[None]:
     """Silence warnings (Python warns of fork() in a multi-threaded process: numpy, xdsl)."""
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fork() in a multi-threaded process (numpy, xdsl)
         yield
@@ -21,6 +22,7 @@ def warnings_ignored() -> Iterator[None]:
 
 def _signal_name(code: int) -> str:
     import signal
+
     try:
         return signal.Signals(-code).name if code < 0 else "exit"
     except ValueError:
@@ -29,8 +31,10 @@ def _signal_name(code: int) -> str:
 
 def crash_text(code: int) -> str:
     """The verdict detail of a child that died with exit code ``code`` (``-N``: signal N)."""
-    return (f"the CPU build crashed the process (exit code {code}: "
-            f"{_signal_name(code)}) -- memory corruption")
+    return (
+        f"the CPU build crashed the process (exit code {code}: "
+        f"{_signal_name(code)}) -- memory corruption"
+    )
 
 
 def run_forked(fn: Callable[[], Any]) -> tuple[Any, int]:
@@ -59,6 +63,7 @@ def run_forked(fn: Callable[[], Any]) -> tuple[Any, int]:
 
 def isolated(fn: Callable[[], Any]) -> Any:
     """``fn()`` in a forked child (its result, or an error text if it raised or died)."""
+
     def guarded() -> Any:
         try:
             return fn()

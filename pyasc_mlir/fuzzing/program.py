@@ -29,10 +29,12 @@ BIG = 1e30
 """Largest magnitude an intermediate may reach (fp32 overflows at 3.4e38)."""
 
 MODELS: dict[str, opset.FuzzModel] = {
-    r.fuzz.name: r.fuzz for r in opset.UNARY.values() if r.fuzz is not None}
+    r.fuzz.name: r.fuzz for r in opset.UNARY.values() if r.fuzz is not None
+}
 """The op table's unary functions, by the fuzzer's name (``recip`` = ``reciprocal``)."""
-METHOD_FNS = {r.fuzz.name for r in opset.UNARY.values()
-              if r.fuzz is not None and r.fuzz.name in r.methods}
+METHOD_FNS = {
+    r.fuzz.name for r in opset.UNARY.values() if r.fuzz is not None and r.fuzz.name in r.methods
+}
 """Functions also spelled as a tensor method (``x.exp()``)."""
 GUARDED = tuple(name for name, m in MODELS.items() if m.positive)
 """Functions defined for positive inputs only: their operand is guarded (``abs(x) + c``, ...)."""
@@ -82,12 +84,14 @@ class Program:
     # -- identity ---------------------------------------------------------------------------
     def to_json(self) -> str:
         """The program as canonical JSON (sorted keys; tuples as lists)."""
+
         def enc(o: Any) -> Any:
             if dataclasses.is_dataclass(o):
                 return {f.name: enc(getattr(o, f.name)) for f in dataclasses.fields(o)}
             if isinstance(o, tuple | list):
                 return [enc(x) for x in o]
             return o
+
         return json.dumps(enc(self), sort_keys=True)
 
     @staticmethod
@@ -97,11 +101,14 @@ class Program:
 
         def tup(x: Any) -> Any:
             return tuple(tup(y) for y in x) if isinstance(x, list) else x
-        ins = tuple(Input(tuple(i["shape"]), i["dtype"], i["lo"], i["hi"], i["dist"])
-                    for i in d["inputs"])
+
+        ins = tuple(
+            Input(tuple(i["shape"]), i["dtype"], i["lo"], i["hi"], i["dist"]) for i in d["inputs"]
+        )
         nodes = tuple(Node(n["kind"], tup(n["args"]), tup(n["params"])) for n in d["nodes"])
-        return Program(ins, nodes, tuple(d["outputs"]), d["platform"], d["double_buffer"],
-                       d["data_seed"])
+        return Program(
+            ins, nodes, tuple(d["outputs"]), d["platform"], d["double_buffer"], d["data_seed"]
+        )
 
     @property
     def key(self) -> str:
@@ -182,14 +189,15 @@ def _unary_interval(fn: str, lo: float, hi: float) -> tuple[float, float]:
         m = max(abs(lo), abs(hi))
         return (0.0 if lo <= 0 <= hi else min(lo * lo, hi * hi)), m * m
     if fn == "cube":
-        return lo ** 3, hi ** 3
+        return lo**3, hi**3
     if fn in MODELS:
         return MODELS[fn].interval(lo, hi)
     raise ValueError(fn)
 
 
-def _binary_interval(fn: str, a: tuple[float, float], b: tuple[float, float]
-                     ) -> tuple[float, float]:
+def _binary_interval(
+    fn: str, a: tuple[float, float], b: tuple[float, float]
+) -> tuple[float, float]:
     if fn == "add":
         return a[0] + b[0], a[1] + b[1]
     if fn == "sub":
@@ -288,8 +296,12 @@ def node_meta(n: Node, ms: Sequence[Meta]) -> Meta:
     if k == "where":
         c, a, b = ops
         shape = bshape(*(m.shape for m in tensors))
-        return Meta(shape, _promote([m.dtype for m in (a, b) if m.dtype != "const"]),
-                    min(a.lo, b.lo), max(a.hi, b.hi))
+        return Meta(
+            shape,
+            _promote([m.dtype for m in (a, b) if m.dtype != "const"]),
+            min(a.lo, b.lo),
+            max(a.hi, b.hi),
+        )
     if k == "cast":
         (a,) = ops
         if a.dtype == "bool":

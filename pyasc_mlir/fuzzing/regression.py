@@ -49,17 +49,29 @@ def write_regression_test(p: Program, v: Verdict, out_dir: Path, origin: str) ->
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"test_{p.name}.py"
     src = p.source().rstrip() + "\n"
-    summary = f"{v.status} at {v.where}: {p.platform}, double_buffer={p.double_buffer}, " \
-              f"inputs " + ", ".join(f"{list(i.shape)} {i.dtype}" for i in p.inputs)
-    observed = textwrap.indent(textwrap.fill(v.detail[:2000], 95, break_long_words=True,
-                                             replace_whitespace=False), "    ")
-    path.write_text(_TEST_TEMPLATE.format(origin=origin, summary=summary, observed=observed,
-                                          source=src, program=p.to_json(), name=p.name))
+    summary = (
+        f"{v.status} at {v.where}: {p.platform}, double_buffer={p.double_buffer}, "
+        f"inputs " + ", ".join(f"{list(i.shape)} {i.dtype}" for i in p.inputs)
+    )
+    observed = textwrap.indent(
+        textwrap.fill(v.detail[:2000], 95, break_long_words=True, replace_whitespace=False), "    "
+    )
+    path.write_text(
+        _TEST_TEMPLATE.format(
+            origin=origin,
+            summary=summary,
+            observed=observed,
+            source=src,
+            program=p.to_json(),
+            name=p.name,
+        )
+    )
     return path
 
 
-def assert_program_ok(fn: Callable[..., Any], program: str | Program,
-                      stages: Sequence[str] = STAGES) -> None:
+def assert_program_ok(
+    fn: Callable[..., Any], program: str | Program, stages: Sequence[str] = STAGES
+) -> None:
     """Compile ``fn`` with ``pyasc_mlir.compile`` for ``program``'s inputs and platform, run
     every stage (interpreter stages and the CPU build) on its inputs and assert each output is
     within the reference's bound (and the stages agree).
@@ -74,8 +86,10 @@ def assert_program_ok(fn: Callable[..., Any], program: str | Program,
     op = pa.compile(fn, descs, platform=p.platform, double_buffer=p.double_buffer, cache=False)
     cpu: Any = None
     if "cpu" in stages:
+
         def run_cpu() -> list[np.ndarray]:
             return op.run_cpu(*make_inputs(p))
+
         cpu = isolated(run_cpu)
     v = run_checks(p, op, cpu, stages)
     assert not v.failed, f"{v.status} at {v.where}: {v.detail}"

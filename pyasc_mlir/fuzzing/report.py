@@ -37,23 +37,25 @@ class FuzzReport:
 
     def summary(self) -> str:
         """The report as printed at the end of ``pyasc fuzz``."""
-        lines = [f"{self.programs} programs in {self.seconds:.1f} s "
-                 f"({self.seconds / max(self.programs, 1):.2f} s/program): "
-                 f"{self.ok} ok, {self.rejected} rejected, {self.mismatches} mismatches, "
-                 f"{self.crashes} crashes",
-                 "platforms: " + ", ".join(f"{k} {n}" for k, n in sorted(
-                     self.by_platform.items())),
-                 f"largest |got - reference| / bound over checked elements: "
-                 f"{self.max_ratio:.3g} ({self.max_ratio_program or '-'}; threshold "
-                 f"{K_REF:g}); programs with unchecked "
-                 f"elements (infinite bound): {self.unchecked_programs}"]
+        lines = [
+            f"{self.programs} programs in {self.seconds:.1f} s "
+            f"({self.seconds / max(self.programs, 1):.2f} s/program): "
+            f"{self.ok} ok, {self.rejected} rejected, {self.mismatches} mismatches, "
+            f"{self.crashes} crashes",
+            "platforms: " + ", ".join(f"{k} {n}" for k, n in sorted(self.by_platform.items())),
+            f"largest |got - reference| / bound over checked elements: "
+            f"{self.max_ratio:.3g} ({self.max_ratio_program or '-'}; threshold "
+            f"{K_REF:g}); programs with unchecked "
+            f"elements (infinite bound): {self.unchecked_programs}",
+        ]
         if self.reject_reasons:
             lines.append("rejected (documented compile limits):")
             for msg, n in self.reject_reasons.most_common():
                 lines.append(f"  {n:5d} x {msg}")
         for p, v, path in self.failures:
-            lines.append(f"FAIL {p.name}: {v.status} at {v.where}: {v.detail.splitlines()[0]}"
-                         [:300])
+            lines.append(
+                f"FAIL {p.name}: {v.status} at {v.where}: {v.detail.splitlines()[0]}"[:300]
+            )
             if path is not None:
                 lines.append(f"     regression test: {path}")
         return "\n".join(lines)

@@ -123,6 +123,7 @@ def batch_source(kernel_sources: Sequence[str], kernel_names: Sequence[str]) -> 
 
 def _fuzz_cache() -> Path:
     from pyasc_mlir.runtime.cpu import default_cache_dir
+
     return default_cache_dir() / "fuzz"
 
 
@@ -148,8 +149,10 @@ def _build(lowered: Sequence[Lowered], platform: str) -> tuple[Path | None, dict
         else:
             good.append(x)
     if not good or len(good) == len(lowered):  # every kernel builds alone: a harness problem
-        return None, errors or {x.prog.key: "the batch library failed to build; every "
-                                "kernel builds alone" for x in lowered}
+        return None, errors or {
+            x.prog.key: "the batch library failed to build; every kernel builds alone"
+            for x in lowered
+        }
     lib, err = _build(good, platform)
     errors.update(err)
     return lib, errors

@@ -41,8 +41,7 @@ class Chunk:
     def specs(self) -> list[Spec]:
         """The chunk's programs: numbers ``index * CHUNK`` on."""
         first = self.index * CHUNK
-        return [Spec(self.seed, first + i, self.platform, self.max_ops)
-                for i in range(self.count)]
+        return [Spec(self.seed, first + i, self.platform, self.max_ops) for i in range(self.count)]
 
 
 @dataclass(frozen=True)
@@ -66,10 +65,19 @@ def hypothesis_settings(shrink: bool) -> Any:
     """Settings of a replayed run: two examples, no database or deadline, quiet; the shrink
     phase only when ``shrink``."""
     from hypothesis import HealthCheck, Phase, Verbosity, settings
+
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
-    return settings(max_examples=2, database=None, deadline=None, phases=phases,
-                    suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
-                    print_blob=False, verbosity=Verbosity.quiet, derandomize=False)
+    return settings(
+        max_examples=2,
+        database=None,
+        deadline=None,
+        phases=phases,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+        derandomize=False,
+    )
 
 
 def generate_one(spec: Spec) -> Program:

@@ -32,8 +32,9 @@ class _Found(Exception):
     """Raised inside the replay on a program failing with the signature being shrunk."""
 
 
-def shrink(spec: Spec, signature: str, known: dict[str, Verdict], budget_s: float = 120.0
-           ) -> tuple[Program, Verdict] | None:
+def shrink(
+    spec: Spec, signature: str, known: dict[str, Verdict], budget_s: float = 120.0
+) -> tuple[Program, Verdict] | None:
     """Replay the Hypothesis run that generated ``spec``'s program with its known verdict, so
     Hypothesis sees the failure (``signature``) and shrinks it; new candidates are compiled
     and checked on the stages the failure concerns until ``budget_s`` runs out. Returns the

@@ -72,8 +72,7 @@ def _unary_line(n: Node, out: str, a: str, form: int) -> str:
     return f"{out} = pa.{fn}({g})"
 
 
-def _binary_lines(n: Node, out: str, a: str, b: str, form: int, helpers: set[str]
-                  ) -> list[str]:
+def _binary_lines(n: Node, out: str, a: str, b: str, form: int, helpers: set[str]) -> list[str]:
     fn = n.p("fn")
     if fn == "div":
         b = _guard_src(b, n.p("guard", "none"), n.p("c", 0.0))
@@ -88,8 +87,9 @@ def _binary_lines(n: Node, out: str, a: str, b: str, form: int, helpers: set[str
     return [f"{out} = {a} {sym} {b}"]
 
 
-def _node_lines(n: Node, out: str, name: Callable[[tuple[str, Any]], str],
-                helpers: set[str]) -> list[str]:
+def _node_lines(
+    n: Node, out: str, name: Callable[[tuple[str, Any]], str], helpers: set[str]
+) -> list[str]:
     k, form = n.kind, n.p("form", 0)
     args = [name(a) for a in n.args]
     if k == "unary":
@@ -111,8 +111,12 @@ def _node_lines(n: Node, out: str, name: Callable[[tuple[str, Any]], str],
     if k == "cast":
         (a,) = args
         to = n.p("to")
-        return [f"{out} = " + ("pa.cast({}, pa.{})", "{}.astype(pa.{})",
-                               "pa.cast({}, '{}')")[form % 3].format(a, to)]
+        return [
+            f"{out} = "
+            + ("pa.cast({}, pa.{})", "{}.astype(pa.{})", "pa.cast({}, '{}')")[form % 3].format(
+                a, to
+            )
+        ]
     if k == "reduce":
         (a,) = args
         fn, axis, keep = n.p("fn"), n.p("axis"), n.p("keepdim")
@@ -133,17 +137,23 @@ def _node_lines(n: Node, out: str, name: Callable[[tuple[str, Any]], str],
         return [f"{out} = {a}.reshape({tuple(shape)!r})"]
     if k == "softmax":
         (a,) = args
-        return [f"{out}_e = pa.exp({a} - {a}.max(-1, keepdim=True))",
-                f"{out} = {out}_e / {out}_e.sum(-1, keepdim=True)"]
+        return [
+            f"{out}_e = pa.exp({a} - {a}.max(-1, keepdim=True))",
+            f"{out} = {out}_e / {out}_e.sum(-1, keepdim=True)",
+        ]
     if k == "layernorm":
         (a,) = args
         eps = _num(n.p("eps"))
-        return [f"{out}_d = {a} - {a}.mean(-1, keepdim=True)",
-                f"{out} = {out}_d * pa.rsqrt({a}.var(-1, keepdim=True) + {eps})"]
+        return [
+            f"{out}_d = {a} - {a}.mean(-1, keepdim=True)",
+            f"{out} = {out}_d * pa.rsqrt({a}.var(-1, keepdim=True) + {eps})",
+        ]
     if k == "logsumexp":
         (a,) = args
-        return [f"{out}_m = {a}.max(-1, keepdim=True)",
-                f"{out} = {out}_m + pa.log(pa.exp({a} - {out}_m).sum(-1, keepdim=True))"]
+        return [
+            f"{out}_m = {a}.max(-1, keepdim=True)",
+            f"{out} = {out}_m + pa.log(pa.exp({a} - {out}_m).sum(-1, keepdim=True))",
+        ]
     raise ValueError(k)
 
 
@@ -165,8 +175,13 @@ def render(p: Program) -> str:
     for j, n in enumerate(p.nodes):
         body += _node_lines(n, vname(n_in + j), name, helpers)
     outs = [vname(i) for i in p.outputs]
-    if p.nodes and p.nodes[-1].kind == "binary" and p.nodes[-1].p("form", 0) % 4 == 3 \
-            and len(outs) == 1 and p.outputs[0] == n_in + len(p.nodes) - 1:
+    if (
+        p.nodes
+        and p.nodes[-1].kind == "binary"
+        and p.nodes[-1].p("form", 0) % 4 == 3
+        and len(outs) == 1
+        and p.outputs[0] == n_in + len(p.nodes) - 1
+    ):
         helpers.add("scale")  # an extra inlined helper with a compile-time loop: *2 then /2
         body += [f"{outs[0]} = _fz_scale({outs[0]}) * 0.5"]
     ret = ", ".join(outs) + ("," if len(outs) == 1 and p.data_seed % 7 == 0 else "")
@@ -176,4 +191,3 @@ def render(p: Program) -> str:
         lines += [_HELPERS[h]]
     lines += [f"def {p.name}({params}):"] + ["    " + b for b in body] + [f"    return {ret}", ""]
     return "\n".join(lines)
-

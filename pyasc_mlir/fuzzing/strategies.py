@@ -30,25 +30,106 @@ from pyasc_mlir.fuzzing.program import (
 from pyasc_mlir.fuzzing.source import CMP_SYM
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 
-LAST_DIMS = (1, 7, 33, 2, 3, 4, 5, 8, 16, 17, 31, 64, 100, 128, 129, 255, 257, 513, 1000, 1024,
-             2049, 4097)
+LAST_DIMS = (
+    1,
+    7,
+    33,
+    2,
+    3,
+    4,
+    5,
+    8,
+    16,
+    17,
+    31,
+    64,
+    100,
+    128,
+    129,
+    255,
+    257,
+    513,
+    1000,
+    1024,
+    2049,
+    4097,
+)
 """Trailing extents, simplest first (Hypothesis shrinks towards the front)."""
 LEAD_DIMS = (1, 2, 3, 4, 5, 7, 8, 16, 33, 64)
-RANGES = ((-1.0, 1.0), (-3.0, 3.0), (0.0, 1.0), (0.5, 2.0), (-15.0, 15.0), (-100.0, 100.0),
-          (-1e4, 1e4), (-6e4, 6e4), (1.0, 1.0))
-CONSTS = (1.0, 2.0, 0.5, -1.0, 0.0, 3.0, -0.5, 0.25, 10.0, 1e-3, 1e-5, -2.5, 100.0, 0.1, 2, -3,
-          7, 1e4)
+RANGES = (
+    (-1.0, 1.0),
+    (-3.0, 3.0),
+    (0.0, 1.0),
+    (0.5, 2.0),
+    (-15.0, 15.0),
+    (-100.0, 100.0),
+    (-1e4, 1e4),
+    (-6e4, 6e4),
+    (1.0, 1.0),
+)
+CONSTS = (
+    1.0,
+    2.0,
+    0.5,
+    -1.0,
+    0.0,
+    3.0,
+    -0.5,
+    0.25,
+    10.0,
+    1e-3,
+    1e-5,
+    -2.5,
+    100.0,
+    0.1,
+    2,
+    -3,
+    7,
+    1e4,
+)
 GUARD_CONSTS = (1.0, 0.5, 1e-3, 0.1, 1e-5, 2.0)
 EPS = (1e-5, 1e-6, 1e-3, 0.1)
-_SEEDED_UNARY = ("exp", "abs", "neg", "relu", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf",
-                 "square", "cube", "recip", "sin", "cos")
+_SEEDED_UNARY = (
+    "exp",
+    "abs",
+    "neg",
+    "relu",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "sigmoid",
+    "tanh",
+    "erf",
+    "square",
+    "cube",
+    "recip",
+    "sin",
+    "cos",
+)
 """The unary functions in the order earlier seeds drew them (``square``/``cube`` are ``x ** 2``
 and ``x ** 3``); the op table's other unary functions follow, so a seed keeps its programs."""
 UNARY_FNS = (*_SEEDED_UNARY, *(f for f in MODELS if f not in _SEEDED_UNARY))
 BINARY_FNS = ("add", "mul", "sub", "div", "maximum", "minimum")
-KINDS = ("binary", "unary", "binary", "unary", "reduce", "compare_where", "binary", "reduce",
-         "cast", "where", "softmax", "layernorm", "logsumexp", "reshape", "mask", "unary",
-         "binary", "reduce")
+KINDS = (
+    "binary",
+    "unary",
+    "binary",
+    "unary",
+    "reduce",
+    "compare_where",
+    "binary",
+    "reduce",
+    "cast",
+    "where",
+    "softmax",
+    "layernorm",
+    "logsumexp",
+    "reshape",
+    "mask",
+    "unary",
+    "binary",
+    "reduce",
+)
 
 
 def _valid_meta(m: Meta) -> bool:
@@ -57,6 +138,7 @@ def _valid_meta(m: Meta) -> bool:
 
 def _strategies() -> Any:
     from hypothesis import strategies as st
+
     return st
 
 
@@ -75,7 +157,7 @@ def programs(platform: str = DEFAULT_PLATFORM, max_ops: int = 15) -> Any:
         nodes = _draw_ops(draw, st, ms, max_ops)
         outs = _draw_outputs(draw, st, ms, len(inputs))
         db = draw(st.integers(0, 4)) != 4
-        seed = draw(st.integers(0, 2 ** 31 - 1))
+        seed = draw(st.integers(0, 2**31 - 1))
         return Program(tuple(inputs), tuple(nodes), tuple(outs), platform, db, seed)
 
     return strat()
@@ -99,8 +181,9 @@ def _draw_inputs(draw: Any, st: Any) -> list[Input]:
             shape = base
         else:
             r = draw(st.integers(1, rank))
-            shape = tuple(d if d == 1 or draw(st.booleans()) is False else 1
-                          for d in base[rank - r:])
+            shape = tuple(
+                d if d == 1 or draw(st.booleans()) is False else 1 for d in base[rank - r :]
+            )
         dt = mode if mode != "mixed" else draw(st.sampled_from(("float16", "float32")))
         lo, hi = draw(st.sampled_from(RANGES))
         dist = draw(st.sampled_from(("uniform", "grid", "normal")))
@@ -123,13 +206,16 @@ def _draw_ops(draw: Any, st: Any, ms: list[Meta], max_ops: int) -> list[Node]:
         if new is None:  # always valid: a bounded function of the latest float value
             src = max(i for i, m in enumerate(ms) if m.dtype != "bool")
             new = [Node("unary", (("v", src),), (("fn", "tanh"),))]
-        for node in new[:max_ops - len(nodes)]:  # a truncated chain leaves a dead mask
+        for node in new[: max_ops - len(nodes)]:  # a truncated chain leaves a dead mask
             nodes.append(node)
             ms.append(node_meta(node, ms))
     # The last value is returned; a mask is returned as a float.
     if ms[-1].dtype == "bool":
-        node = Node("cast", (("v", len(ms) - 1),),
-                    (("form", 0), ("to", draw(st.sampled_from(("float32", "float16"))))))
+        node = Node(
+            "cast",
+            (("v", len(ms) - 1),),
+            (("form", 0), ("to", draw(st.sampled_from(("float32", "float16"))))),
+        )
         nodes.append(node)
         ms.append(node_meta(node, ms))
     return nodes
@@ -157,8 +243,7 @@ def _is_float(i: int, m: Meta) -> bool:
     return m.dtype != "bool"
 
 
-def _pick(draw: Any, st: Any, ms: Sequence[Meta], ok: Callable[[int, Meta], bool]
-          ) -> int | None:
+def _pick(draw: Any, st: Any, ms: Sequence[Meta], ok: Callable[[int, Meta], bool]) -> int | None:
     """A value id satisfying ``ok``, the latest first (None if there is none)."""
     cands = [i for i, m in enumerate(ms) if ok(i, m)]
     if not cands:
@@ -166,8 +251,9 @@ def _pick(draw: Any, st: Any, ms: Sequence[Meta], ok: Callable[[int, Meta], bool
     return cands[len(cands) - 1 - draw(st.integers(0, len(cands) - 1))]
 
 
-def _pick_float(draw: Any, st: Any, ms: Sequence[Meta], ok: Callable[[int, Meta], bool]
-                = _is_float) -> int:
+def _pick_float(
+    draw: Any, st: Any, ms: Sequence[Meta], ok: Callable[[int, Meta], bool] = _is_float
+) -> int:
     """:func:`_pick` among values that always exist (the inputs are floats)."""
     i = _pick(draw, st, ms, ok)
     assert i is not None
@@ -211,8 +297,9 @@ def _draw_binary(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> li
         if draw(st.integers(0, 5)) == 0 and ms[0].shape:  # x0.shape[d] or len(x0)
             b = ("s", (0, draw(st.integers(0, len(ms[0].shape) - 1))))
     else:
-        bi = _pick(draw, st, ms, lambda i, m: _is_float(i, m) and _fits(m.shape, ms[a].shape)
-                   is not None)
+        bi = _pick(
+            draw, st, ms, lambda i, m: _is_float(i, m) and _fits(m.shape, ms[a].shape) is not None
+        )
         if bi is None:
             return None
         b = ("v", bi)
@@ -229,15 +316,18 @@ def _draw_binary(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> li
     return [Node("binary", args, _params(fn=fn, guard=guard, c=c, form=form))]
 
 
-def _draw_compare(draw: Any, st: Any, ms: list[Meta], kind: str, form: int
-                  ) -> list[Node] | None:
+def _draw_compare(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> list[Node] | None:
     """A compare followed by a ``where`` on it (``compare_where``) or mask logic (``mask``)."""
     a = _pick_float(draw, st, ms)
     pred = draw(st.sampled_from(tuple(CMP_SYM)))
     b = ("c", draw(st.sampled_from(CONSTS)))
     if draw(st.booleans()):
-        bi = _pick(draw, st, ms, lambda i, m: _is_float(i, m) and i != a and _fits(
-            m.shape, ms[a].shape) is not None)
+        bi = _pick(
+            draw,
+            st,
+            ms,
+            lambda i, m: _is_float(i, m) and i != a and _fits(m.shape, ms[a].shape) is not None,
+        )
         if bi is not None:
             b = ("v", bi)
     cmp = Node("compare", (("v", a), b), _params(pred=pred))
@@ -248,8 +338,9 @@ def _draw_compare(draw: Any, st: Any, ms: list[Meta], kind: str, form: int
     fn = draw(st.sampled_from(("and_", "or_", "xor", "not")))
     if fn == "not":
         return [cmp, Node("logic", (("v", ci),), _params(fn=fn))]
-    mi = _pick(draw, st, ms, lambda i, m: m.dtype == "bool" and _fits(
-        m.shape, ms2[ci].shape) is not None)
+    mi = _pick(
+        draw, st, ms, lambda i, m: m.dtype == "bool" and _fits(m.shape, ms2[ci].shape) is not None
+    )
     return [cmp] if mi is None else [cmp, Node("logic", (("v", mi), ("v", ci)), _params(fn=fn))]
 
 
@@ -287,12 +378,16 @@ def _draw_reduce(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> li
     axes = axes_of(axis, r)
     cnt = math.prod(shape[i] for i in axes)
     unbiased = fn == "var" and cnt > 1 and draw(st.booleans())
-    return [Node("reduce", (("v", a),), _params(fn=fn, axis=axis, keepdim=keep,
-                                                 unbiased=unbiased, form=form))]
+    return [
+        Node(
+            "reduce",
+            (("v", a),),
+            _params(fn=fn, axis=axis, keepdim=keep, unbiased=unbiased, form=form),
+        )
+    ]
 
 
-def _draw_reshape(draw: Any, st: Any, ms: list[Meta], kind: str, form: int
-                  ) -> list[Node] | None:
+def _draw_reshape(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> list[Node] | None:
     """Insert or delete a size-1 dimension."""
     a = _pick_float(draw, st, ms)
     shape = list(ms[a].shape)
@@ -304,8 +399,7 @@ def _draw_reshape(draw: Any, st: Any, ms: list[Meta], kind: str, form: int
     return [Node("reshape", (("v", a),), _params(shape=tuple(shape), form=form))]
 
 
-def _draw_pattern(draw: Any, st: Any, ms: list[Meta], kind: str, form: int
-                  ) -> list[Node] | None:
+def _draw_pattern(draw: Any, st: Any, ms: list[Meta], kind: str, form: int) -> list[Node] | None:
     """softmax, layernorm or logsumexp over the last axis."""
     a = _pick(draw, st, ms, lambda i, m: _is_float(i, m) and len(m.shape) >= 1)
     if a is None:
@@ -315,9 +409,16 @@ def _draw_pattern(draw: Any, st: Any, ms: list[Meta], kind: str, form: int
 
 
 _DRAW: dict[str, Callable[[Any, Any, list[Meta], str, int], list[Node] | None]] = {
-    "unary": _draw_unary, "binary": _draw_binary, "compare_where": _draw_compare,
-    "mask": _draw_compare, "where": _draw_where, "cast": _draw_cast, "reduce": _draw_reduce,
-    "reshape": _draw_reshape, "softmax": _draw_pattern, "layernorm": _draw_pattern,
+    "unary": _draw_unary,
+    "binary": _draw_binary,
+    "compare_where": _draw_compare,
+    "mask": _draw_compare,
+    "where": _draw_where,
+    "cast": _draw_cast,
+    "reduce": _draw_reduce,
+    "reshape": _draw_reshape,
+    "softmax": _draw_pattern,
+    "layernorm": _draw_pattern,
     "logsumexp": _draw_pattern,
 }
 """How each of :data:`KINDS` is drawn."""
@@ -346,13 +447,13 @@ def _draw_nodes(draw: Any, st: Any, ms: list[Meta]) -> list[Node] | None:
 def _where_after(draw: Any, st: Any, ms: list[Meta], c: int) -> Node:
     """``where(ms[c], a, b)`` with each branch a constant or a value broadcasting with the
     condition."""
+
     def operand() -> tuple[str, Any]:
         if draw(st.integers(0, 3)) == 0:
             return ("c", draw(st.sampled_from(CONSTS)))
-        i = _pick(draw, st, ms, lambda i, m: _is_float(i, m) and _fits(m.shape, ms[c].shape)
-                  is not None)
+        i = _pick(
+            draw, st, ms, lambda i, m: _is_float(i, m) and _fits(m.shape, ms[c].shape) is not None
+        )
         return ("c", 0.0) if i is None else ("v", i)
 
     return Node("where", (("v", c), operand(), operand()))
-
-

@@ -61,15 +61,11 @@ class Verdict:
         return f"{self.status}:{self.where}:{exc}"
 
 
-
-
 def exc_text(exc: BaseException) -> str:
     """``Type: message (at file:line)`` of ``exc``, for a verdict's detail."""
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"
-
-
 
 
 def _fmt(x: float) -> str:
@@ -95,8 +91,9 @@ def compare(got: Any, ref: EV, dtype: str, k: float) -> tuple[str | None, int, f
         ok = ((g64 >= lo) & (g64 <= hi)) | ~checked
         diff = np.abs(g64 - ref.v)
         spacing = np.abs(np.spacing(np.abs(ref.v).astype(want))).astype(np.float64)
-        ratio_arr = np.where(checked & np.isfinite(diff),
-                             np.maximum(diff - spacing, 0) / np.maximum(e, TINY), 0.0)
+        ratio_arr = np.where(
+            checked & np.isfinite(diff), np.maximum(diff - spacing, 0) / np.maximum(e, TINY), 0.0
+        )
     ratio = float(ratio_arr.max()) if ratio_arr.size else 0.0
     if ok.all():
         return None, int((~checked).sum()), ratio
@@ -104,9 +101,15 @@ def compare(got: Any, ref: EV, dtype: str, k: float) -> tuple[str | None, int, f
     idx = tuple(int(i) for i in bad[0])
     with np.errstate(all="ignore"):
         rounded = float(np.asarray(ref.v[idx]).astype(want))
-    return (f"{len(bad)} of {g.size} elements outside the bound; first at {idx}: got "
+    return (
+        (
+            f"{len(bad)} of {g.size} elements outside the bound; first at {idx}: got "
             f"{_fmt(g64[idx])}, expected {_fmt(ref.v[idx])} (rounded {_fmt(rounded)}) +- "
-            f"{_fmt(tol[idx])} (bound {_fmt(e[idx])} x {k:g})"), int((~checked).sum()), ratio
+            f"{_fmt(tol[idx])} (bound {_fmt(e[idx])} x {k:g})"
+        ),
+        int((~checked).sum()),
+        ratio,
+    )
 
 
 def compare_stages(a: Any, b: Any, ref: EV, dtype: str, k: float) -> str | None:
@@ -127,14 +130,19 @@ def compare_stages(a: Any, b: Any, ref: EV, dtype: str, k: float) -> str | None:
         return None
     bad = np.argwhere(~ok)
     idx = tuple(int(i) for i in bad[0])
-    return (f"{len(bad)} of {a64.size} elements differ; first at {idx}: {_fmt(a64[idx])} vs "
-            f"{_fmt(b64[idx])} (reference {_fmt(ref.v[idx])}, bound {_fmt(e[idx])} x {k:g})")
+    return (
+        f"{len(bad)} of {a64.size} elements differ; first at {idx}: {_fmt(a64[idx])} vs "
+        f"{_fmt(b64[idx])} (reference {_fmt(ref.v[idx])}, bound {_fmt(e[idx])} x {k:g})"
+    )
 
 
-
-def _stage_outputs(op: Any, arrays: Sequence[np.ndarray], n_refs: int,
-                   cpu: list[np.ndarray] | str | None, stages: Sequence[str]
-                   ) -> dict[str, list[np.ndarray]] | Verdict:
+def _stage_outputs(
+    op: Any,
+    arrays: Sequence[np.ndarray],
+    n_refs: int,
+    cpu: list[np.ndarray] | str | None,
+    stages: Sequence[str],
+) -> dict[str, list[np.ndarray]] | Verdict:
     """Every stage's outputs, or the verdict of the first stage that crashed or returned the
     wrong number of outputs."""
     results: dict[str, list[np.ndarray]] = {}
@@ -155,9 +163,14 @@ def _stage_outputs(op: Any, arrays: Sequence[np.ndarray], n_refs: int,
     return results
 
 
-def run_checks(p: Program, op: Any, cpu: list[np.ndarray] | str | None,
-               stages: Sequence[str] = STAGES, k_ref: float = K_REF,
-               k_stage: float = K_STAGE) -> Verdict:
+def run_checks(
+    p: Program,
+    op: Any,
+    cpu: list[np.ndarray] | str | None,
+    stages: Sequence[str] = STAGES,
+    k_ref: float = K_REF,
+    k_stage: float = K_STAGE,
+) -> Verdict:
     """Run ``op`` (a :class:`~pyasc_mlir.driver.CompiledOp` of ``p``) at every interpreter
     stage of ``stages`` on ``p``'s inputs, take ``cpu`` as the CPU build's outputs (or its
     error text), and judge them: each stage against the reference within ``k_ref`` times the
@@ -174,14 +187,20 @@ def run_checks(p: Program, op: Any, cpu: list[np.ndarray] | str | None,
             unchecked = max(unchecked, unc)
             ratio = max(ratio, r)
             if msg is not None:
-                return Verdict("mismatch", stage, f"{stage} output {j}: {msg}", 0.0, unchecked,
-                               ratio)
+                return Verdict(
+                    "mismatch", stage, f"{stage} output {j}: {msg}", 0.0, unchecked, ratio
+                )
     order = [s for s in ("tile", "ascendc", "cpu") if s in results]
     for s1, s2 in zip(order, order[1:], strict=False):
-        for j, (a, b, (ref, dt)) in enumerate(zip(results[s1], results[s2], refs,
-                                                  strict=True)):
+        for j, (a, b, (ref, dt)) in enumerate(zip(results[s1], results[s2], refs, strict=True)):
             msg = compare_stages(a, b, ref, dt, k_stage)
             if msg is not None:
-                return Verdict("mismatch", f"{s1}~{s2}", f"{s1} vs {s2} output {j}: {msg}",
-                               0.0, unchecked, ratio)
+                return Verdict(
+                    "mismatch",
+                    f"{s1}~{s2}",
+                    f"{s1} vs {s2} output {j}: {msg}",
+                    0.0,
+                    unchecked,
+                    ratio,
+                )
     return Verdict("ok", "", "", 0.0, unchecked, ratio)

@@ -78,12 +78,26 @@ from pyasc_mlir.interpreter.ascendc_state import (
 from pyasc_mlir.interpreter.ascendc_vector import AscendcVectorFunctions
 from pyasc_mlir.platform import ub_usable
 
-__all__ = ["PIPE_KEY", "AscendcFunctions", "AscendcInterpretationError", "AscendcMemoryError",
-           "GlobalTensor", "LocalTensor", "MatmulObject", "Pipe", "Queue", "TBuf", "local_dtype",
-           "pipe_of", "reduce_sum", "ub_usable"]
+__all__ = [
+    "PIPE_KEY",
+    "AscendcFunctions",
+    "AscendcInterpretationError",
+    "AscendcMemoryError",
+    "GlobalTensor",
+    "LocalTensor",
+    "MatmulObject",
+    "Pipe",
+    "Queue",
+    "TBuf",
+    "local_dtype",
+    "pipe_of",
+    "reduce_sum",
+    "ub_usable",
+]
 
 
 @register_impls
-class AscendcFunctions(AscendcBufferFunctions, AscendcCopyFunctions, AscendcVectorFunctions,
-                       AscendcCubeFunctions):
+class AscendcFunctions(
+    AscendcBufferFunctions, AscendcCopyFunctions, AscendcVectorFunctions, AscendcCubeFunctions
+):
     """Numpy implementations of every ``ascendc`` op (see the module docstring)."""

@@ -14,8 +14,17 @@ from pyasc_mlir.interpreter.ascendc_state import F16
 from pyasc_mlir.interpreter.tile_cast import convert
 from pyasc_mlir.platform import VECTOR_REPEAT_BYTES, ceil_div
 
-__all__ = ["BINARY", "COMPARE", "REDUCE_EXTREME", "ROUND_MODES", "SCALAR", "UNARY",
-           "cast_values", "compute_lanes", "reduce_sum"]
+__all__ = [
+    "BINARY",
+    "COMPARE",
+    "REDUCE_EXTREME",
+    "ROUND_MODES",
+    "SCALAR",
+    "UNARY",
+    "cast_values",
+    "compute_lanes",
+    "reduce_sum",
+]
 
 
 def reduce_sum(x: np.ndarray) -> Any:
@@ -40,8 +49,11 @@ def reduce_sum(x: np.ndarray) -> Any:
 
 def _by_call(records: dict[str, opset.OpRecord]) -> dict[str, Callable[..., Any]]:
     """Ascend C call name -> the op table's ascendc-level semantics (on compute lanes)."""
-    return {r.call.name: f for r in records.values()
-            if r.call is not None and (f := r.ascendc_impl()) is not None}
+    return {
+        r.call.name: f
+        for r in records.values()
+        if r.call is not None and (f := r.ascendc_impl()) is not None
+    }
 
 
 UNARY = _by_call(opset.UNARY)
@@ -85,4 +97,3 @@ def cast_values(src: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
             bump = (r != x) & (np.fmod(r, 2.0) == 0.0) & np.isfinite(x)
             return np.where(bump, r + np.sign(x), r).astype(dtype)
     return convert(src, dtype, mode)
-

@@ -19,10 +19,30 @@ from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.interpreter.tile_state import BlockState
 from pyasc_mlir.platform import DATA_BLOCK_BYTES, round_up, ub_usable
 
-__all__ = ["ALLOCATED", "F16", "F32", "FREE", "PIPE_KEY", "QUEUED", "U8",
-           "AscendcFunctionsBase", "AscendcInterpretationError", "AscendcMemoryError",
-           "GlobalTensor", "LocalTensor", "Pipe", "Queue", "TBuf", "api_fail", "api_mem_fail",
-           "elem_dtype", "local_dtype", "pipe_of", "round32", "check_from_gm"]
+__all__ = [
+    "ALLOCATED",
+    "F16",
+    "F32",
+    "FREE",
+    "PIPE_KEY",
+    "QUEUED",
+    "U8",
+    "AscendcFunctionsBase",
+    "AscendcInterpretationError",
+    "AscendcMemoryError",
+    "GlobalTensor",
+    "LocalTensor",
+    "Pipe",
+    "Queue",
+    "TBuf",
+    "api_fail",
+    "api_mem_fail",
+    "elem_dtype",
+    "local_dtype",
+    "pipe_of",
+    "round32",
+    "check_from_gm",
+]
 
 PIPE_KEY = "ascendc.pipe"
 """Key of the block's :class:`Pipe` in ``BlockState.allocs`` (cleared at every block start)."""
@@ -136,8 +156,12 @@ class Queue:
         """The index of the buffer at UB byte ``offset`` (raises if not one of this queue)."""
         end = self.base + self.length * self.num
         if self.length == 0 or not self.base <= offset < end:
-            raise api_fail(op, api, f"tensor at UB offset {offset} does not belong to this "
-                                    f"queue (buffers at [{self.base}, {end}))")
+            raise api_fail(
+                op,
+                api,
+                f"tensor at UB offset {offset} does not belong to this "
+                f"queue (buffers at [{self.base}, {end}))",
+            )
         return (offset - self.base) // self.length
 
 
@@ -173,9 +197,13 @@ class Pipe:
         """Hand out ``nbytes`` from the cursor; returns their UB offset (raises on overflow)."""
         need = self.cursor + nbytes
         if need > self.usable:
-            raise api_fail(op, "TPipe::InitBuffer", f"UB overflow: need {need} bytes, usable "
-                                                    f"{self.usable} ({self.cursor} already "
-                                                    f"taken, {nbytes} requested)")
+            raise api_fail(
+                op,
+                "TPipe::InitBuffer",
+                f"UB overflow: need {need} bytes, usable "
+                f"{self.usable} ({self.cursor} already "
+                f"taken, {nbytes} requested)",
+            )
         off = self.cursor
         self.cursor = need
         return off
@@ -185,9 +213,13 @@ def check_from_gm(op: Operation, api: str, state: BlockState, dst: LocalTensor) 
     """A copy from GM lands in VECIN/VECOUT UB (documented paths): a VECCALC destination is
     refused, as in the CPU runtime (``cpu::detail::CheckGmPath``)."""
     if pipe_of(state).position_of(dst.offset) == "VECCALC":
-        raise api_fail(op, api, f"dst at UB offset {dst.offset} is in a TPosition::VECCALC "
-                                "buffer; a copy from GM lands in TPosition::VECIN or VECOUT "
-                                "(use a TQue or TBuf of TPosition::VECIN)")
+        raise api_fail(
+            op,
+            api,
+            f"dst at UB offset {dst.offset} is in a TPosition::VECCALC "
+            "buffer; a copy from GM lands in TPosition::VECIN or VECOUT "
+            "(use a TQue or TBuf of TPosition::VECIN)",
+        )
 
 
 def pipe_of(state: BlockState) -> Pipe:

@@ -44,8 +44,9 @@ from pyasc_mlir.platform import VECTOR_REPEAT_BYTES
 __all__ = ["AscendcVectorFunctions"]
 
 
-def _elementwise_operands(interpreter: Interpreter, op: Operation, api: str, dst: Any, src: Any,
-                          n: int) -> tuple[np.ndarray, np.ndarray]:
+def _elementwise_operands(
+    interpreter: Interpreter, op: Operation, api: str, dst: Any, src: Any, n: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Checked views of ``dst``/``src`` for a one-source elementwise call; under memory check,
     ``dst``'s first ``n`` lanes become defined exactly where ``src``'s are."""
     state = block_state(interpreter)
@@ -60,8 +61,9 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
     """The vector calls, ``GetValue``, ``Cast``, ``Compare``, ``Select`` and reductions."""
 
     @impl(ac.VecBinaryOp)
-    def run_vec_binary(self, interpreter: Interpreter, op: ac.VecBinaryOp,
-                       args: PythonValues) -> PythonValues:
+    def run_vec_binary(
+        self, interpreter: Interpreter, op: ac.VecBinaryOp, args: PythonValues
+    ) -> PythonValues:
         """``Add|Sub|Mul|Div|Max|Min(dst, a, b, count)``."""
         dst, lhs, rhs, n = args
         n = as_int(n)
@@ -81,8 +83,9 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
         return ()
 
     @impl(ac.VecUnaryOp)
-    def run_vec_unary(self, interpreter: Interpreter, op: ac.VecUnaryOp,
-                      args: PythonValues) -> PythonValues:
+    def run_vec_unary(
+        self, interpreter: Interpreter, op: ac.VecUnaryOp, args: PythonValues
+    ) -> PythonValues:
         """``Exp|Ln|Abs|Sqrt|Rsqrt|Reciprocal|Relu(dst, src, count)``."""
         dst, src, n = args
         n = as_int(n)
@@ -93,8 +96,9 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
         return ()
 
     @impl(ac.VecScalarOp)
-    def run_vec_scalar(self, interpreter: Interpreter, op: ac.VecScalarOp,
-                       args: PythonValues) -> PythonValues:
+    def run_vec_scalar(
+        self, interpreter: Interpreter, op: ac.VecScalarOp, args: PythonValues
+    ) -> PythonValues:
         """``Adds|Muls|Maxs|Mins(dst, src, (T)scalar, count)``."""
         dst, src, n = args
         n = as_int(n)
@@ -109,8 +113,9 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
         return ()
 
     @impl(ac.DuplicateOp)
-    def run_duplicate(self, interpreter: Interpreter, op: ac.DuplicateOp,
-                      args: PythonValues) -> PythonValues:
+    def run_duplicate(
+        self, interpreter: Interpreter, op: ac.DuplicateOp, args: PythonValues
+    ) -> PythonValues:
         """``Duplicate(dst, (T)scalar, count)``."""
         dst, scalar, n = args
         n = as_int(n)
@@ -123,30 +128,36 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
         return ()
 
     @impl(ac.GetValueOp)
-    def run_get_value(self, interpreter: Interpreter, op: ac.GetValueOp,
-                      args: PythonValues) -> PythonValues:
+    def run_get_value(
+        self, interpreter: Interpreter, op: ac.GetValueOp, args: PythonValues
+    ) -> PythonValues:
         """``t.GetValue(i)``: a ``FloatAttr`` of the tensor's element type."""
         t, i = args
         i = as_int(i)
         if not 0 <= i < t.size:
-            raise api_mem_fail(op, "LocalTensor::GetValue", f"index {i} out of range for "
-                                                            f"tensor at UB offset {t.offset} "
-                                                            f"with {t.size} elements")
+            raise api_mem_fail(
+                op,
+                "LocalTensor::GetValue",
+                f"index {i} out of range for tensor at UB offset {t.offset} with {t.size} elements",
+            )
         state = block_state(interpreter)
         ub = state.ub
         isz = t.dtype.itemsize
         start = t.offset + i * isz
-        if state.shadow is not None and not (state.shadow[start:start + isz] == 0xFF).all():
-            raise api_mem_fail(op, "LocalTensor::GetValue", f"read of uninitialised UB: "
-                                                            f"element {i} (UB offset {start}) of "
-                                                            f"the tensor at UB offset {t.offset} "
-                                                            "was never written in this block")
-        value = ub[start:start + isz].view(t.dtype)[0]
+        if state.shadow is not None and not (state.shadow[start : start + isz] == 0xFF).all():
+            raise api_mem_fail(
+                op,
+                "LocalTensor::GetValue",
+                f"read of uninitialised UB: "
+                f"element {i} (UB offset {start}) of "
+                f"the tensor at UB offset {t.offset} "
+                "was never written in this block",
+            )
+        value = ub[start : start + isz].view(t.dtype)[0]
         return (FloatAttr(float(value), op.result.type),)
 
     @impl(ac.CastOp)
-    def run_cast(self, interpreter: Interpreter, op: ac.CastOp,
-                 args: PythonValues) -> PythonValues:
+    def run_cast(self, interpreter: Interpreter, op: ac.CastOp, args: PythonValues) -> PythonValues:
         """``Cast(dst, src, RoundMode::MODE, count)`` (NONE/RINT: ties to even, FLOOR, CEIL,
         ROUND: ties away from zero, TRUNC, ODD)."""
         dst, src, n = args
@@ -164,8 +175,9 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
         return ()
 
     @impl(ac.CompareOp)
-    def run_compare(self, interpreter: Interpreter, op: ac.CompareOp,
-                    args: PythonValues) -> PythonValues:
+    def run_compare(
+        self, interpreter: Interpreter, op: ac.CompareOp, args: PythonValues
+    ) -> PythonValues:
         """``Compare(mask, a, b, CMPMODE::MODE, count)``: bit ``i`` of the mask (LSB first in
         byte ``i/8``) = ``a[i] MODE b[i]``; ``count*sizeof(T)`` must be a multiple of 256
         bytes; writes ``count/8`` mask bytes."""
@@ -176,21 +188,27 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
             raise api_fail(op, "Compare", f"negative count {n}")
         isz = lhs.dtype.itemsize
         if n * isz % VECTOR_REPEAT_BYTES:
-            raise api_fail(op, "Compare", f"count {n} * {isz} bytes = {n * isz} is not a "
-                                          f"multiple of {VECTOR_REPEAT_BYTES} bytes")
+            raise api_fail(
+                op,
+                "Compare",
+                f"count {n} * {isz} bytes = {n * isz} is not a "
+                f"multiple of {VECTOR_REPEAT_BYTES} bytes",
+            )
         a = local_view(op, "Compare", "src0", lhs, n, ub)
         b = local_view(op, "Compare", "src1", rhs, n, ub)
         m = local_bytes(op, "Compare", "dstMask", mask, n // 8, ub)
         state = block_state(interpreter)
         if state.shadow is not None:  # mask bit i is defined iff a[i] and b[i] are
-            state.shadow[mask.offset:mask.offset + n // 8] = np.packbits(
-                lanes_defined(state, lhs, n) & lanes_defined(state, rhs, n), bitorder="little")
+            state.shadow[mask.offset : mask.offset + n // 8] = np.packbits(
+                lanes_defined(state, lhs, n) & lanes_defined(state, rhs, n), bitorder="little"
+            )
         m[...] = np.packbits(COMPARE[op.mode.data](a, b), bitorder="little")
         return ()
 
     @impl(ac.SelectOp)
-    def run_select(self, interpreter: Interpreter, op: ac.SelectOp,
-                   args: PythonValues) -> PythonValues:
+    def run_select(
+        self, interpreter: Interpreter, op: ac.SelectOp, args: PythonValues
+    ) -> PythonValues:
         """``Select(dst, mask, a, b, VSEL_TENSOR_TENSOR_MODE, count)``: ``dst[i] = bit i ?
         a[i] : b[i]``."""
         dst, mask, lhs, rhs, n = args
@@ -203,16 +221,18 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
         bits = np.unpackbits(m, count=n, bitorder="little").view(np.bool_)
         state = block_state(interpreter)
         if state.shadow is not None:  # defined iff the mask bit and the selected lane are
-            m_ok = np.unpackbits(state.shadow[mask.offset:mask.offset + (n + 7) // 8], count=n,
-                                 bitorder="little").view(np.bool_)
+            m_ok = np.unpackbits(
+                state.shadow[mask.offset : mask.offset + (n + 7) // 8], count=n, bitorder="little"
+            ).view(np.bool_)
             chosen = np.where(bits, lanes_defined(state, lhs, n), lanes_defined(state, rhs, n))
             define_lanes(state, dst, n, m_ok & chosen)
         d[...] = np.where(bits, a, b)
         return ()
 
     @impl(ac.ReduceOp)
-    def run_reduce(self, interpreter: Interpreter, op: ac.ReduceOp,
-                   args: PythonValues) -> PythonValues:
+    def run_reduce(
+        self, interpreter: Interpreter, op: ac.ReduceOp, args: PythonValues
+    ) -> PythonValues:
         """``ReduceSum|ReduceMax|ReduceMin(dst, src, work, count)``: result in ``dst[0]``
         (sum order: :func:`reduce_sum`); ``work`` is checked (aligned) but not written."""
         dst, src, work, n = args

@@ -94,11 +94,13 @@ def run_function(module: ModuleOp, name: str, args: Sequence[Any]) -> list[np.nd
             want = np_dtype_of(t.element_type)
             shape = tuple(t.get_shape())
             if arr.dtype != want:
-                raise PyAscUsageError(f"argument {i} of @{name}: expected dtype {want.name}, "
-                                      f"got {arr.dtype.name}")
+                raise PyAscUsageError(
+                    f"argument {i} of @{name}: expected dtype {want.name}, got {arr.dtype.name}"
+                )
             if arr.shape != shape:
-                raise PyAscUsageError(f"argument {i} of @{name}: expected shape "
-                                      f"{list(shape)}, got {list(arr.shape)}")
+                raise PyAscUsageError(
+                    f"argument {i} of @{name}: expected shape {list(shape)}, got {list(arr.shape)}"
+                )
             values.append(arr if arr.flags.c_contiguous else arr.copy(order="C"))
         else:
             values.append(a)

@@ -62,17 +62,22 @@ class AscTensorFunctions(InterpreterFunctions):
     reduce reshape matmul transpose concat slice fusion yield``."""
 
     @impl(asc.ConstantOp)
-    def run_constant(self, interpreter: Interpreter, op: asc.ConstantOp,
-                     args: PythonValues) -> PythonValues:
+    def run_constant(
+        self, interpreter: Interpreter, op: asc.ConstantOp, args: PythonValues
+    ) -> PythonValues:
         t = op.result.type
         assert isinstance(t, TensorType)
         with np.errstate(over="ignore"):  # 1e40 in f32 is inf
-            return (np.full(tuple(t.get_shape()), op.value.value.data,
-                            dtype=np_dtype_of(t.element_type)),)
+            return (
+                np.full(
+                    tuple(t.get_shape()), op.value.value.data, dtype=np_dtype_of(t.element_type)
+                ),
+            )
 
     @impl(asc.UnaryOp)
-    def run_unary(self, interpreter: Interpreter, op: asc.UnaryOp,
-                  args: PythonValues) -> PythonValues:
+    def run_unary(
+        self, interpreter: Interpreter, op: asc.UnaryOp, args: PythonValues
+    ) -> PythonValues:
         (x,) = args
         kind = op.kind.data
         x32 = np.asarray(x, dtype=np.float32)
@@ -80,42 +85,48 @@ class AscTensorFunctions(InterpreterFunctions):
             return (_result(op.result.type, UNARY[kind](x32)),)
 
     @impl(asc.BinaryOp)
-    def run_binary(self, interpreter: Interpreter, op: asc.BinaryOp,
-                   args: PythonValues) -> PythonValues:
+    def run_binary(
+        self, interpreter: Interpreter, op: asc.BinaryOp, args: PythonValues
+    ) -> PythonValues:
         a, b = (np.asarray(v, dtype=np.float32) for v in args)
         with np.errstate(all="ignore"):
             return (_result(op.result.type, BINARY[op.kind.data](a, b)),)
 
     @impl(asc.CompareOp)
-    def run_compare(self, interpreter: Interpreter, op: asc.CompareOp,
-                    args: PythonValues) -> PythonValues:
+    def run_compare(
+        self, interpreter: Interpreter, op: asc.CompareOp, args: PythonValues
+    ) -> PythonValues:
         a, b = (np.asarray(v, dtype=np.float32) for v in args)
         return (_result(op.result.type, COMPARE[op.predicate.data](a, b)),)
 
     @impl(asc.SelectOp)
-    def run_select(self, interpreter: Interpreter, op: asc.SelectOp,
-                   args: PythonValues) -> PythonValues:
+    def run_select(
+        self, interpreter: Interpreter, op: asc.SelectOp, args: PythonValues
+    ) -> PythonValues:
         cond, a, b = args
         return (_result(op.result.type, np.where(np.asarray(cond, dtype=bool), a, b)),)
 
     @impl(asc.CastOp)
-    def run_cast(self, interpreter: Interpreter, op: asc.CastOp,
-                 args: PythonValues) -> PythonValues:
+    def run_cast(
+        self, interpreter: Interpreter, op: asc.CastOp, args: PythonValues
+    ) -> PythonValues:
         (x,) = args
         with np.errstate(all="ignore"):  # f32 -> f16 overflow gives inf (round to nearest)
             return (_result(op.result.type, np.asarray(x)),)
 
     @impl(asc.BroadcastOp)
-    def run_broadcast(self, interpreter: Interpreter, op: asc.BroadcastOp,
-                      args: PythonValues) -> PythonValues:
+    def run_broadcast(
+        self, interpreter: Interpreter, op: asc.BroadcastOp, args: PythonValues
+    ) -> PythonValues:
         (x,) = args
         t = op.result.type
         assert isinstance(t, TensorType)
         return (_result(t, np.broadcast_to(x, tuple(t.get_shape()))),)
 
     @impl(asc.ReduceOp)
-    def run_reduce(self, interpreter: Interpreter, op: asc.ReduceOp,
-                   args: PythonValues) -> PythonValues:
+    def run_reduce(
+        self, interpreter: Interpreter, op: asc.ReduceOp, args: PythonValues
+    ) -> PythonValues:
         (x,) = args
         axes = op.axis_list
         keep = op.keeps_dims
@@ -138,14 +149,16 @@ class AscTensorFunctions(InterpreterFunctions):
             return (_result(op.result.type, r),)
 
     @impl(asc.ReshapeOp)
-    def run_reshape(self, interpreter: Interpreter, op: asc.ReshapeOp,
-                    args: PythonValues) -> PythonValues:
+    def run_reshape(
+        self, interpreter: Interpreter, op: asc.ReshapeOp, args: PythonValues
+    ) -> PythonValues:
         (x,) = args
         return (_result(op.result.type, np.asarray(x)),)
 
     @impl(asc.MatmulOp)
-    def run_matmul(self, interpreter: Interpreter, op: asc.MatmulOp,
-                   args: PythonValues) -> PythonValues:
+    def run_matmul(
+        self, interpreter: Interpreter, op: asc.MatmulOp, args: PythonValues
+    ) -> PythonValues:
         a, b = (np.asarray(v, dtype=np.float32) for v in args)  # f16 -> f32 is exact
         if op.trans_a:
             a = np.swapaxes(a, -1, -2)
@@ -155,31 +168,37 @@ class AscTensorFunctions(InterpreterFunctions):
             return (_result(op.result.type, np.matmul(a, b)),)
 
     @impl(asc.TransposeOp)
-    def run_transpose(self, interpreter: Interpreter, op: asc.TransposeOp,
-                      args: PythonValues) -> PythonValues:
+    def run_transpose(
+        self, interpreter: Interpreter, op: asc.TransposeOp, args: PythonValues
+    ) -> PythonValues:
         (x,) = args
         return (_result(op.result.type, np.transpose(np.asarray(x), op.permutation)),)
 
     @impl(asc.ConcatOp)
-    def run_concat(self, interpreter: Interpreter, op: asc.ConcatOp,
-                   args: PythonValues) -> PythonValues:
-        return (_result(op.result.type, np.concatenate([np.asarray(a) for a in args],
-                                                       axis=op.dim)),)
+    def run_concat(
+        self, interpreter: Interpreter, op: asc.ConcatOp, args: PythonValues
+    ) -> PythonValues:
+        return (
+            _result(op.result.type, np.concatenate([np.asarray(a) for a in args], axis=op.dim)),
+        )
 
     @impl(asc.SliceOp)
-    def run_slice(self, interpreter: Interpreter, op: asc.SliceOp,
-                  args: PythonValues) -> PythonValues:
+    def run_slice(
+        self, interpreter: Interpreter, op: asc.SliceOp, args: PythonValues
+    ) -> PythonValues:
         (x,) = args
         box = tuple(slice(o, o + n) for o, n in zip(op.starts, op.extents, strict=True))
         return (_result(op.result.type, np.asarray(x)[box]),)
 
     @impl(asc.FusionOp)
-    def run_fusion(self, interpreter: Interpreter, op: asc.FusionOp,
-                   args: PythonValues) -> PythonValues:
+    def run_fusion(
+        self, interpreter: Interpreter, op: asc.FusionOp, args: PythonValues
+    ) -> PythonValues:
         results = interpreter.run_ssacfg_region(op.body, tuple(args), "asc.fusion")
         return tuple(_result(r.type, v) for r, v in zip(op.outputs, results, strict=True))
 
     @impl_terminator(asc.YieldOp)
-    def run_yield(self, interpreter: Interpreter, op: asc.YieldOp,
-                  args: PythonValues) -> tuple[TerminatorValue, PythonValues]:
+    def run_yield(
+        self, interpreter: Interpreter, op: asc.YieldOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
         return ReturnedValues(args), ()

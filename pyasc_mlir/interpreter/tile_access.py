@@ -14,8 +14,16 @@ from xdsl.ir import Operation
 
 from pyasc_mlir.interpreter.tile_state import tile_fail, tile_mem_fail
 
-__all__ = ["block_view", "check_count", "check_mask", "gm_matrix", "is_i1", "is_mask",
-           "mask_bits", "store_bits"]
+__all__ = [
+    "block_view",
+    "check_count",
+    "check_mask",
+    "gm_matrix",
+    "is_i1",
+    "is_mask",
+    "mask_bits",
+    "store_bits",
+]
 
 
 def is_i1(t: TensorType) -> bool:
@@ -56,8 +64,9 @@ def check_mask(op: Operation, n: int, mask: np.ndarray) -> None:
         raise tile_mem_fail(op, f"count {n} exceeds mask buffer of {mask.size * 8} bits")
 
 
-def block_view(op: Operation, side: str, buf: np.ndarray, start: int, count: int, length: int,
-               stride: int) -> np.ndarray:
+def block_view(
+    op: Operation, side: str, buf: np.ndarray, start: int, count: int, length: int, stride: int
+) -> np.ndarray:
     """A ``[count, length]`` view of ``buf`` whose row ``i`` starts at ``start + i*stride``.
 
     Raises:
@@ -65,29 +74,37 @@ def block_view(op: Operation, side: str, buf: np.ndarray, start: int, count: int
     """
     end = start + (count - 1) * stride + length
     if start < 0 or stride < 0 or end > buf.size:
-        raise tile_mem_fail(op, f"{side} access out of bounds: {count} blocks x {length} "
-                            f"elements from offset {start}, block stride {stride} (last element "
-                            f"{end - 1}) in a buffer of {buf.size} elements")
+        raise tile_mem_fail(
+            op,
+            f"{side} access out of bounds: {count} blocks x {length} "
+            f"elements from offset {start}, block stride {stride} (last element "
+            f"{end - 1}) in a buffer of {buf.size} elements",
+        )
     if count == 1 or stride == length:
-        return buf[start:start + count * length].reshape(count, length)
+        return buf[start : start + count * length].reshape(count, length)
     step = buf.strides[0]
     return as_strided(buf[start:], shape=(count, length), strides=(stride * step, step))
 
 
-def gm_matrix(op: Operation, name: str, buf: np.ndarray, offset: int, shape: tuple[int, int],
-              ld: int) -> np.ndarray:
+def gm_matrix(
+    op: Operation, name: str, buf: np.ndarray, offset: int, shape: tuple[int, int], ld: int
+) -> np.ndarray:
     """A ``shape`` row-major view of GM ``buf`` from element ``offset`` with row stride ``ld``
     (checked: ``ld`` covers a row, the last element is inside ``buf``)."""
     rows, cols = shape
     if rows == 0 or cols == 0:
         return np.zeros(shape, buf.dtype)
     if ld < cols:
-        raise tile_fail(op, f"leading dimension of {name} ({ld}) is smaller than its row length "
-                            f"({cols})")
+        raise tile_fail(
+            op, f"leading dimension of {name} ({ld}) is smaller than its row length ({cols})"
+        )
     last = offset + (rows - 1) * ld + cols - 1
     if last >= buf.size:
-        raise tile_mem_fail(op, f"{name}: a [{rows}, {cols}] matrix at element {offset} with row "
-                                f"stride {ld} ends at element {last}, past the GM buffer of "
-                                f"{buf.size} elements")
+        raise tile_mem_fail(
+            op,
+            f"{name}: a [{rows}, {cols}] matrix at element {offset} with row "
+            f"stride {ld} ends at element {last}, past the GM buffer of "
+            f"{buf.size} elements",
+        )
     isz = buf.itemsize
     return as_strided(buf[offset:], shape=shape, strides=(ld * isz, isz))

@@ -10,6 +10,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 __all__ = ["convert"]
 
+
 def _round_integral(x: np.ndarray, mode: str) -> np.ndarray:
     """Round float values to integral values (same dtype) with an Ascend round mode."""
     if mode in ("none", "rint"):
@@ -24,8 +25,9 @@ def _round_integral(x: np.ndarray, mode: str) -> np.ndarray:
         t = np.trunc(x)
         frac = np.abs(x - t)
         return np.where(frac >= 0.5, t + np.sign(x), t)
-    raise InterpretationError(f"round mode {mode!r} does not apply to a cast to an integer "
-                              "or an integral float")
+    raise InterpretationError(
+        f"round mode {mode!r} does not apply to a cast to an integer or an integral float"
+    )
 
 
 def _round_float(x: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
@@ -50,7 +52,8 @@ def _round_float(x: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
         # differs from ties-to-even only at an exact tie rounded toward zero
         away = np.nextafter(y, np.copysign(np.inf, y64).astype(dtype))
         tie = (np.abs(y64) < np.abs(x64)) & (
-            np.abs(away.astype(np.float64) - x64) == np.abs(x64 - y64))
+            np.abs(away.astype(np.float64) - x64) == np.abs(x64 - y64)
+        )
         return np.where(tie, away, y)
     else:
         raise InterpretationError(f"unknown round mode {mode!r}")

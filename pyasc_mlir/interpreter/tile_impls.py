@@ -66,15 +66,34 @@ from pyasc_mlir.interpreter.tile_state import (
 )
 from pyasc_mlir.interpreter.tile_vector import TileVectorFunctions
 
-__all__ = ["PLATFORM_ATTR", "POISON_BYTE", "REDUCE_LAST_STRIDE", "TILING_ATTR",
-           "UB_BYTES_DEFAULT", "AscTileFunctions", "BlockState", "TileInterpretationError",
-           "TileMemoryError", "block_state", "convert", "kernel_ub_bytes", "np_dtype",
-           "set_block", "shadow_of", "tiling_values"]
+__all__ = [
+    "PLATFORM_ATTR",
+    "POISON_BYTE",
+    "REDUCE_LAST_STRIDE",
+    "TILING_ATTR",
+    "UB_BYTES_DEFAULT",
+    "AscTileFunctions",
+    "BlockState",
+    "TileInterpretationError",
+    "TileMemoryError",
+    "block_state",
+    "convert",
+    "kernel_ub_bytes",
+    "np_dtype",
+    "set_block",
+    "shadow_of",
+    "tiling_values",
+]
 
 
 @register_impls
-class AscTileFunctions(TileLaunchFunctions, TileMemoryFunctions, TileVectorFunctions,
-                       TileReduceFunctions, TileCubeFunctions):
+class AscTileFunctions(
+    TileLaunchFunctions,
+    TileMemoryFunctions,
+    TileVectorFunctions,
+    TileReduceFunctions,
+    TileCubeFunctions,
+):
     """Numpy implementations of the ``asc`` tile-level ops (see the module docstring).
 
     Args:

@@ -32,11 +32,11 @@ def _launch_inputs(op: LaunchOp, args: PythonValues) -> list[np.ndarray]:
         a = np.asarray(value)
         want = np.dtype(np.bool_) if is_i1(t) else np_dtype(t.element_type)
         if a.dtype != want or a.size != t.element_count():
-            raise tile_fail(op, f"input {i} is {a.dtype}{list(a.shape)}; the launch expects "
-                                f"{t}")
+            raise tile_fail(op, f"input {i} is {a.dtype}{list(a.shape)}; the launch expects {t}")
         flat_in = a.reshape(-1)
-        inputs.append(np.packbits(flat_in, bitorder="little") if is_i1(t)
-                      else np.array(flat_in, copy=True))
+        inputs.append(
+            np.packbits(flat_in, bitorder="little") if is_i1(t) else np.array(flat_in, copy=True)
+        )
     return inputs
 
 
@@ -58,7 +58,7 @@ def _launch_results(op: LaunchOp, outputs: list[np.ndarray]) -> tuple[np.ndarray
         t = r.type
         assert isinstance(t, TensorType)
         if is_i1(t):
-            out = mask_bits(out)[:t.element_count()]
+            out = mask_bits(out)[: t.element_count()]
         results.append(out.reshape(t.get_shape()))
     return tuple(results)
 
@@ -67,33 +67,38 @@ class TileLaunchFunctions(TileFunctionsBase):
     """``asc.launch``, ``asc.block_idx``, ``asc.block_num``, ``asc.tiling_field``."""
 
     @impl(BlockIdxOp)
-    def run_block_idx(self, interpreter: Interpreter, op: BlockIdxOp,
-                      args: PythonValues) -> PythonValues:
+    def run_block_idx(
+        self, interpreter: Interpreter, op: BlockIdxOp, args: PythonValues
+    ) -> PythonValues:
         """``GetBlockIdx()``."""
-        return (scalar_attr(block_state(interpreter).idx, IndexType(),
-                            interpreter.index_bitwidth),)
+        return (scalar_attr(block_state(interpreter).idx, IndexType(), interpreter.index_bitwidth),)
 
     @impl(BlockNumOp)
-    def run_block_num(self, interpreter: Interpreter, op: BlockNumOp,
-                      args: PythonValues) -> PythonValues:
+    def run_block_num(
+        self, interpreter: Interpreter, op: BlockNumOp, args: PythonValues
+    ) -> PythonValues:
         """``GetBlockNum()``."""
-        return (scalar_attr(block_state(interpreter).num, IndexType(),
-                            interpreter.index_bitwidth),)
+        return (scalar_attr(block_state(interpreter).num, IndexType(), interpreter.index_bitwidth),)
 
     @impl(TilingFieldOp)
-    def run_tiling_field(self, interpreter: Interpreter, op: TilingFieldOp,
-                         args: PythonValues) -> PythonValues:
+    def run_tiling_field(
+        self, interpreter: Interpreter, op: TilingFieldOp, args: PythonValues
+    ) -> PythonValues:
         """A field of the block's tiling struct."""
         tiling = block_state(interpreter).tiling
         name = op.field.data
         if name not in tiling:
-            raise tile_fail(op, f"no tiling field {name!r}; the kernel's {TILING_ATTR} has "
-                                f"{sorted(tiling) or 'none'}")
+            raise tile_fail(
+                op,
+                f"no tiling field {name!r}; the kernel's {TILING_ATTR} has "
+                f"{sorted(tiling) or 'none'}",
+            )
         return (scalar_attr(tiling[name], IndexType(), interpreter.index_bitwidth),)
 
     @impl(LaunchOp)
-    def run_launch(self, interpreter: Interpreter, op: LaunchOp,
-                   args: PythonValues) -> PythonValues:
+    def run_launch(
+        self, interpreter: Interpreter, op: LaunchOp, args: PythonValues
+    ) -> PythonValues:
         """Run the kernel on ``block_dim`` blocks, each with a fresh UB; returns the outputs
         (zero-initialised GM tensors of the result types)."""
         callee = interpreter.get_op_for_symbol(op.callee)
@@ -105,8 +110,11 @@ class TileLaunchFunctions(TileFunctionsBase):
         entry = callee.regions[0].blocks.first if callee.regions else None
         n_args = len(flat) if entry is None else len(entry.args)
         if n_args != len(flat):
-            raise tile_fail(op, f"kernel @{name} takes {n_args} arguments; the launch passes "
-                                f"{len(inputs)} inputs and {len(outputs)} outputs")
+            raise tile_fail(
+                op,
+                f"kernel @{name} takes {n_args} arguments; the launch passes "
+                f"{len(inputs)} inputs and {len(outputs)} outputs",
+            )
         bd = op.block_dim
         num = bd.data if isinstance(bd, IntAttr) else bd.value.data
         ub_bytes = self.ub_bytes if self.ub_bytes is not None else kernel_ub_bytes(callee)

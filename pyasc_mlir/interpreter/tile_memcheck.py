@@ -17,11 +17,25 @@ from xdsl.ir import Operation
 from pyasc_mlir.interpreter.tile_access import is_mask, mask_bits, store_bits
 from pyasc_mlir.interpreter.tile_state import BlockState, TileMemoryError, tile_mem_fail
 
-__all__ = ["SHADOW_UINT", "address", "define", "defined", "elems_defined", "full_value",
-           "propagate", "set_defined", "shadow_of", "uninit_error"]
+__all__ = [
+    "SHADOW_UINT",
+    "address",
+    "define",
+    "defined",
+    "elems_defined",
+    "full_value",
+    "propagate",
+    "set_defined",
+    "shadow_of",
+    "uninit_error",
+]
 
-SHADOW_UINT: dict[int, np.dtype] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16),
-                                    4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+SHADOW_UINT: dict[int, np.dtype] = {
+    1: np.dtype(np.uint8),
+    2: np.dtype(np.uint16),
+    4: np.dtype(np.uint32),
+    8: np.dtype(np.uint64),
+}
 """Element size in bytes -> the unsigned dtype a shadow is viewed with (one per element)."""
 
 
@@ -38,11 +52,10 @@ def shadow_of(state: BlockState, buf: np.ndarray) -> np.ndarray | None:
     addr, ub = address(buf), state.ub
     start = addr - address(ub)
     if 0 <= start < ub.size:
-        return state.shadow[start:start + buf.nbytes].view(SHADOW_UINT[buf.dtype.itemsize])
+        return state.shadow[start : start + buf.nbytes].view(SHADOW_UINT[buf.dtype.itemsize])
     for base, arr, sh in state.fresh:
         if base <= addr < base + arr.nbytes:
-            return sh[addr - base:addr - base + buf.nbytes].view(
-                SHADOW_UINT[buf.dtype.itemsize])
+            return sh[addr - base : addr - base + buf.nbytes].view(SHADOW_UINT[buf.dtype.itemsize])
     return None
 
 
@@ -98,5 +111,8 @@ def propagate(state: BlockState, dst: np.ndarray, n: int, *srcs: np.ndarray) -> 
 
 def uninit_error(op: Operation, what: str, element: int) -> TileMemoryError:
     """The "read of uninitialised UB" error of ``op`` for ``what`` at buffer ``element``."""
-    return tile_mem_fail(op, f"read of uninitialised UB: {what} (buffer element {element}) "
-                             "was never written in this block")
+    return tile_mem_fail(
+        op,
+        f"read of uninitialised UB: {what} (buffer element {element}) "
+        "was never written in this block",
+    )

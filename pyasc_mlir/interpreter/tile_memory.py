@@ -32,8 +32,7 @@ class TileMemoryFunctions(TileFunctionsBase):
     """``asc.alloc``, ``asc.copy_in``, ``asc.copy_out``."""
 
     @impl(AllocOp)
-    def run_alloc(self, interpreter: Interpreter, op: AllocOp,
-                  args: PythonValues) -> PythonValues:
+    def run_alloc(self, interpreter: Interpreter, op: AllocOp, args: PythonValues) -> PythonValues:
         """A fresh poisoned buffer, or with ``offset`` a view into UB that rotates over
         ``buffers`` copies each time the op runs."""
         state = block_state(interpreter)
@@ -57,14 +56,18 @@ class TileMemoryFunctions(TileFunctionsBase):
         start = offset + (k % buffers) * nbytes
         ub = state.ub
         if start < 0 or start + nbytes > ub.size:
-            raise tile_mem_fail(op, f"buffer {k % buffers} of {buffers} ({nbytes} bytes at UB "
-                                f"offset {start}) ends at byte {start + nbytes}, past the end "
-                                f"of UB ({ub.size} bytes)")
-        return (ub[start:start + nbytes].view(dtype),)
+            raise tile_mem_fail(
+                op,
+                f"buffer {k % buffers} of {buffers} ({nbytes} bytes at UB "
+                f"offset {start}) ends at byte {start + nbytes}, past the end "
+                f"of UB ({ub.size} bytes)",
+            )
+        return (ub[start : start + nbytes].view(dtype),)
 
     @impl(CopyInOp)
-    def run_copy_in(self, interpreter: Interpreter, op: CopyInOp,
-                    args: PythonValues) -> PythonValues:
+    def run_copy_in(
+        self, interpreter: Interpreter, op: CopyInOp, args: PythonValues
+    ) -> PythonValues:
         """GM -> UB: ``count`` blocks of ``length`` elements (see ``_CopyBase``)."""
         gm, ub, gm_off, ub_off, count, length, gap, stride = args
         count, length = as_int(count), as_int(length)
@@ -90,8 +93,9 @@ class TileMemoryFunctions(TileFunctionsBase):
         return ()
 
     @impl(CopyOutOp)
-    def run_copy_out(self, interpreter: Interpreter, op: CopyOutOp,
-                     args: PythonValues) -> PythonValues:
+    def run_copy_out(
+        self, interpreter: Interpreter, op: CopyOutOp, args: PythonValues
+    ) -> PythonValues:
         """UB -> GM: exactly ``length`` elements per block (see ``_CopyBase``)."""
         ub, gm, gm_off, ub_off, count, length, gap, stride = args
         count, length = as_int(count), as_int(length)
@@ -100,12 +104,20 @@ class TileMemoryFunctions(TileFunctionsBase):
         gm_off, ub_off, gap, stride = as_int(gm_off), as_int(ub_off), as_int(gap), as_int(stride)
         sh = shadow_of(block_state(interpreter), ub)
         if sh is not None:
-            ok = block_view(op, "UB", mask_bits(sh) if is_mask(ub) else defined(sh), ub_off, count,
-                            length, stride)
+            ok = block_view(
+                op,
+                "UB",
+                mask_bits(sh) if is_mask(ub) else defined(sh),
+                ub_off,
+                count,
+                length,
+                stride,
+            )
             if not ok.all():
                 k, j = (int(v) for v in np.argwhere(~ok)[0])
-                raise uninit_error(op, f"block {k} of {count}, element {j} of {length}",
-                                   ub_off + k * stride + j)
+                raise uninit_error(
+                    op, f"block {k} of {count}, element {j} of {length}", ub_off + k * stride + j
+                )
         if is_mask(ub):
             gm_bits, ub_bits = mask_bits(gm), mask_bits(ub)
             src = block_view(op, "UB", ub_bits, ub_off, count, length, stride)

@@ -36,48 +36,60 @@ def _reduce(kind: str, x: np.ndarray, axis: int, dtype: np.dtype) -> np.ndarray:
         return np.sum(x, axis=axis, dtype=np.float64).astype(dtype)
     if x.shape[axis] == 0:
         fill = -np.inf if kind == "max" else np.inf
-        shape = x.shape[:axis] + x.shape[axis + 1:]
+        shape = x.shape[:axis] + x.shape[axis + 1 :]
         return np.full(shape, fill, dtype)
     return (np.max if kind == "max" else np.min)(x, axis=axis)
 
 
-def _reduce_last(op: VReduceOp, state: BlockState, dst: np.ndarray, src: np.ndarray,
-                 rows: int, m: int, length: int, ls: int) -> None:
+def _reduce_last(
+    op: VReduceOp,
+    state: BlockState,
+    dst: np.ndarray,
+    src: np.ndarray,
+    rows: int,
+    m: int,
+    length: int,
+    ls: int,
+) -> None:
     """Axis ``last``: each of the ``rows * m`` rows over its first ``length`` lanes, results
     :data:`REDUCE_LAST_STRIDE` elements apart."""
     total = rows * m * ls
     q = rows * m
     need = (q - 1) * REDUCE_LAST_STRIDE + 1
     if need > dst.size:
-        raise tile_mem_fail(op, f"{q} results 16 elements apart need {need} elements; "
-                            f"destination has {dst.size}")
+        raise tile_mem_fail(
+            op, f"{q} results 16 elements apart need {need} elements; destination has {dst.size}"
+        )
     s_sh, d_sh = shadow_of(state, src), shadow_of(state, dst)
     if s_sh is not None:  # a reduction reads its valid range: it must be defined
         ok = defined(s_sh[:total]).reshape(q, ls)[:, :length]
         if not ok.all():
             r, j = (int(v) for v in np.argwhere(~ok)[0])
-            raise uninit_error(op, f"row {r} of {q}, element {j} of the {length} "
-                                   "reduced", r * ls + j)
+            raise uninit_error(
+                op, f"row {r} of {q}, element {j} of the {length} reduced", r * ls + j
+            )
     if d_sh is not None:
         define(d_sh[:need:REDUCE_LAST_STRIDE])
     tile = src[:total].reshape(q, ls)[:, :length]
     dst[:need:REDUCE_LAST_STRIDE] = _reduce(op.kind.data, tile, 1, dst.dtype)
 
 
-def _reduce_mid(op: VReduceOp, state: BlockState, dst: np.ndarray, src: np.ndarray,
-                rows: int, m: int, ls: int) -> None:
+def _reduce_mid(
+    op: VReduceOp, state: BlockState, dst: np.ndarray, src: np.ndarray, rows: int, m: int, ls: int
+) -> None:
     """Axis ``mid``: over ``m``, ``ls`` lanes per row, ``rows * ls`` results."""
     total = rows * m * ls
     if rows * ls > dst.size:
-        raise tile_mem_fail(op, f"{rows} x {ls} results exceed the destination of "
-                            f"{dst.size} elements")
+        raise tile_mem_fail(
+            op, f"{rows} x {ls} results exceed the destination of {dst.size} elements"
+        )
     if state.shadow is not None:  # elementwise over m (Add/Max/Min of rows)
         ok = elems_defined(state, src, total)
         if ok is not True:
             ok = ok.reshape(rows, m, ls).all(axis=1).reshape(-1)
         set_defined(state, dst, rows * ls, ok)
     tile = src[:total].reshape(rows, m, ls)
-    dst[:rows * ls] = _reduce(op.kind.data, tile, 1, dst.dtype).reshape(-1)
+    dst[: rows * ls] = _reduce(op.kind.data, tile, 1, dst.dtype).reshape(-1)
 
 
 def _source_shape(op: VBroadcastOp, rows: int, m: int, ls: int) -> tuple[int, int, int]:
@@ -87,8 +99,15 @@ def _source_shape(op: VBroadcastOp, rows: int, m: int, ls: int) -> tuple[int, in
     return (rows if has_r else 1, m if has_m else 1, ls if has_l else REDUCE_LAST_STRIDE)
 
 
-def _broadcast_defined(op: VBroadcastOp, state: BlockState, dst: np.ndarray, src: np.ndarray,
-                       rows: int, m: int, ls: int) -> None:
+def _broadcast_defined(
+    op: VBroadcastOp,
+    state: BlockState,
+    dst: np.ndarray,
+    src: np.ndarray,
+    rows: int,
+    m: int,
+    ls: int,
+) -> None:
     """Memory check of a broadcast: with ``src_l`` rows are copied (definedness too);
     without, the value at index 0 of each 16-slot is read as a scalar (``GetValue``) and
     must be defined."""
@@ -111,23 +130,33 @@ def _broadcast_defined(op: VBroadcastOp, state: BlockState, dst: np.ndarray, src
     first = s_ok[:, :, 0].reshape(-1)
     if not first.all():
         i = int(np.argmin(first))
-        raise uninit_error(op, f"scalar {i} of the broadcast source (index 0 of its 16-slot)",
-                           i * REDUCE_LAST_STRIDE)
+        raise uninit_error(
+            op,
+            f"scalar {i} of the broadcast source (index 0 of its 16-slot)",
+            i * REDUCE_LAST_STRIDE,
+        )
     set_defined(state, dst, total, True)
 
 
-def _broadcast(op: VBroadcastOp, dst: np.ndarray, src: np.ndarray, rows: int, m: int,
-               ls: int) -> None:
+def _broadcast(
+    op: VBroadcastOp, dst: np.ndarray, src: np.ndarray, rows: int, m: int, ls: int
+) -> None:
     """``dst[:rows*m*ls]`` = ``src`` expanded to ``[rows, m, ls]`` (sizes checked)."""
     total = rows * m * ls
     if total > dst.size:
-        raise tile_mem_fail(op, f"destination tile {rows} x {m} x {ls} = {total} elements "
-                                f"exceeds its buffer of {dst.size}")
+        raise tile_mem_fail(
+            op,
+            f"destination tile {rows} x {m} x {ls} = {total} elements "
+            f"exceeds its buffer of {dst.size}",
+        )
     shape = _source_shape(op, rows, m, ls)
     n_src = shape[0] * shape[1] * shape[2]
     if n_src > src.size:
-        raise tile_mem_fail(op, f"source tile {shape[0]} x {shape[1]} x {shape[2]} = {n_src} "
-                            f"elements exceeds its buffer of {src.size}")
+        raise tile_mem_fail(
+            op,
+            f"source tile {shape[0]} x {shape[1]} x {shape[2]} = {n_src} "
+            f"elements exceeds its buffer of {src.size}",
+        )
     if total == 0:
         return
     s = src[:n_src].reshape(shape)
@@ -140,20 +169,26 @@ class TileReduceFunctions(TileFunctionsBase):
     """``asc.vreduce`` and ``asc.vbroadcast``."""
 
     @impl(VReduceOp)
-    def run_vreduce(self, interpreter: Interpreter, op: VReduceOp,
-                    args: PythonValues) -> PythonValues:
+    def run_vreduce(
+        self, interpreter: Interpreter, op: VReduceOp, args: PythonValues
+    ) -> PythonValues:
         """Row reductions of a ``[rows, m, ls]`` tile (``last``: over the first ``length``
         lanes, results 16 elements apart; ``mid``: over ``m``, ``ls`` lanes per row). Sums
         accumulate in float64; ``work`` is not touched."""
         dst, src, _work, rows, m, length, ls = args
         rows, m, length, ls = as_int(rows), as_int(m), as_int(length), as_int(ls)
         if min(rows, m, length, ls) < 0 or length > ls:
-            raise tile_fail(op, f"bad sizes rows {rows} m {m} len {length} ls {ls} "
-                                "(need non-negative, len <= ls)")
+            raise tile_fail(
+                op,
+                f"bad sizes rows {rows} m {m} len {length} ls {ls} (need non-negative, len <= ls)",
+            )
         total = rows * m * ls
         if total > src.size:
-            raise tile_mem_fail(op, f"source tile {rows} x {m} x {ls} = {total} elements "
-                                    f"exceeds its buffer of {src.size}")
+            raise tile_mem_fail(
+                op,
+                f"source tile {rows} x {m} x {ls} = {total} elements "
+                f"exceeds its buffer of {src.size}",
+            )
         if total == 0 and (op.axis.data == "mid" or rows * m == 0):
             return ()
         state = block_state(interpreter)
@@ -165,8 +200,9 @@ class TileReduceFunctions(TileFunctionsBase):
         return ()
 
     @impl(VBroadcastOp)
-    def run_vbroadcast(self, interpreter: Interpreter, op: VBroadcastOp,
-                       args: PythonValues) -> PythonValues:
+    def run_vbroadcast(
+        self, interpreter: Interpreter, op: VBroadcastOp, args: PythonValues
+    ) -> PythonValues:
         """Expand ``src`` (size-1 dims where ``src_rows``/``src_m``/``src_l`` are false; a
         missing trailing dim is 16 elements with the value at index 0) to ``[rows, m, ls]``."""
         dst, src, rows, m, ls = args

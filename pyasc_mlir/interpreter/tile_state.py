@@ -28,10 +28,26 @@ from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.dialects.attrs import PLATFORM_ATTR, TILING_ATTR
 from pyasc_mlir.platform import DEFAULT_PLATFORM, LANE_ALIGN, get_platform
 
-__all__ = ["PLATFORM_ATTR", "POISON_BYTE", "REDUCE_LAST_STRIDE", "TILING_ATTR",
-           "UB_BYTES_DEFAULT", "BlockState", "TileFunctionsBase", "TileInterpretationError",
-           "TileMemoryError", "as_int", "block_state", "fresh_buffer", "kernel_ub_bytes",
-           "np_dtype", "set_block", "tile_fail", "tile_mem_fail", "tiling_values"]
+__all__ = [
+    "PLATFORM_ATTR",
+    "POISON_BYTE",
+    "REDUCE_LAST_STRIDE",
+    "TILING_ATTR",
+    "UB_BYTES_DEFAULT",
+    "BlockState",
+    "TileFunctionsBase",
+    "TileInterpretationError",
+    "TileMemoryError",
+    "as_int",
+    "block_state",
+    "fresh_buffer",
+    "kernel_ub_bytes",
+    "np_dtype",
+    "set_block",
+    "tile_fail",
+    "tile_mem_fail",
+    "tiling_values",
+]
 
 UB_BYTES_DEFAULT = get_platform(DEFAULT_PLATFORM).ub_bytes
 """UB size per block when nobody says otherwise: the default platform's (192 KiB on 910B)."""
@@ -104,8 +120,7 @@ def tiling_values(func_op: Operation) -> dict[str, int]:
     values: dict[str, int] = {}
     for name, v in attr.data.items():
         if not isinstance(v, IntegerAttr):
-            raise InterpretationError(f"{TILING_ATTR}: field {name!r} must be an integer, "
-                                      f"got {v}")
+            raise InterpretationError(f"{TILING_ATTR}: field {name!r} must be an integer, got {v}")
         values[name] = v.value.data
     return values
 
@@ -141,8 +156,7 @@ class BlockState:
     idx: int = 0
     num: int = 1
     tiling: dict[str, int] = field(default_factory=dict)
-    ub: np.ndarray = field(
-        default_factory=lambda: np.full(UB_BYTES_DEFAULT, POISON_BYTE, np.uint8))
+    ub: np.ndarray = field(default_factory=lambda: np.full(UB_BYTES_DEFAULT, POISON_BYTE, np.uint8))
     allocs: dict[Operation, list[Any]] = field(default_factory=dict)
     shadow: np.ndarray | None = None
     fresh: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
@@ -184,9 +198,13 @@ def block_state(interpreter: Interpreter) -> BlockState:
     return interpreter.get_data(TileFunctionsBase, _KEY, BlockState)
 
 
-def set_block(interpreter: Interpreter, idx: int, num: int,
-              tiling: dict[str, int] | None = None,
-              ub_bytes: int = UB_BYTES_DEFAULT) -> BlockState:
+def set_block(
+    interpreter: Interpreter,
+    idx: int,
+    num: int,
+    tiling: dict[str, int] | None = None,
+    ub_bytes: int = UB_BYTES_DEFAULT,
+) -> BlockState:
     """Make ``interpreter`` run as block ``idx`` of ``num`` with a fresh UB of ``ub_bytes``;
     use before ``interpreter.call_op(kernel, gm_buffers)`` to run one block by hand."""
     state = block_state(interpreter)

@@ -37,7 +37,8 @@ from pyasc_mlir.interpreter.tile_state import TileFunctionsBase, as_int, block_s
 __all__ = ["BINARY", "COMPARE", "SCALAR", "UNARY", "TileVectorFunctions"]
 
 UNARY: dict[str, Callable[..., Any]] = {
-    k: f for k, r in opset.UNARY.items() if (f := r.tile_impl()) is not None}
+    k: f for k, r in opset.UNARY.items() if (f := r.tile_impl()) is not None
+}
 """Kind -> ``f(src, out=dst)`` in the buffer dtype (the op table's tile-level semantics)."""
 BINARY: dict[str, Callable[..., Any]] = {k: r.tile_impl() for k, r in opset.BINARY.items()}
 """Kind -> ``f(lhs, rhs, out=dst)`` in the buffer dtype."""
@@ -51,8 +52,9 @@ class TileVectorFunctions(TileFunctionsBase):
     """The elementwise UB -> UB ops of the tile level."""
 
     @impl(VUnaryOp)
-    def run_vunary(self, interpreter: Interpreter, op: VUnaryOp,
-                   args: PythonValues) -> PythonValues:
+    def run_vunary(
+        self, interpreter: Interpreter, op: VUnaryOp, args: PythonValues
+    ) -> PythonValues:
         """``dst[:n] = kind(src[:n])``."""
         dst, src, n = args
         n = as_int(n)
@@ -63,8 +65,9 @@ class TileVectorFunctions(TileFunctionsBase):
         return ()
 
     @impl(VBinaryOp)
-    def run_vbinary(self, interpreter: Interpreter, op: VBinaryOp,
-                    args: PythonValues) -> PythonValues:
+    def run_vbinary(
+        self, interpreter: Interpreter, op: VBinaryOp, args: PythonValues
+    ) -> PythonValues:
         """``dst[:n] = lhs[:n] kind rhs[:n]``."""
         dst, lhs, rhs, n = args
         n = as_int(n)
@@ -75,8 +78,9 @@ class TileVectorFunctions(TileFunctionsBase):
         return ()
 
     @impl(VScalarOp)
-    def run_vscalar(self, interpreter: Interpreter, op: VScalarOp,
-                    args: PythonValues) -> PythonValues:
+    def run_vscalar(
+        self, interpreter: Interpreter, op: VScalarOp, args: PythonValues
+    ) -> PythonValues:
         """``dst[:n] = src[:n] (+ * max min) scalar`` with the scalar in the buffer dtype."""
         dst, src, n = args
         n = as_int(n)
@@ -88,8 +92,7 @@ class TileVectorFunctions(TileFunctionsBase):
         return ()
 
     @impl(VDupOp)
-    def run_vdup(self, interpreter: Interpreter, op: VDupOp,
-                 args: PythonValues) -> PythonValues:
+    def run_vdup(self, interpreter: Interpreter, op: VDupOp, args: PythonValues) -> PythonValues:
         """``dst[:n] = value``."""
         dst, n = args
         n = as_int(n)
@@ -107,8 +110,7 @@ class TileVectorFunctions(TileFunctionsBase):
         return ()
 
     @impl(VCopyOp)
-    def run_vcopy(self, interpreter: Interpreter, op: VCopyOp,
-                  args: PythonValues) -> PythonValues:
+    def run_vcopy(self, interpreter: Interpreter, op: VCopyOp, args: PythonValues) -> PythonValues:
         """``dst[:n] = src[:n]`` (UB -> UB)."""
         dst, src, n = args
         n = as_int(n)
@@ -126,8 +128,7 @@ class TileVectorFunctions(TileFunctionsBase):
         return ()
 
     @impl(VCastOp)
-    def run_vcast(self, interpreter: Interpreter, op: VCastOp,
-                  args: PythonValues) -> PythonValues:
+    def run_vcast(self, interpreter: Interpreter, op: VCastOp, args: PythonValues) -> PythonValues:
         """``dst[:n] = convert(src[:n])`` with the op's round mode."""
         dst, src, n = args
         n = as_int(n)
@@ -152,8 +153,9 @@ class TileVectorFunctions(TileFunctionsBase):
         return ()
 
     @impl(VCompareOp)
-    def run_vcompare(self, interpreter: Interpreter, op: VCompareOp,
-                     args: PythonValues) -> PythonValues:
+    def run_vcompare(
+        self, interpreter: Interpreter, op: VCompareOp, args: PythonValues
+    ) -> PythonValues:
         """Mask bits ``[0, n)`` = ``lhs[:n] predicate rhs[:n]``; later bits are kept."""
         mask, lhs, rhs, n = args
         n = as_int(n)
@@ -169,18 +171,18 @@ class TileVectorFunctions(TileFunctionsBase):
         return ()
 
     @impl(VSelectOp)
-    def run_vselect(self, interpreter: Interpreter, op: VSelectOp,
-                    args: PythonValues) -> PythonValues:
+    def run_vselect(
+        self, interpreter: Interpreter, op: VSelectOp, args: PythonValues
+    ) -> PythonValues:
         """``dst[:n] = where(mask bits, lhs[:n], rhs[:n])``."""
         dst, mask, lhs, rhs, n = args
         n = as_int(n)
         check_count(op, n, dst=dst, lhs=lhs, rhs=rhs)
         check_mask(op, n, mask)
-        bits = np.unpackbits(mask[:(n + 7) // 8], count=n, bitorder="little").view(np.bool_)
+        bits = np.unpackbits(mask[: (n + 7) // 8], count=n, bitorder="little").view(np.bool_)
         state = block_state(interpreter)
         if state.shadow is not None:  # defined iff the mask bit and the selected lane are
             chosen = np.where(bits, elems_defined(state, lhs, n), elems_defined(state, rhs, n))
             set_defined(state, dst, n, elems_defined(state, mask, n) & chosen)
         dst[:n] = np.where(bits, lhs[:n], rhs[:n])
         return ()
-

@@ -82,8 +82,11 @@ class KernelMemoryError(KernelError, MemoryCheckError):
     def __init__(self, block_idx: int, block_num: int, detail: str):
         super().__init__(block_idx, block_num, detail)
         tail = detail.rsplit(" at ", 1)[-1] if " at " in detail else ""
-        self.located(detail, detail.split(": ", 1)[0] if ": " in detail else None,
-                     tail if _LOC.fullmatch(tail) else None)
+        self.located(
+            detail,
+            detail.split(": ", 1)[0] if ": " in detail else None,
+            tail if _LOC.fullmatch(tail) else None,
+        )
 
 
 def default_cache_dir() -> Path:
@@ -123,8 +126,9 @@ def _flags(platform: Platform, extra: Sequence[str] = ()) -> list[str]:
     ]
 
 
-def library_key(sources: dict[str, str], platform: Platform,
-                extra_flags: Sequence[str] = ()) -> str:
+def library_key(
+    sources: dict[str, str], platform: Platform, extra_flags: Sequence[str] = ()
+) -> str:
     """SHA-256 (hex) cache key of a build: sources, runtime header, flags and g++ version.
 
     Raises:
@@ -157,8 +161,9 @@ def _pch_dir(root: Path, platform: Platform, extra: Sequence[str] = ()) -> Path 
     """
     cxx = _compiler()
     flags = [f for f in _flags(platform, extra) if f != "-shared"]
-    key = hashlib.sha256("\0".join([_compiler_version(cxx), _header_text(), *flags])
-                         .encode()).hexdigest()[:32]
+    key = hashlib.sha256(
+        "\0".join([_compiler_version(cxx), _header_text(), *flags]).encode()
+    ).hexdigest()[:32]
     entry = root / "pch" / key
     if (entry / "kernel_operator.h.gch").is_file():
         return entry
@@ -167,8 +172,16 @@ def _pch_dir(root: Path, platform: Platform, extra: Sequence[str] = ()) -> Path 
     try:
         header = tmp / "kernel_operator.h"
         shutil.copy(INCLUDE_DIR / "kernel_operator.h", header)
-        cmd = [cxx, *flags, f"-I{INCLUDE_DIR}", "-x", "c++-header", str(header), "-o",
-               str(header) + ".gch"]
+        cmd = [
+            cxx,
+            *flags,
+            f"-I{INCLUDE_DIR}",
+            "-x",
+            "c++-header",
+            str(header),
+            "-o",
+            str(header) + ".gch",
+        ]
         if subprocess.run(cmd, capture_output=True, text=True).returncode != 0:
             return None
         try:
@@ -182,8 +195,13 @@ def _pch_dir(root: Path, platform: Platform, extra: Sequence[str] = ()) -> Path 
     return entry
 
 
-def _compile(workdir: Path, sources: dict[str, str], platform: Platform,
-             pch: Path | None, extra: Sequence[str] = ()) -> None:
+def _compile(
+    workdir: Path,
+    sources: dict[str, str],
+    platform: Platform,
+    pch: Path | None,
+    extra: Sequence[str] = (),
+) -> None:
     """Compile every ``.cpp`` in ``workdir`` as ONE translation unit (the runtime header is
     parsed once, from its precompiled form when available) and link ``lib.so``."""
     cxx = _compiler()
@@ -194,13 +212,18 @@ def _compile(workdir: Path, sources: dict[str, str], platform: Platform,
     cmd = [cxx, *_flags(platform, extra), *includes, "unity.cc", "-o", LIBRARY_NAME]
     proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise CompileError(f"g++ failed compiling {', '.join(cpps)}",
-                           (proc.stdout + proc.stderr).strip(), cmd)
+        raise CompileError(
+            f"g++ failed compiling {', '.join(cpps)}", (proc.stdout + proc.stderr).strip(), cmd
+        )
 
 
-def build_library(sources: dict[str, str], platform: Platform,
-                  cache_dir: Path | None = None, memcheck: bool = False,
-                  extra_flags: Sequence[str] = ()) -> Path:
+def build_library(
+    sources: dict[str, str],
+    platform: Platform,
+    cache_dir: Path | None = None,
+    memcheck: bool = False,
+    extra_flags: Sequence[str] = (),
+) -> Path:
     """Compile emitted Ascend C sources into a shared library for the CPU runtime, with caching.
 
     Args:
@@ -232,8 +255,12 @@ def build_library(sources: dict[str, str], platform: Platform,
     if lib.is_file():
         if _digest_ok(lib):
             return lib
-        warnings.warn(f"cached CPU library {lib} is corrupt (its SHA-256 does not match the "
-                      "one recorded at build time); rebuilding it", CacheWarning, stacklevel=2)
+        warnings.warn(
+            f"cached CPU library {lib} is corrupt (its SHA-256 does not match the "
+            "one recorded at build time); rebuilding it",
+            CacheWarning,
+            stacklevel=2,
+        )
         shutil.rmtree(entry, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key[:16]}-", dir=root))
@@ -248,8 +275,11 @@ def build_library(sources: dict[str, str], platform: Platform,
                 raise
             # A damaged precompiled header must not break every build: drop it and retry
             # from the plain header (a real error in the sources fails again, below).
-            warnings.warn(f"precompiled header {pch} is unusable; rebuilding without it",
-                          CacheWarning, stacklevel=2)
+            warnings.warn(
+                f"precompiled header {pch} is unusable; rebuilding without it",
+                CacheWarning,
+                stacklevel=2,
+            )
             shutil.rmtree(pch, ignore_errors=True)
             _compile(tmp, sources, platform, None, extra)
         (tmp / (LIBRARY_NAME + ".sha256")).write_text(_sha256(tmp / LIBRARY_NAME))
@@ -300,8 +330,12 @@ class CpuKernel:
         self._lib = ctypes.CDLL(str(self.so_path))
         self._run_block = getattr(self._lib, entry)
         self._run_block.restype = ctypes.c_int
-        self._run_block.argtypes = [ctypes.c_int64, ctypes.c_int64,
-                                    ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64]
+        self._run_block.argtypes = [
+            ctypes.c_int64,
+            ctypes.c_int64,
+            ctypes.POINTER(ctypes.c_void_p),
+            ctypes.c_int64,
+        ]
         self._last_error = self._lib.pyasc_last_error
         self._last_error.restype = ctypes.c_char_p
         self._last_error.argtypes = []
@@ -317,8 +351,9 @@ class CpuKernel:
             self._task_ratio.argtypes = []
         self._tilings: dict[bytes, tuple[np.ndarray, int]] = {}
 
-    def run(self, block_dim: int, gm_args: list[np.ndarray], tiling: bytes,
-            workspace_bytes: int = 0) -> None:
+    def run(
+        self, block_dim: int, gm_args: list[np.ndarray], tiling: bytes, workspace_bytes: int = 0
+    ) -> None:
         """Run the kernel on ``block_dim`` blocks, one after another (block 0 first).
 
         A kernel that declares ``KERNEL_TYPE_MIX_AIC_1_2`` runs ``2 * block_dim`` vector blocks
@@ -400,4 +435,4 @@ def _address(arr: np.ndarray) -> int:
 def _aligned_zeros(nbytes: int, align: int = 64) -> np.ndarray:
     raw = np.zeros(nbytes + align, dtype=np.uint8)
     start = (-raw.ctypes.data) % align
-    return raw[start: start + nbytes]
+    return raw[start : start + nbytes]

@@ -34,11 +34,13 @@ def library_problem(lib: Path) -> str | None:
         return "not an ELF shared library"
     order: Literal["little", "big"] = "little" if head[5] == 1 else "big"
     if head[4] == 2:  # 64-bit
-        shoff, shentsize, shnum = (int.from_bytes(head[a:b], order)
-                                   for a, b in ((0x28, 0x30), (0x3A, 0x3C), (0x3C, 0x3E)))
+        shoff, shentsize, shnum = (
+            int.from_bytes(head[a:b], order) for a, b in ((0x28, 0x30), (0x3A, 0x3C), (0x3C, 0x3E))
+        )
     else:
-        shoff, shentsize, shnum = (int.from_bytes(head[a:b], order)
-                                   for a, b in ((0x20, 0x24), (0x2E, 0x30), (0x30, 0x32)))
+        shoff, shentsize, shnum = (
+            int.from_bytes(head[a:b], order) for a, b in ((0x20, 0x24), (0x2E, 0x30), (0x30, 0x32))
+        )
     end = shoff + shentsize * shnum
     if shnum == 0 or end > size:
         return f"truncated: {size} bytes, its section headers end at byte {end}"
@@ -69,8 +71,9 @@ def publish(entry: Path, files: dict[str, str | bytes]) -> None:
                 raise  # after retries: a real failure, not a race with another builder
 
 
-def operator_library(sources: dict[str, str], platform: str, directory: Path, fresh: bool,
-                     shared: bool) -> Path:
+def operator_library(
+    sources: dict[str, str], platform: str, directory: Path, fresh: bool, shared: bool
+) -> Path:
     """The CPU library of ``sources``.
 
     Not ``fresh``: the content-addressed library cache (``<cache>/cpu/<sha256>``), rebuilt with
@@ -100,5 +103,5 @@ def operator_library(sources: dict[str, str], platform: str, directory: Path, fr
             publish(entry, {**sources, cpu.LIBRARY_NAME: data})
             return entry / cpu.LIBRARY_NAME
         lib = directory / f"lib-{built.parent.name[:16]}.so"  # content-named: dlopen caches
-        atomic_write(lib, data)                               # libraries by path
+        atomic_write(lib, data)  # libraries by path
         return lib

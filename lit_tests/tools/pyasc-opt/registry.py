@@ -24,11 +24,14 @@ print("targets:", " ".join(tool.available_targets))
 
 # A named pipeline is also a ModulePass class, for use from Python.
 ctx: Context = tool.ctx
-module = Parser(ctx, """
+module = Parser(
+    ctx,
+    """
 func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
   %y = asc.unary "sigmoid" %x : tensor<64xf32>
   func.return %y : tensor<64xf32>
-}""").parse_module()
+}""",
+).parse_module()
 pipeline = tool.available_passes["asc-to-tile"]()
 # CHECK: pipeline pass: asc-to-tile
 print("pipeline pass:", pipeline.name)
