@@ -16,7 +16,9 @@ from __future__ import annotations
 from xdsl.ir import Dialect
 
 from pyasc_mlir.dialects.ascendc_matmul import (
+    KERNEL_TYPES,
     CubeTilingOp,
+    KernelTypeOp,
     MatmulEndOp,
     MatmulGetTensorCOp,
     MatmulIterateOp,
@@ -25,6 +27,7 @@ from pyasc_mlir.dialects.ascendc_matmul import (
     MatmulSetTensorAOp,
     MatmulSetTensorBOp,
     RegistMatmulOp,
+    SetSysWorkspaceOp,
 )
 from pyasc_mlir.dialects.ascendc_ops import (
     CMP,
@@ -97,6 +100,8 @@ __all__ = [
     "MatmulIterateOp",
     "MatmulObjType",
     "MatmulObjectOp",
+    "KERNEL_TYPES",
+    "KernelTypeOp",
     "MatmulSetTailOp",
     "MatmulSetTensorAOp",
     "MatmulSetTensorBOp",
@@ -107,6 +112,7 @@ __all__ = [
     "ReduceOp",
     "RegistMatmulOp",
     "SelectOp",
+    "SetSysWorkspaceOp",
     "SubviewOp",
     "SyncOp",
     "TBufGetOp",
@@ -157,6 +163,8 @@ Ascendc = Dialect(
         MatmulIterateOp,
         MatmulGetTensorCOp,
         MatmulEndOp,
+        KernelTypeOp,
+        SetSysWorkspaceOp,
     ],
     [LocalTensorType, GlobalTensorType, QueueType, TBufType, MatmulObjType, CubeTilingType],
 )

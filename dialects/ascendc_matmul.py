@@ -1,6 +1,7 @@
 """The ``ascendc`` ops of the high-level Matmul API (the Cube unit): ``TCubeTiling``,
 the Matmul object, ``REGIST_MATMUL_OBJ``, ``SetTensorA/B``, ``SetTail``, ``Iterate``,
-``GetTensorC`` and ``End``.
+``GetTensorC`` and ``End``; and what a kernel using it declares first: its kernel type
+(``KERNEL_TASK_TYPE_DEFAULT``) and the system workspace (``SetSysWorkspace``).
 
 ``pyasc_mlir.dialects.ascendc`` re-exports the public names; import them from there.
 """
@@ -35,6 +36,41 @@ from pyasc_mlir.dialects.ascendc_types import (
     MatmulObjType,
     elem,
 )
+
+KERNEL_TYPES = ("AIV_ONLY", "AIC_ONLY", "MIX_AIC_1_1", "MIX_AIC_1_2")
+"""Kernel types an ``ascendc.kernel_type`` may declare (``KERNEL_TYPE_<name>``; Ascend C API
+reference, "设置Kernel类型")."""
+
+
+@irdl_op_definition
+class KernelTypeOp(IRDLOperation):
+    """``KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_<kind>);``: the cores the kernel runs on. A
+    kernel with a Matmul object declares ``MIX_AIC_1_1`` (one vector block per Cube block, so
+    ``GetBlockIdx() < blockDim`` on both sides); first op of the kernel body."""
+
+    name = "ascendc.kernel_type"
+    kind = prop_def(StringAttr)
+    assembly_format = "$kind attr-dict"
+
+    def __init__(self, kind: str):
+        super().__init__(properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        if self.kind.data not in KERNEL_TYPES:
+            raise VerifyException(f"{self.name}: kind must be one of {KERNEL_TYPES}")
+
+
+@irdl_op_definition
+class SetSysWorkspaceOp(IRDLOperation):
+    """``SetSysWorkspace(workspace);``: the kernel's ``workspace`` argument (the host allocates
+    ``platform.LIB_API_WORKSPACE_BYTES`` for it) becomes the system workspace the Matmul API
+    needs; must precede ``REGIST_MATMUL_OBJ``."""
+
+    name = "ascendc.set_sys_workspace"
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
 
 
 @irdl_op_definition
@@ -166,8 +202,9 @@ class MatmulIterateOp(IRDLOperation):
 
 @irdl_op_definition
 class MatmulGetTensorCOp(IRDLOperation):
-    """``mm.GetTensorC(ub)``: the block ``Iterate`` computed, ND in UB with row stride
-    ``baseN``; columns past the block's width are 0."""
+    """``mm.GetTensorC(ub, 0, true)`` (``enSequentialWrite``): the block ``Iterate``
+    computed, ND at ``ub[0]`` with row stride ``baseN``; columns past the block's width are 0.
+    ``ub`` must lie in a ``TPosition::VECIN`` buffer (C's position)."""
 
     name = "ascendc.matmul_get_tensor_c"
     mm = operand_def(MatmulObjType)

@@ -23,10 +23,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     VarConstraint,
     base,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
 )
@@ -71,6 +73,10 @@ EVENTS = ("MTE2_V", "V_MTE3", "MTE3_V", "V_S", "S_V", "MTE2_S", "S_MTE3", "MTE3_
 """``HardEvent`` enumerators of ``ascendc.sync`` (producer pipe ``_`` consumer pipe)."""
 POSITIONS = ("VECIN", "VECOUT")
 """``TPosition`` enumerators of ``ascendc.init_queue``."""
+TBUF_POSITIONS = ("VECCALC", "VECIN")
+"""``TPosition`` enumerators of ``ascendc.init_tbuf``: VECIN when data comes into it from GM
+(``DataCopy``/``DataCopyPad``; the documented paths are GM -> VECIN/VECOUT) or from
+``GetTensorC`` (C to VECIN)."""
 
 
 @irdl_op_definition
@@ -116,15 +122,30 @@ class InitQueueOp(IRDLOperation):
 
 @irdl_op_definition
 class InitTBufOp(IRDLOperation):
-    """``TBuf<TPosition::VECCALC> b; pipe.InitBuffer(b, len);``"""
+    """``TBuf<TPosition::P> b; pipe.InitBuffer(b, len);`` (``P`` = ``position``, VECCALC
+    when absent; VECIN when data comes into it from GM or from ``GetTensorC``)."""
 
     name = "ascendc.init_tbuf"
+    irdl_options = (ParsePropInAttrDict(),)
     length = prop_def(IntegerAttr)
+    position = opt_prop_def(StringAttr)
     result = result_def(TBufType)
     assembly_format = "$length attr-dict"
 
-    def __init__(self, length: int):
-        super().__init__(properties={"length": IntegerAttr(length, 64)}, result_types=[TBufType()])
+    def __init__(self, length: int, position: str = "VECCALC"):
+        props: dict[str, Attribute] = {"length": IntegerAttr(length, 64)}
+        if position != "VECCALC":
+            props["position"] = StringAttr(position)
+        super().__init__(properties=props, result_types=[TBufType()])
+
+    @property
+    def position_name(self) -> str:
+        """``VECCALC``, ``VECIN`` or ``VECOUT``."""
+        return self.position.data if self.position is not None else "VECCALC"
+
+    def verify_(self) -> None:
+        if self.position_name not in TBUF_POSITIONS:
+            raise VerifyException(f"{self.name}: position must be one of {TBUF_POSITIONS}")
 
 
 @irdl_op_definition

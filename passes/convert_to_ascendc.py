@@ -68,6 +68,20 @@ def _ub_elem(t: Attribute) -> Attribute:
     return IntegerType(8) if isinstance(e, IntegerType) and e.width.data == 1 else e
 
 
+def _tbuf_position(calc: list[asc.AllocOp]) -> str:
+    """``VECIN`` when GM data (``copy_in``) or a Matmul result (``mmad``) lands in one of the
+    scratch buffers ``calc`` (the documented paths: GM -> VECIN, GetTensorC -> VECIN), else
+    ``VECCALC``."""
+    for a in calc:
+        for use in a.result.uses:
+            op = use.operation
+            if (isinstance(op, asc.CopyInOp) and op.dest is a.result) or (
+                isinstance(op, asc.MmadOp) and op.dst is a.result
+            ):
+                return "VECIN"
+    return "VECCALC"
+
+
 @dataclass
 class _State:
     kernel: func.FuncOp
@@ -101,7 +115,9 @@ class _Converter:
         self._matmuls(out)
         for a in sorted(allocs, key=_offset):
             if a.role.data in ("in", "out"):
-                pos = "VECIN" if a.role.data == "in" else "VECOUT"
+                # C of a Matmul lands in VECIN (documented), even when it goes straight out
+                in_pos = a.role.data == "in" or _tbuf_position([a]) == "VECIN"
+                pos = "VECIN" if in_pos else "VECOUT"
                 st.queues[a] = out.add_value(
                     ac.InitQueueOp(pos, a.buffers.value.data, _ub_bytes(ct.dst_reserve_bytes(a)))
                 )
@@ -109,7 +125,7 @@ class _Converter:
         if calc:
             st.calc_base = min(_offset(a) for a in calc)
             top = max(_offset(a) + _ub_bytes(ct.dst_reserve_bytes(a)) for a in calc)
-            st.tbuf = out.add_value(ac.InitTBufOp(top - st.calc_base))
+            st.tbuf = out.add_value(ac.InitTBufOp(top - st.calc_base, _tbuf_position(calc)))
 
     def _matmuls(self, out: AscendcBuilder) -> None:
         """One Matmul object + TCubeTiling per ``asc.mmad``, registered together; their
@@ -137,6 +153,10 @@ class _Converter:
             tiling = out.add_value(ac.CubeTilingOp(f"mm{i}"))
             self.st.matmuls[op] = mm
             pairs += [mm, tiling]
+        # A Matmul kernel runs on the Cube and the vector cores 1:1 (GetBlockIdx() < blockDim on
+        # both sides, as the work split assumes) and hands the Matmul API its system workspace.
+        out.add(ac.KernelTypeOp("MIX_AIC_1_1"))
+        out.add(ac.SetSysWorkspaceOp())
         out.add(ac.RegistMatmulOp(pairs))
         attrs.add_tiling_fields(self.k, fields)
 

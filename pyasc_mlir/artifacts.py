@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from pyasc_mlir.cache import atomic_write, file_sha256, text_sha256, warn_cache
+from pyasc_mlir.cube_tiling import launch_info
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dialects.attrs import DYNAMIC_SPEC_ATTR, kernel_ub_bytes_used
@@ -159,6 +160,7 @@ def describe(
         "fused_ops": sum(1 for _ in asc_ops(stages["tensor"])),
         "launches": plan,
         "returns": returns,
+        **launch_info(k),  # kernel_type, workspace_bytes, block mapping of the first launch
     }
 
 
@@ -211,7 +213,9 @@ def launch_plan(
     Values are numbered in a table: the operator's tensor inputs first (0, 1, ...), then each
     launch's results in order. Each launch is ``{"kernel", "block_dim", "tiling" (the kernel's
     tiling struct fields in struct order, name -> value), "args" (value ids, kernel-parameter
-    order), "results" ([{"id", "shape", "dtype"}])}``; the second list holds the value id of
+    order), "results" ([{"id", "shape", "dtype"}]), and the launch facts of
+    :func:`pyasc_mlir.cube_tiling.launch_info` ("kernel_type", "workspace_bytes",
+    "vector_blocks", "cube_blocks", "block_mapping")}``; the second list holds the value id of
     each returned value (an input or any launch result).
 
     Raises:
@@ -242,6 +246,7 @@ def launch_plan(
                     "tiling": tiling,
                     "args": [ids[v] for v in op.inputs],
                     "results": results,
+                    **launch_info(kernels_by_name[kname]),
                 }
             )
         elif isinstance(op, func.ReturnOp):

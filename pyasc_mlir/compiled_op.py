@@ -457,7 +457,12 @@ class CompiledOp:
             self._cpu if self._cpu is not None and not memcheck else self._cpu_kernel(memcheck)
         )  # may load the library or build the memcheck one
         start = time.perf_counter()
-        kernel.run(launch.block_dim, [*ins, *outs], launch.tiling_bytes)
+        kernel.run(
+            launch.block_dim,
+            [*ins, *outs],
+            launch.tiling_bytes,
+            int(info.get("workspace_bytes", 0)),
+        )  # the Matmul API's system workspace
         notify_profilers(self, start)
         self._numeric_check(outs, args, "CPU build")
         return outs
@@ -469,11 +474,12 @@ class CompiledOp:
         steps = self._plan()
         entries = self._cpu_entries(memory_check_enabled())  # may build the memcheck library
         values = list(args)
+        workspace = [int(la.get("workspace_bytes", 0)) for la in self.info["launches"]]
         start = time.perf_counter()
-        for step in steps:
+        for step, ws in zip(steps, workspace, strict=True):
             outs = [new_output(shape, dtype) for shape, dtype in step.results]
             entries[step.kernel].run(
-                step.block_dim, [*(values[i] for i in step.args), *outs], step.tiling_bytes
+                step.block_dim, [*(values[i] for i in step.args), *outs], step.tiling_bytes, ws
             )
             values += outs
         notify_profilers(self, start)

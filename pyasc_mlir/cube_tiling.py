@@ -13,9 +13,10 @@ Static maxima of an ``asc.mmad`` (:func:`static_block`), first that applies:
 3. derived: ``m`` <= destination elements // ``ls``, ``n`` <= ``ls``, ``k`` <= the largest K the
    GM operands can hold at the given leading dimensions.
 
-Each maximum is then capped by the operand row that spans it (``m <= lda`` when A is
-transposed, ``k <= lda`` otherwise; ``n <= ldb`` when B is not transposed, ``k <= ldb``
-otherwise), as ``TCubeTiling`` requires ``singleCoreM/N/K <= M/N/Ka/Kb``.
+Each maximum is then capped by the GM operands (``m`` by A's row count, or ``lda`` when A is
+transposed; ``k`` by ``lda``, or A's row count; ``n`` by ``ldb``, or B's row count when B is
+transposed; ``k`` by B's row count, or ``ldb``): ``TCubeTiling``'s ``M/N/Ka/Kb`` describe the
+data (never more rows than it has) and ``singleCoreM/N/K <= M/N/Ka/Kb``.
 
 ``ls``, ``lda`` and ``ldb`` must be constants: they become ``baseN`` and the ND row strides.
 
@@ -54,6 +55,7 @@ address space must be at least baseM * baseN"); ``asc-buffer-alloc`` reserves th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, MemRefType
@@ -65,6 +67,7 @@ from pyasc_mlir.passes.common import loc_of
 from pyasc_mlir.platform import (
     CUBE_FRACTAL,
     DATA_BLOCK_BYTES,
+    LIB_API_WORKSPACE_BYTES,
     ND_STRIDE_MAX,
     Platform,
     ceil_div,
@@ -182,22 +185,15 @@ def static_block(op: asc.MmadOp) -> StaticBlock:
         given[key] = attr.value.data if isinstance(attr, IntegerAttr) else _const(getattr(op, key))
     m = given["m"] if given["m"] is not None else _elements(op.dst) // ls
     n = given["n"] if given["n"] is not None else ls
-    if given["k"] is not None:
-        k = given["k"]
-    else:
-        size_a, size_b = _elements(op.a), _elements(op.b)
-        k_a = size_a // lda if op.trans_a else lda
-        k_b = ldb if op.trans_b else size_b // ldb
-        k = min(k_a, k_b)
-    # a row of an operand bounds its extent: the ND stride fields must cover singleCore*
-    if op.trans_a:
-        m = min(m, lda)
-    else:
-        k = min(k, lda)
-    if op.trans_b:
-        k = min(k, ldb)
-    else:
-        n = min(n, ldb)
+    size_a, size_b = _elements(op.a), _elements(op.b)
+    k_a = size_a // lda if op.trans_a else lda
+    k_b = ldb if op.trans_b else size_b // ldb
+    k = given["k"] if given["k"] is not None else min(k_a, k_b)
+    # the GM operands bound every extent (TCubeTiling's M/N/Ka/Kb describe the data, and
+    # singleCore* <= M/N/Ka/Kb): a row spans the stride side, the row count the other
+    m = min(m, lda if op.trans_a else size_a // lda)
+    n = min(n, size_b // ldb if op.trans_b else ldb)
+    k = min(k, k_a, k_b)
     if min(m, n, k) <= 0:
         raise _fail(
             op,
@@ -330,6 +326,38 @@ def cube_tiling(blk: StaticBlock, plat: Platform, where: Operation | None = None
             "use a smaller M or N tile",
         )
     return fields
+
+
+def launch_info(kernel: Operation) -> dict[str, Any]:
+    """How the host launches an ``ascendc``-level kernel (``op.json`` ``launches[i]`` and the
+    host code record it): ``kernel_type`` (``KERNEL_TYPE_<kind>``: ``MIX_AIC_1_1`` for a kernel
+    with a Matmul object, which declares it; ``AIV_ONLY`` otherwise, the default of a kernel
+    that declares none), ``workspace_bytes`` (the GM workspace to pass:
+    ``platform.LIB_API_WORKSPACE_BYTES`` for the Matmul API's system workspace, else 0),
+    ``vector_blocks`` / ``cube_blocks`` per launched block, and ``block_mapping`` in words."""
+    from pyasc_mlir.dialects import ascendc as ac  # ascendc level only; avoids a cycle
+
+    declared = [o.kind.data for o in kernel.walk() if isinstance(o, ac.KernelTypeOp)]
+    kind = declared[0] if declared else "AIV_ONLY"
+    cube = kind in ("AIC_ONLY", "MIX_AIC_1_1", "MIX_AIC_1_2")
+    vec = {"AIC_ONLY": 0, "MIX_AIC_1_2": 2}.get(kind, 1)
+    uses_mm = any(isinstance(o, ac.SetSysWorkspaceOp) for o in kernel.walk())
+    served = "i" if vec == 1 else f"i // {vec}"
+    mapping = (
+        f"blockDim Cube blocks and {vec} x blockDim vector blocks; the Matmul objects "
+        f"of vector block i (GetBlockIdx()) run on Cube block {served}"
+        if cube and vec
+        else "blockDim vector blocks"
+        if vec
+        else "blockDim Cube blocks"
+    )
+    return {
+        "kernel_type": kind,
+        "workspace_bytes": LIB_API_WORKSPACE_BYTES if uses_mm else 0,
+        "vector_blocks": vec,
+        "cube_blocks": 1 if cube else 0,
+        "block_mapping": mapping,
+    }
 
 
 def mmad_ops(kernel: Operation) -> list[asc.MmadOp]:

@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.target import Target
 
-from pyasc_mlir.cube_tiling import TCUBE_FIELDS
+from pyasc_mlir.cube_tiling import TCUBE_FIELDS, launch_info
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.dialects.attrs import DYNAMIC_SPEC_ATTR, TILING_ATTR, module_kernels
@@ -215,7 +215,12 @@ class _KernelPrinter:
             self.emit(f"pipe.InitBuffer({q}, {op.num.value.data}, {op.length.value.data});")
         elif isinstance(op, ac.InitTBufOp):
             b = n(op.result, "calcBuf")
-            self.emit(f"TBuf<TPosition::VECCALC> {b};")
+            pos = (
+                "TBuf<TPosition::VECIN>"
+                if op.position_name == "VECIN"
+                else "TBuf<TPosition::VECCALC>"
+            )
+            self.emit(f"{pos} {b};")
             self.emit(f"pipe.InitBuffer({b}, {op.length.value.data});")
         elif isinstance(op, ac.TBufGetOp):
             ty = c_type(op.result.type.element_type)
@@ -308,7 +313,11 @@ class _KernelPrinter:
     def _matmul(self, op: Operation) -> bool:
         """The high-level Matmul API (docs/CPU_RUNTIME.md, "Matmul")."""
         n = self.name
-        if isinstance(op, ac.CubeTilingOp):
+        if isinstance(op, ac.KernelTypeOp):
+            self.emit(f"KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_{op.kind.data});")
+        elif isinstance(op, ac.SetSysWorkspaceOp):
+            self.emit("SetSysWorkspace(workspace);  // the Matmul API's system workspace")
+        elif isinstance(op, ac.CubeTilingOp):
             t = n(op.result, f"{op.prefix.data}Tiling")
             self.emit(f"TCubeTiling {t} = {{}};")
             for f in TCUBE_FIELDS:
@@ -342,7 +351,9 @@ class _KernelPrinter:
         elif isinstance(op, ac.MatmulIterateOp):
             self.emit(f"{n(op.mm)}.Iterate();")
         elif isinstance(op, ac.MatmulGetTensorCOp):
-            self.emit(f"{n(op.mm)}.GetTensorC({n(op.tensor)});")
+            self.emit(
+                f"{n(op.mm)}.GetTensorC({n(op.tensor)}, 0, true);  // sequential: [baseM, baseN]"
+            )
         elif isinstance(op, ac.MatmulEndOp):
             self.emit(f"{n(op.mm)}.End();")
         else:
@@ -440,6 +451,7 @@ def emit_host_source(module: ModuleOp, input_shapes: list[list[int]]) -> str:
             ]
             lines += [f"    t->{f} = {v}LL;" for f, v in fields.items()]
             lines += ["    return 0;", "}", ""]
+        lines += host_launch_notes(k)
         lines += [
             f'extern "C" __global__ __aicore__ void {name}('
             + ", ".join(["GM_ADDR"] * (len(k.body.block.args) + 2))
@@ -456,6 +468,19 @@ def emit_host_source(module: ModuleOp, input_shapes: list[list[int]]) -> str:
             "",
         ]
     return "\n".join(lines)
+
+
+def host_launch_notes(k: func.FuncOp) -> list[str]:
+    """What the host must know to launch ``k`` (:func:`pyasc_mlir.cube_tiling.launch_info`):
+    its kernel type and block mapping as a comment, and ``<kernel>_workspace_bytes()``, the
+    GM workspace the launch must pass (0: none)."""
+    info = launch_info(k)
+    return [
+        f"// {k.sym_name.data}: KERNEL_TYPE_{info['kernel_type']}; {info['block_mapping']}",
+        f'extern "C" uint64_t {k.sym_name.data}_workspace_bytes() '
+        f"{{ return {info['workspace_bytes']}ULL; }}",
+        "",
+    ]
 
 
 def _kernel_decl(k: func.FuncOp) -> str:

@@ -56,6 +56,11 @@ ND_STRIDE_MAX = 65535
 ``M``, ``Kb`` transposed; Ascend C API reference, "TCubeTiling structure")."""
 MAX_MATMUL_OBJECTS = 4
 """``REGIST_MATMUL_OBJ``: at most four Matmul objects per kernel (Ascend C API reference)."""
+LIB_API_WORKSPACE_BYTES = 16 * 1024 * 1024
+"""The system workspace the host allocates for a kernel that uses the Matmul API: what
+``GetLibApiWorkSpaceSize()`` reports (host API reference: "the size of the system workspace",
+no number given; 16 MiB is the system workspace the public Ascend C Matmul kernel-launch
+samples allocate for the Atlas A2). The kernel passes it on with ``SetSysWorkspace``."""
 UB_SYSTEM_RESERVED_BYTES = 256
 """UB bytes the system keeps for itself (the kernel never sees them)."""
 UB_DEFAULT_RESERVED_BYTES = 8 * KIB

@@ -81,7 +81,7 @@ def test_data_copy_rounds_down_to_32_bytes():
         f"""
     %gx = ascendc.global_buffer %x : {gm(64, "f32")} -> {GT}<f32>
     %go = ascendc.global_buffer %o : {gm(64, "f32")} -> {GT}<f32>
-    %b = ascendc.init_tbuf 512
+    %b = ascendc.init_tbuf 512 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[0] : {LT}<f32>
     ascendc.data_copy %t, %gx, %c13 : {LT}<f32>, {GT}<f32>
     ascendc.data_copy %go, %t, %c16 : {GT}<f32>, {LT}<f32>
@@ -103,7 +103,7 @@ def test_data_copy_checks_bounds_and_alignment():
         f"%x: {gm(16, 'f32')}",
         f"""
     %gx = ascendc.global_buffer %x : {gm(16, "f32")} -> {GT}<f32>
-    %b = ascendc.init_tbuf 64
+    %b = ascendc.init_tbuf 64 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[0] : {LT}<f32>
     ascendc.data_copy %t, %gx, %c32 : {LT}<f32>, {GT}<f32>
     """,
@@ -115,7 +115,7 @@ def test_data_copy_checks_bounds_and_alignment():
         f"""
     %gx = ascendc.global_buffer %x : {gm(64, "f32")} -> {GT}<f32>
     %g2 = ascendc.subview %gx[%c32] : {GT}<f32> -> {GT}<f32>
-    %b = ascendc.init_tbuf 256
+    %b = ascendc.init_tbuf 256 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[0] : {LT}<f32>
     ascendc.data_copy %t, %g2, %c64 : {LT}<f32>, {GT}<f32>
     """,
@@ -126,7 +126,7 @@ def test_data_copy_checks_bounds_and_alignment():
         f"%x: {gm(64, 'f32')}",
         f"""
     %gx = ascendc.global_buffer %x : {gm(64, "f32")} -> {GT}<f32>
-    %b = ascendc.init_tbuf 256
+    %b = ascendc.init_tbuf 256 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[3] : {LT}<f32>
     ascendc.data_copy %t, %gx, %c8 : {LT}<f32>, {GT}<f32>
     """,
@@ -140,7 +140,7 @@ def test_copy_element_types_must_agree():
         f"%x: {gm(64, 'f16')}",
         f"""
     %gx = ascendc.global_buffer %x : {gm(64, "f16")} -> {GT}<f16>
-    %b = ascendc.init_tbuf 256
+    %b = ascendc.init_tbuf 256 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[0] : {LT}<f32>
     ascendc.data_copy %t, %gx, %c16 : {LT}<f32>, {GT}<f16>
     """,
@@ -159,7 +159,7 @@ def test_data_copy_pad_gm_to_ub_pads_each_block_and_strides():
         f"""
     %gx = ascendc.global_buffer %x : {gm(40, "f32")} -> {GT}<f32>
     %g1 = ascendc.subview %gx[%c1] : {GT}<f32> -> {GT}<f32>
-    %b = ascendc.init_tbuf 256
+    %b = ascendc.init_tbuf 256 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[0] : {LT}<f32>
     ascendc.data_copy_pad %t, %g1, %c3, %c20, %c8, %c1 : {LT}<f32>, {GT}<f32>
     """,
@@ -183,7 +183,7 @@ def test_data_copy_pad_ub_to_gm_writes_exact_bytes():
     %gx = ascendc.global_buffer %x : {gm(128, "f16")} -> {GT}<f16>
     %go = ascendc.global_buffer %o : {gm(64, "f16")} -> {GT}<f16>
     %c128 = arith.constant 128 : index
-    %b = ascendc.init_tbuf 256
+    %b = ascendc.init_tbuf 256 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[0] : {LT}<f16>
     ascendc.data_copy %t, %gx, %c128 : {LT}<f16>, {GT}<f16>
     ascendc.data_copy_pad %go, %t, %c3, %c6, %c1, %c4 : {GT}<f16>, {LT}<f16>
@@ -202,7 +202,7 @@ def test_data_copy_pad_checks():
         f"%x: {gm(64, 'f32')}",
         f"""
     %gx = ascendc.global_buffer %x : {gm(64, "f32")} -> {GT}<f32>
-    %b = ascendc.init_tbuf 256
+    %b = ascendc.init_tbuf 256 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[0] : {LT}<f32>
     ascendc.data_copy_pad %t, %gx, %c1, %c7, %c0, %c0 : {LT}<f32>, {GT}<f32>
     """,
@@ -214,7 +214,7 @@ def test_data_copy_pad_checks():
         f"%x: {gm(64, 'f32')}",
         f"""
     %gx = ascendc.global_buffer %x : {gm(64, "f32")} -> {GT}<f32>
-    %b = ascendc.init_tbuf 128
+    %b = ascendc.init_tbuf 128 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[0] : {LT}<f32>
     ascendc.data_copy_pad %t, %gx, %c3, %c20, %c0, %c1 : {LT}<f32>, {GT}<f32>
     """,
@@ -303,7 +303,7 @@ def test_ub_overflow_and_usable_bound():
         "",
         """
     %q = ascendc.init_queue "VECIN" 2 : i64 1024 : i64
-    %b = ascendc.init_tbuf 186112
+    %b = ascendc.init_tbuf 186112 {position = "VECIN"}
     """,
     )
     run(fits)
@@ -311,7 +311,7 @@ def test_ub_overflow_and_usable_bound():
         "",
         """
     %q = ascendc.init_queue "VECIN" 2 : i64 1024 : i64
-    %b = ascendc.init_tbuf 186113
+    %b = ascendc.init_tbuf 186113 {position = "VECIN"}
     """,
     )
     with pytest.raises(
@@ -330,7 +330,7 @@ def test_allocator_and_queues_reset_per_block_under_launch():
     %gx = ascendc.global_buffer %x : {gm(n, "f32")} -> {GT}<f32>
     %go = ascendc.global_buffer %o : {gm(n, "f32")} -> {GT}<f32>
     %q = ascendc.init_queue "VECIN" 1 : i64 256 : i64
-    %b = ascendc.init_tbuf 150000
+    %b = ascendc.init_tbuf 150000 {{position = "VECIN"}}
     %i = ascendc.get_block_idx
     %per = ascendc.tiling_field "per_block"
     %off = arith.muli %i, %per : index
@@ -361,7 +361,7 @@ def test_vector_bounds_and_alignment():
     over = kernel(
         "",
         f"""
-    %b = ascendc.init_tbuf 256
+    %b = ascendc.init_tbuf 256 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[0] : {LT}<f32>
     %u = ascendc.tbuf_get %b[32] : {LT}<f32>
     ascendc.vec_binary "Add" %u, %t, %t, %c64 : {LT}<f32>
@@ -376,7 +376,7 @@ def test_vector_bounds_and_alignment():
     misaligned = kernel(
         "",
         f"""
-    %b = ascendc.init_tbuf 256
+    %b = ascendc.init_tbuf 256 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[0] : {LT}<f32>
     %u = ascendc.subview %t[%c4] : {LT}<f32> -> {LT}<f32>
     ascendc.vec_unary "Exp" %u, %t, %c8 : {LT}<f32>
@@ -387,7 +387,7 @@ def test_vector_bounds_and_alignment():
     past = kernel(
         "",
         f"""
-    %b = ascendc.init_tbuf 64
+    %b = ascendc.init_tbuf 64 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[0] : {LT}<f32>
     %u = ascendc.subview %t[%c20] : {LT}<f32> -> {LT}<f32>
     """,
@@ -397,7 +397,7 @@ def test_vector_bounds_and_alignment():
     get = kernel(
         "",
         f"""
-    %b = ascendc.init_tbuf 64
+    %b = ascendc.init_tbuf 64 {{position = "VECIN"}}
     %t = ascendc.tbuf_get %b[8] : {LT}<f32>
     %v = ascendc.get_value %t[%c8] : {LT}<f32> -> f32
     """,
@@ -416,7 +416,7 @@ def _vec_kernel(dtype: str, ops_text: str, n: int = 64) -> str:
     %gy = ascendc.global_buffer %y : {gm(n, t)} -> {GT}<{t}>
     %go = ascendc.global_buffer %o : {gm(n, t)} -> {GT}<{t}>
     %cn = arith.constant {n} : index
-    %buf = ascendc.init_tbuf {3 * n * 4 + 64}
+    %buf = ascendc.init_tbuf {3 * n * 4 + 64} {{position = "VECIN"}}
     %a = ascendc.tbuf_get %buf[0] : {LT}<{t}>
     %b = ascendc.tbuf_get %buf[{n}] : {LT}<{t}>
     %d = ascendc.tbuf_get %buf[{2 * n}] : {LT}<{t}>
@@ -526,7 +526,7 @@ def test_cast_f32_to_i32_round_modes(mode):
         f"""
     %gx = ascendc.global_buffer %x : {gm(64, "f32")} -> {GT}<f32>
     %go = ascendc.global_buffer %o : {gm(64, "i32")} -> {GT}<i32>
-    %b = ascendc.init_tbuf 512
+    %b = ascendc.init_tbuf 512 {{position = "VECIN"}}
     %a = ascendc.tbuf_get %b[0] : {LT}<f32>
     %d = ascendc.tbuf_get %b[64] : {LT}<i32>
     ascendc.data_copy %a, %gx, %c64 : {LT}<f32>, {GT}<f32>
@@ -549,7 +549,7 @@ def test_cast_f32_to_f16_modes():
             f"""
         %gx = ascendc.global_buffer %x : {gm(64, "f32")} -> {GT}<f32>
         %go = ascendc.global_buffer %o : {gm(64, "f16")} -> {GT}<f16>
-        %b = ascendc.init_tbuf 512
+        %b = ascendc.init_tbuf 512 {{position = "VECIN"}}
         %a = ascendc.tbuf_get %b[0] : {LT}<f32>
         %d = ascendc.tbuf_get %b[128] : {LT}<f16>
         ascendc.data_copy %a, %gx, %c64 : {LT}<f32>, {GT}<f32>
@@ -589,7 +589,7 @@ def test_compare_writes_bits_and_select_reads_them(mode, fn):
     %gx = ascendc.global_buffer %x : {gm(64, "f32")} -> {GT}<f32>
     %gy = ascendc.global_buffer %y : {gm(64, "f32")} -> {GT}<f32>
     %go = ascendc.global_buffer %o : {gm(64, "f32")} -> {GT}<f32>
-    %b = ascendc.init_tbuf 1024
+    %b = ascendc.init_tbuf 1024 {{position = "VECIN"}}
     %a = ascendc.tbuf_get %b[0] : {LT}<f32>
     %c = ascendc.tbuf_get %b[64] : {LT}<f32>
     %d = ascendc.tbuf_get %b[128] : {LT}<f32>
@@ -615,7 +615,7 @@ def test_compare_count_must_fill_256_byte_repeats():
     src = kernel(
         "",
         f"""
-    %b = ascendc.init_tbuf 1024
+    %b = ascendc.init_tbuf 1024 {{position = "VECIN"}}
     %a = ascendc.tbuf_get %b[0] : {LT}<f32>
     %m = ascendc.tbuf_get %b[768] : {LT}<i8>
     ascendc.compare "LT" %m, %a, %a, %c32 : {LT}<i8>, {LT}<f32>
@@ -632,7 +632,7 @@ def test_select_partial_mask_byte():
     src = _vec_kernel(
         "f16",
         f"""
-    %mb = ascendc.init_tbuf 32
+    %mb = ascendc.init_tbuf 32 {{position = "VECIN"}}
     %m = ascendc.tbuf_get %mb[0] : {LT}<i8>
     %cm = arith.constant 0.0 : f16
     ascendc.compare "GT" %m, %a, %b, %cn : {LT}<i8>, {LT}<f16>

@@ -137,7 +137,7 @@ func.func @k(%x: {GM64}, %o: {GM64}) attributes {{asc.kernel,
 {consts}
   %gx = ascendc.global_buffer %x : {GM64} -> {GT}<f32>
   %go = ascendc.global_buffer %o : {GM64} -> {GT}<f32>
-  %b = ascendc.init_tbuf 1024
+  %b = ascendc.init_tbuf 1024 {{position = "VECIN"}}
 {located(body)}
   func.return
 }}""")

@@ -539,7 +539,8 @@ KERNEL_TYPE_MIX_AIC_1_2, KERNEL_TYPE_MAX = 5, 10
 
 
 def test_kernel_type_is_recorded_per_block(libs):
-    np.testing.assert_array_equal(run_qual(libs, 0, blocks=2), [KERNEL_TYPE_MIX_AIC_1_2, 1, 2, 1])
+    # MIX 1:2: a 2-block launch runs 4 vector blocks; the last one (index 3) writes last
+    np.testing.assert_array_equal(run_qual(libs, 0, blocks=2), [KERNEL_TYPE_MIX_AIC_1_2, 3, 2, 1])
     assert run_qual(libs, 1)[0] == KERNEL_TYPE_MAX  # reset at the block start
     assert "KERNEL_TASK_TYPE_DEFAULT: kernel type 1 declared after type 0" in qual_error(libs, 2)
 

@@ -70,7 +70,7 @@ template <class T>
 void CaseDataCopy(const Args& a) {
   const Tiling& t = *a.t;
   TPipe pipe;
-  TBuf<TPosition::VECCALC> b0, b1;
+  TBuf<TPosition::VECIN> b0, b1;
   pipe.InitBuffer(b0, 256 * sizeof(T));
   pipe.InitBuffer(b1, 256 * sizeof(T));
   LocalTensor<T> u0 = b0.Get<T>(), u1 = b1.Get<T>();
@@ -96,7 +96,7 @@ void CaseDataCopyPad(const Args& a) {
   const Tiling& t = *a.t;
   const int32_t size = t.a[7];
   TPipe pipe;
-  TBuf<TPosition::VECCALC> b0;
+  TBuf<TPosition::VECIN> b0;
   pipe.InitBuffer(b0, size * sizeof(T));
   LocalTensor<T> u = b0.Get<T>();
   GlobalTensor<T> gx = G<T>(a.x, t.sx), go = G<T>(a.o, t.so);
@@ -116,7 +116,7 @@ void CaseDataCopyPad(const Args& a) {
 template <class T>
 struct Three {
   TPipe pipe;
-  TBuf<TPosition::VECCALC> b0, b1, b2;
+  TBuf<TPosition::VECIN> b0, b1, b2;
   LocalTensor<T> u0, u1, u2;
   GlobalTensor<T> go;
   int32_t P;
@@ -208,7 +208,7 @@ void CaseCast(const Args& a) {
   const Tiling& t = *a.t;
   const int32_t P = t.a[7];
   TPipe pipe;
-  TBuf<TPosition::VECCALC> bs, bd;
+  TBuf<TPosition::VECIN> bs, bd;
   pipe.InitBuffer(bs, P * sizeof(S));
   pipe.InitBuffer(bd, P * sizeof(D));
   LocalTensor<S> us = bs.Get<S>();
@@ -225,7 +225,7 @@ template <class T>
 void CaseCompareSelect(const Args& a) {
   const Tiling& t = *a.t;
   Three<T> s(a);
-  TBuf<TPosition::VECCALC> bm;
+  TBuf<TPosition::VECIN> bm;
   const int32_t mbytes = (s.P / 8 + 31) / 32 * 32;
   s.pipe.InitBuffer(bm, mbytes);
   LocalTensor<uint8_t> m = bm.Get<uint8_t>();
@@ -250,7 +250,7 @@ void CaseReduce(const Args& a) {
   if constexpr (kFloat<T>) {
     const int32_t P = t.a[7];
     TPipe pipe;
-    TBuf<TPosition::VECCALC> bs, bd, bw;
+    TBuf<TPosition::VECIN> bs, bd, bw;
     pipe.InitBuffer(bs, P * sizeof(T));
     pipe.InitBuffer(bd, 32);
     pipe.InitBuffer(bw, P * sizeof(T));
@@ -272,31 +272,31 @@ void CaseErrors(const Args& a) {
   GlobalTensor<float> gx = G<float>(a.x, t.sx);
   switch (t.a[0]) {
     case 0: {  // one TBuf of a[1] bytes
-      TBuf<TPosition::VECCALC> b;
+      TBuf<TPosition::VECIN> b;
       pipe.InitBuffer(b, t.a[1]);
       break;
     }
     case 1: {  // GetValue past the end
-      TBuf<TPosition::VECCALC> b;
+      TBuf<TPosition::VECIN> b;
       pipe.InitBuffer(b, 64);
       (void)b.Get<float>().GetValue(16);
       break;
     }
     case 2: {  // SetValue at -1
-      TBuf<TPosition::VECCALC> b;
+      TBuf<TPosition::VECIN> b;
       pipe.InitBuffer(b, 64);
       b.Get<float>().SetValue(-1, 1.0f);
       break;
     }
     case 3: {  // Add with count > size
-      TBuf<TPosition::VECCALC> b0, b1;
+      TBuf<TPosition::VECIN> b0, b1;
       pipe.InitBuffer(b0, 128);
       pipe.InitBuffer(b1, 256);
       Add(b1.Get<float>(), b1.Get<float>(), b0.Get<float>(), 64);
       break;
     }
     case 4: {  // misaligned view in a vector op
-      TBuf<TPosition::VECCALC> b;
+      TBuf<TPosition::VECIN> b;
       pipe.InitBuffer(b, 256);
       LocalTensor<float> v = b.Get<float>();
       Add(v, v[1], v, 8);
@@ -319,13 +319,13 @@ void CaseErrors(const Args& a) {
       (void)gx.GetValue(t.sx);
       break;
     case 8: {  // DataCopy beyond the GM tensor
-      TBuf<TPosition::VECCALC> b;
+      TBuf<TPosition::VECIN> b;
       pipe.InitBuffer(b, 1024);
       DataCopy(b.Get<float>(), gx, t.sx + 8);
       break;
     }
     case 9: {  // Compare count not a multiple of 256 B
-      TBuf<TPosition::VECCALC> b, m;
+      TBuf<TPosition::VECIN> b, m;
       pipe.InitBuffer(b, 1024);
       pipe.InitBuffer(m, 32);
       Compare(m.Get<uint8_t>(), b.Get<float>(), b.Get<float>(), CMPMODE::LT, 32);
@@ -340,20 +340,20 @@ void CaseErrors(const Args& a) {
       break;
     }
     case 11: {  // view offset past the end
-      TBuf<TPosition::VECCALC> b;
+      TBuf<TPosition::VECIN> b;
       pipe.InitBuffer(b, 64);
       (void)b.Get<float>()[17];
       break;
     }
     case 12: {  // DataCopyPad UB side past the end (2 blocks of 40 B need 2 x 64 B of UB)
-      TBuf<TPosition::VECCALC> b;
+      TBuf<TPosition::VECIN> b;
       pipe.InitBuffer(b, 64);
       DataCopyPad(b.Get<float>(), gx, DataCopyExtParams{2, 40, 0, 0, 0},
                   DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
       break;
     }
     case 13: {  // two buffers that together exceed the usable UB
-      TBuf<TPosition::VECCALC> b0, b1;
+      TBuf<TPosition::VECIN> b0, b1;
       pipe.InitBuffer(b0, t.a[1]);
       pipe.InitBuffer(b1, t.a[2]);
       break;
@@ -364,7 +364,7 @@ void CaseErrors(const Args& a) {
       break;
     }
     case 15: {  // DataCopy into a misaligned UB view
-      TBuf<TPosition::VECCALC> b;
+      TBuf<TPosition::VECIN> b;
       pipe.InitBuffer(b, 1024);
       DataCopy(b.Get<float>()[4], gx, 8);
       break;
@@ -378,7 +378,7 @@ void CaseErrors(const Args& a) {
       break;
     }
     case 17: {  // UB->GM DataCopyPad beyond the GM tensor
-      TBuf<TPosition::VECCALC> b;
+      TBuf<TPosition::VECIN> b;
       pipe.InitBuffer(b, 1024);
       DataCopyPad(gx, b.Get<float>(), DataCopyExtParams{1, (uint32_t)(t.sx * 4 + 4), 0, 0, 0});
       break;
@@ -395,7 +395,7 @@ void CaseBlocks(const Args& a) {
   if (t.a[0] >= 0 && GetBlockIdx() == t.a[0])
     cpu::Fail("test: failing on purpose in block ", t.a[0]);
   TPipe pipe;
-  TBuf<TPosition::VECCALC> b;
+  TBuf<TPosition::VECIN> b;
   pipe.InitBuffer(b, 64);
   LocalTensor<int32_t> u = b.Get<int32_t>();
   const int32_t prev = u.GetValue(8);
@@ -442,7 +442,7 @@ void CasePipeline(const Args& a) {
 void CaseEvents(const Args& a) {
   const Tiling& t = *a.t;
   TPipe pipe;
-  TBuf<TPosition::VECCALC> b;
+  TBuf<TPosition::VECIN> b;
   pipe.InitBuffer(b, 100);
   TEventID e = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
   SetFlag<HardEvent::MTE2_V>(e);
@@ -478,7 +478,7 @@ void CaseScalarPath(const Args& a) {
   if constexpr (kFloat<T>) {
     const int32_t P = t.a[7];
     TPipe pipe;
-    TBuf<TPosition::VECCALC> bs, bd, bw;
+    TBuf<TPosition::VECIN> bs, bd, bw;
     pipe.InitBuffer(bs, P * sizeof(T));
     pipe.InitBuffer(bd, P * sizeof(T));
     pipe.InitBuffer(bw, P * sizeof(T));
@@ -559,10 +559,14 @@ void CaseMatmul(const Args& a) {
            MatmulType<TPosition::GM, CubeFormat::ND, float>> plain;
     TBuf<TPosition::VECCALC> early;
     if (err == 6) pipe.InitBuffer(early, 32);
+    // as the emitted Cube kernels: MIX 1:1, the system workspace set first (this case's
+    // Matmul never touches it, so any GM buffer serves)
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);
+    SetSysWorkspace(a.o);
     REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &ct, plain, &ct);
     const int64_t blk = static_cast<int64_t>(ct.baseM) * ct.baseN;
     const int64_t cap = t.so - 1;
-    TBuf<TPosition::VECCALC> cb;
+    TBuf<TPosition::VECIN> cb;
     pipe.InitBuffer(cb, cap * sizeof(float));
     LocalTensor<float> c = cb.Get<float>();
     Duplicate(c, -7.0f, cap);
@@ -574,13 +578,13 @@ void CaseMatmul(const Args& a) {
     if (t.f[1] != 0 || err == 5)
       mm.SetTail(err == 5 ? m + 1 : static_cast<int>(t.f[1]), static_cast<int>(t.f[2]),
                  static_cast<int>(t.f[3]));
-    if (err == 8) mm.GetTensorC(c);
+    if (err == 8) mm.GetTensorC(c, 0, true);
     int64_t count = 0;
     while (mm.Iterate()) {
       if (err == 1) {
-        mm.GetTensorC(c[cap - blk + 8]);
+        mm.GetTensorC(c[cap - blk + 8], 0, true);
       }
-      mm.GetTensorC(c[count * blk]);
+      mm.GetTensorC(c[count * blk], 0, true);
       ++count;
     }
     mm.End();

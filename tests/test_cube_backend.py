@@ -161,8 +161,11 @@ def run_cpu(module, a, b, M, N, cache, memcheck=False):
     fields = tiling_fields(k)
     c = np.zeros((M, N), np.float32)
     CpuKernel(lib).run(
-        fields["block_dim"], [a, b, c], np.array(list(fields.values()), np.int64).tobytes()
-    )
+        fields["block_dim"],
+        [a, b, c],
+        np.array(list(fields.values()), np.int64).tobytes(),
+        ct.launch_info(k)["workspace_bytes"],
+    )  # the Matmul system workspace
     return c
 
 
@@ -269,7 +272,9 @@ def test_derived_bounds_without_attributes(cache):
         parse(mmad_kernel(M, N, K, "f32", False, True, tile_m=16, tile_n=32, bounds=False))
     )
     fields = tiling_fields(kernels(module)[0])
-    assert (fields["mm0_singleCoreM"], fields["mm0_singleCoreN"]) == (16, 32)
+    # n <= the 32-column tile, capped by the data: B (transposed) has N = 20 rows
+    assert (fields["mm0_singleCoreM"], fields["mm0_singleCoreN"]) == (16, 20)
+    assert fields["mm0_N"] == 20
     assert fields["mm0_singleCoreK"] == K  # B transposed: K <= ldb
     assert_matmul(run_cpu(module, a, b, M, N, cache), ref, K)
 

@@ -73,7 +73,9 @@ class AscendcBufferFunctions(AscendcFunctionsBase):
                 op, "TPipe::InitBuffer", f"invalid queue buffer count {num} or length {length}"
             )
         length = round32(length)
-        base = pipe_of(block_state(interpreter)).take(op, num * length)
+        pipe = pipe_of(block_state(interpreter))
+        base = pipe.take(op, num * length)
+        pipe.record(base, num * length, op.position.data)
         return (Queue(op.position.data, base, length, num, [FREE] * num),)
 
     @impl(ac.InitTBufOp)
@@ -85,8 +87,10 @@ class AscendcBufferFunctions(AscendcFunctionsBase):
         if length < 0:
             raise api_fail(op, "TPipe::InitBuffer", f"invalid buffer length {length}")
         length = round32(length)
-        base = pipe_of(block_state(interpreter)).take(op, length)
-        return (TBuf(base, length),)
+        pipe = pipe_of(block_state(interpreter))
+        base = pipe.take(op, length)
+        pipe.record(base, length, op.position_name)
+        return (TBuf(base, length, op.position_name),)
 
     @impl(ac.TBufGetOp)
     def run_tbuf_get(

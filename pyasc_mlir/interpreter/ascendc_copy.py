@@ -16,6 +16,7 @@ from pyasc_mlir.interpreter.ascendc_state import (
     AscendcFunctionsBase,
     LocalTensor,
     api_fail,
+    check_from_gm,
     round32,
 )
 from pyasc_mlir.interpreter.tile_state import BlockState, as_int, block_state
@@ -71,6 +72,8 @@ class AscendcCopyFunctions(AscendcFunctionsBase):
             raise api_fail(op, api, f"negative count {count}")
         if not dst_ub and not src_ub:
             raise api_fail(op, api, "GM->GM copies are not supported")
+        if dst_ub and not src_ub:
+            check_from_gm(op, api, block_state(interpreter), dst)
         isz = self.copy_dtype(op, api).itemsize
         nbytes = count * isz // DATA_BLOCK_BYTES * DATA_BLOCK_BYTES
         ub = block_state(interpreter).ub
@@ -111,6 +114,8 @@ class AscendcCopyFunctions(AscendcFunctionsBase):
         src_stride, dst_stride = as_int(src_stride), as_int(dst_stride)
         inbound = isinstance(dst, LocalTensor)
         api = "DataCopyPad(GM->UB)" if inbound else "DataCopyPad(UB->GM)"
+        if inbound:
+            check_from_gm(op, api, block_state(interpreter), dst)
         isz = self.copy_dtype(op, api).itemsize
         if min(n, length, src_stride, dst_stride) < 0:
             raise api_fail(

@@ -1,6 +1,8 @@
 """``ascendc`` Cube calls: the high-level ``Matmul`` object (``TCubeTiling``,
 ``REGIST_MATMUL_OBJ``, ``SetTensorA/B``, ``SetTail``, ``Iterate``, ``GetTensorC``, ``End``)
-with A/B in GM (ND) and C in f32 to UB."""
+with A/B in GM (ND) and C in f32 to a VECIN buffer of UB; and the kernel's declarations the
+Matmul API needs: ``KERNEL_TASK_TYPE_DEFAULT`` and ``SetSysWorkspace`` (the same rules as the
+CPU runtime, ``pyasc_cpu/matmul.h`` and ``pyasc_cpu/core_state.h``)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,13 @@ from pyasc_mlir.interpreter.tile_state import as_int, block_state
 from pyasc_mlir.platform import Platform, ceil_div, get_platform
 
 __all__ = ["AscendcCubeFunctions", "MatmulObject"]
+
+KERNEL_TYPE_KEY = "ascendc.kernel_type"
+"""``BlockState.allocs`` key of the kind the block declared (``KERNEL_TASK_TYPE_DEFAULT``)."""
+SYS_WORKSPACE_KEY = "ascendc.sys_workspace"
+"""``BlockState.allocs`` key set once the block called ``SetSysWorkspace``."""
+AIV_RATIO = {"MIX_AIC_1_2": 2}
+"""Vector blocks per launched block of a kernel type (1 when not listed; "GetTaskRation")."""
 
 
 @dataclass(eq=False)
@@ -89,6 +98,51 @@ def _gm_matrix(
 class AscendcCubeFunctions(AscendcFunctionsBase):
     """The ``Matmul`` object calls and ``TCubeTiling``."""
 
+    @impl(ac.KernelTypeOp)
+    def run_kernel_type(
+        self, interpreter: Interpreter, op: ac.KernelTypeOp, args: PythonValues
+    ) -> PythonValues:
+        """``KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_<kind>)``: recorded for the block; its block
+        index must exist for the kind. This interpreter runs ``blockDim`` vector blocks, so it
+        refuses ``MIX_AIC_1_2`` (2 x blockDim vector blocks: run the CPU build)."""
+        state = block_state(interpreter)
+        kind = op.kind.data
+        api = "KERNEL_TASK_TYPE_DEFAULT"
+        old = state.allocs.get(KERNEL_TYPE_KEY)
+        if old is not None and old != kind:
+            raise api_fail(
+                op,
+                api,
+                f"kernel type KERNEL_TYPE_{kind} declared after "
+                f"KERNEL_TYPE_{old} in the same block",
+            )
+        if kind in AIV_RATIO:
+            raise api_fail(
+                op,
+                api,
+                f"KERNEL_TYPE_{kind} runs {AIV_RATIO[kind]} vector blocks per "
+                "launched block; the ascendc-level interpreter models 1 "
+                "(use the CPU build)",
+            )
+        if state.idx >= state.num:
+            raise api_fail(
+                op,
+                api,
+                f"block {state.idx} of a {state.num}-block launch does not "
+                f"exist for KERNEL_TYPE_{kind}",
+            )
+        state.allocs[KERNEL_TYPE_KEY] = kind
+        return ()
+
+    @impl(ac.SetSysWorkspaceOp)
+    def run_set_sys_workspace(
+        self, interpreter: Interpreter, op: ac.SetSysWorkspaceOp, args: PythonValues
+    ) -> PythonValues:
+        """``SetSysWorkspace(workspace)``: the Matmul API has its system workspace (the
+        interpreter holds no GM workspace; only the call is recorded)."""
+        block_state(interpreter).allocs[SYS_WORKSPACE_KEY] = True
+        return ()
+
     @impl(ac.CubeTilingOp)
     def run_cube_tiling(
         self, interpreter: Interpreter, op: ac.CubeTilingOp, args: PythonValues
@@ -122,7 +176,24 @@ class AscendcCubeFunctions(AscendcFunctionsBase):
         the documented constraints (``cube_tiling.tiling_violations``) and takes its
         ``transLength`` bytes of UB (coupled-core platforms)."""
         api = "REGIST_MATMUL_OBJ"
-        pipe = pipe_of(block_state(interpreter))
+        state = block_state(interpreter)
+        kind = state.allocs.get(KERNEL_TYPE_KEY)
+        if kind == "AIV_ONLY":
+            raise api_fail(
+                op,
+                api,
+                "the kernel is declared KERNEL_TYPE_AIV_ONLY, which has no "
+                "Cube core: declare KERNEL_TYPE_MIX_AIC_1_1 or _1_2",
+            )
+        if not state.allocs.get(SYS_WORKSPACE_KEY):
+            raise api_fail(
+                op,
+                api,
+                "no system workspace: call SetSysWorkspace(workspace) with "
+                "the kernel's workspace (the host allocates "
+                "GetLibApiWorkSpaceSize() bytes) before it",
+            )
+        pipe = pipe_of(state)
         if pipe.cursor:
             raise api_fail(
                 op,
@@ -241,7 +312,8 @@ class AscendcCubeFunctions(AscendcFunctionsBase):
     def run_matmul_get_tensor_c(
         self, interpreter: Interpreter, op: ac.MatmulGetTensorCOp, args: PythonValues
     ) -> PythonValues:
-        """``mm.GetTensorC(ub)``: the block Iterate computed, ND with row stride ``baseN``
+        """``mm.GetTensorC(ub, 0, true)`` (sequential write; ``ub`` in a VECIN buffer): the
+        block Iterate computed, ND with row stride ``baseN``
         (its rows only; columns past its width are 0); ``ub`` must hold ``baseM * baseN``
         elements (documented). Memory check: defines ``rows * baseN`` elements."""
         mm, dst = args
@@ -256,6 +328,15 @@ class AscendcCubeFunctions(AscendcFunctionsBase):
             )
         bm, bn = t["baseM"], t["baseN"]
         state = block_state(interpreter)
+        pos = pipe_of(state).position_of(dst.offset)
+        if pos is not None and pos != "VECIN":
+            raise api_fail(
+                op,
+                api,
+                f"C LocalTensor at UB offset {dst.offset} is in a "
+                f"TPosition::{pos} buffer; the Matmul API writes C to "
+                "TPosition::VECIN (a TQue or TBuf of VECIN)",
+            )
         if dst.size < bm * bn:
             raise api_mem_fail(
                 op,

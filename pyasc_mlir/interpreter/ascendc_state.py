@@ -41,6 +41,7 @@ __all__ = [
     "local_dtype",
     "pipe_of",
     "round32",
+    "check_from_gm",
 ]
 
 PIPE_KEY = "ascendc.pipe"
@@ -166,10 +167,11 @@ class Queue:
 
 @dataclass(eq=False)
 class TBuf:
-    """``TBuf<VECCALC>``: ``length`` bytes from UB byte ``base``."""
+    """``TBuf<position>``: ``length`` bytes from UB byte ``base``."""
 
     base: int
     length: int
+    position: str = "VECCALC"
 
 
 @dataclass(eq=False)
@@ -178,6 +180,18 @@ class Pipe:
 
     usable: int
     cursor: int = 0
+    regions: list[tuple[int, int, str]] = field(default_factory=list)
+
+    def record(self, base: int, nbytes: int, position: str) -> None:
+        """Remember that UB bytes ``[base, base + nbytes)`` are a buffer of ``position``."""
+        self.regions.append((base, nbytes, position))
+
+    def position_of(self, offset: int) -> str | None:
+        """The ``TPosition`` of the TQue/TBuf holding UB byte ``offset`` (None: none)."""
+        for base, nbytes, pos in self.regions:
+            if base <= offset < base + nbytes:
+                return pos
+        return None
 
     def take(self, op: Operation, nbytes: int) -> int:
         """Hand out ``nbytes`` from the cursor; returns their UB offset (raises on overflow)."""
@@ -193,6 +207,19 @@ class Pipe:
         off = self.cursor
         self.cursor = need
         return off
+
+
+def check_from_gm(op: Operation, api: str, state: BlockState, dst: LocalTensor) -> None:
+    """A copy from GM lands in VECIN/VECOUT UB (documented paths): a VECCALC destination is
+    refused, as in the CPU runtime (``cpu::detail::CheckGmPath``)."""
+    if pipe_of(state).position_of(dst.offset) == "VECCALC":
+        raise api_fail(
+            op,
+            api,
+            f"dst at UB offset {dst.offset} is in a TPosition::VECCALC "
+            "buffer; a copy from GM lands in TPosition::VECIN or VECOUT "
+            "(use a TQue or TBuf of TPosition::VECIN)",
+        )
 
 
 def pipe_of(state: BlockState) -> Pipe:

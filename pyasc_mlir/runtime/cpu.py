@@ -22,6 +22,7 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -364,6 +365,11 @@ class CpuKernel:
         if self._last_error_kind is not None:
             self._last_error_kind.restype = ctypes.c_int
             self._last_error_kind.argtypes = []
+        # libraries built before the MIX model existed lack it
+        self._task_ratio: Any = getattr(self._lib, "pyasc_task_ratio", None)
+        if self._task_ratio is not None:
+            self._task_ratio.restype = ctypes.c_int
+            self._task_ratio.argtypes = []
         self._tilings: dict[bytes, tuple[np.ndarray, int]] = {}
 
     def signature(self) -> str | None:
@@ -377,8 +383,13 @@ class CpuKernel:
     ) -> None:
         """Run the kernel on ``block_dim`` blocks, one after another (block 0 first).
 
+        A kernel that declares ``KERNEL_TYPE_MIX_AIC_1_2`` runs ``2 * block_dim`` vector blocks
+        (``GetBlockIdx()`` up to ``2 * block_dim - 1``, ``GetBlockNum()`` = ``block_dim``): the
+        count is read from the library (``pyasc_task_ratio()``) after block 0 (docs/CPU_RUNTIME.md,
+        "MIX kernels").
+
         Args:
-            block_dim: number of blocks (``GetBlockNum()``), at least 1.
+            block_dim: number of blocks launched (``GetBlockNum()``), at least 1.
             gm_args: the GM tensors in kernel-parameter order; C-contiguous arrays whose memory
                 the kernel reads and writes in place.
             tiling: the tiling struct as raw bytes (copied; the kernel gets a pointer to it).
@@ -406,7 +417,10 @@ class CpuKernel:
         nargs = len(ptrs)
         argv = (ctypes.c_void_p * nargs)(*ptrs)  # per call: the GIL is released while it runs
         run_block = self._run_block
-        for block in range(block_dim):
+        if run_block(0, block_dim, argv, nargs) != 0:
+            self._raise(0, block_dim)
+        ratio = self._task_ratio() if self._task_ratio is not None else 1
+        for block in range(1, block_dim * ratio):
             if run_block(block, block_dim, argv, nargs) != 0:
                 self._raise(block, block_dim)
 

@@ -66,7 +66,7 @@ void ByCode(int32_t code, F f) {
 template <class D, class S>
 void CastAny(GM_ADDR x, GM_ADDR o, const Tiling& t) {
   AscendC::TPipe pipe;
-  AscendC::TBuf<AscendC::TPosition::VECCALC> bs, bd;
+  AscendC::TBuf<AscendC::TPosition::VECIN> bs, bd;  // GM <-> UB copies: VECIN (documented paths)
   pipe.InitBuffer(bs, t.n * sizeof(S));
   pipe.InitBuffer(bd, t.n * sizeof(D));
   AscendC::GlobalTensor<S> gx;

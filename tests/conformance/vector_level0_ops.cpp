@@ -114,7 +114,7 @@ struct Run {
 template <class T>
 void Kernel(GM_ADDR x, GM_ADDR y, GM_ADDR o, const Tiling& t) {
   AscendC::TPipe pipe;
-  AscendC::TBuf<AscendC::TPosition::VECCALC> b0, b1, b2;
+  AscendC::TBuf<AscendC::TPosition::VECIN> b0, b1, b2;  // GM <-> UB copies: VECIN (documented paths)
   pipe.InitBuffer(b0, t.size * sizeof(T));
   pipe.InitBuffer(b1, t.size * sizeof(T));
   pipe.InitBuffer(b2, t.size * sizeof(T));

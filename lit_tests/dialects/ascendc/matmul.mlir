@@ -50,8 +50,10 @@ func.func @mm_kernel(%ga: memref<600xf32, #asc.scope<gm>>, %gb: memref<1200xf32,
 
 // CHECK: %[[MM:.*]] = ascendc.matmul_object {{.*}}transpose_a = false, transpose_b = true} : !ascendc.matmul<f32>
 // CHECK-NEXT: %[[T:.*]] = ascendc.cube_tiling "mm0"
+// CHECK-NEXT: ascendc.kernel_type "MIX_AIC_1_1"
+// CHECK-NEXT: ascendc.set_sys_workspace
 // CHECK-NEXT: ascendc.regist_matmul %[[MM]], %[[T]] {{.*}}: !ascendc.matmul<f32>, !ascendc.cube_tiling
-// CHECK-NEXT: ascendc.init_queue "VECOUT"
+// CHECK-NEXT: ascendc.init_queue "VECIN"
 // CHECK: ascendc.alloc_tensor
 // CHECK: ascendc.matmul_set_tensor_a %[[MM]], %{{.*}} {{.*}}transpose = false} {{.*}}: !ascendc.matmul<f32>, !ascendc.global_tensor<f32>
 // CHECK-NEXT: ascendc.subview

@@ -20,7 +20,7 @@ func.func @ln(%x: tensor<4x40xf32>, %w: tensor<40xf32>) -> tensor<4x40xf32> {
 // CHECK-NEXT: pipe.InitBuffer([[INQ]], 2, 512);
 // CHECK: TQue<TPosition::VECOUT, 1> [[OUTQ:que[0-9]+]];
 // CHECK-NEXT: pipe.InitBuffer([[OUTQ]], 2, 512);
-// CHECK: TBuf<TPosition::VECCALC>
+// CHECK: TBuf<TPosition::VECIN>{{.*}}
 // CHECK: GetBlockIdx()
 // CHECK: tiling.units_per_core
 // CHECK: DataCopyPad({{.*}}DataCopyPadExtParams<float>{false, 0, 0, 0});

@@ -59,14 +59,16 @@ func.func @mm_kernel(%ga: memref<1320xf16, #asc.scope<gm>>, %gb: memref<2310xf16
 // CHECK-NEXT: [[T]].usedCoreNum = static_cast<int32_t>(tiling.mm0_usedCoreNum);
 // CHECK: [[T]].baseM = static_cast<int32_t>(tiling.mm0_baseM);
 // CHECK: [[T]].dbL0C = static_cast<int32_t>(tiling.mm0_dbL0C);
+// CHECK-NEXT: KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);
+// CHECK-NEXT: SetSysWorkspace(workspace);
 // CHECK-NEXT: REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), [[MM]], &[[T]]);
-// CHECK-NEXT: TBuf<TPosition::VECCALC>
+// CHECK-NEXT: TBuf<TPosition::VECIN>
 // CHECK: for (int64_t
 // CHECK: [[MM]].SetTensorA(t{{[0-9]+}}, true);
 // CHECK: [[MM]].SetTensorB(t{{[0-9]+}}, false);
 // CHECK-NEXT: [[MM]].SetTail((int)v{{[0-9]+}}, (int)v{{[0-9]+}}, (int)v{{[0-9]+}});
 // CHECK-NEXT: [[MM]].Iterate();
-// CHECK-NEXT: [[MM]].GetTensorC(t{{[0-9]+}});
+// CHECK-NEXT: [[MM]].GetTensorC(t{{[0-9]+}}, 0, true);
 // CHECK-NEXT: SetFlag<HardEvent::MTE2_V>
 // CHECK: Muls(
 // CHECK: DataCopyPad(

@@ -42,7 +42,10 @@
 //   In pyasc_cpu/: bfloat16_t (bf16.h); kernel qualifiers, KERNEL_TASK_TYPE_DEFAULT, ASSERT,
 //   EVENT_ID*, SetFlag/WaitFlag/PipeBarrier, InitSocState (qualifiers.h, core_state.h); Cast
 //   with the Atlas A2 pair/mode table (cast.h); the level-0 (mask/repeat) vector forms,
-//   SetVectorMask/SetMaskCount/SetMaskNorm/ResetMask, LeakyRelu (vector_level0.h).
+//   SetVectorMask/SetMaskCount/SetMaskNorm/ResetMask, LeakyRelu (vector_level0.h); the MIX
+//   model (AIV blocks per kernel type), GetSubBlockIdx, GetTaskRation, SetSysWorkspace,
+//   GetSysWorkSpacePtr (mix.h); the high-level Matmul API, TCubeTiling, REGIST_MATMUL_OBJ,
+//   matmul:: (matmul.h).
 //
 // Source locations: PYASC_LOC("file.py:12:5"); (printed by the emitter before API calls)
 // records the user's source location; every cpu::Error message then ends with " at file:12:5".
@@ -250,9 +253,16 @@ template <class... A>
   throw AccessError(WithLoc(Cat(a...)));
 }
 
-// Set the current block index and block count (GetBlockIdx()/GetBlockNum()).
+// Most vector (AIV) blocks per launched block: 2 (KERNEL_TYPE_MIX_AIC_1_2, "GetBlockIdx" and
+// "GetTaskRation" pages); pyasc_cpu/core_state.h checks each block against the declared type.
+constexpr int64_t kMaxTaskRatio = 2;
+
+// Set the current block index and block count (GetBlockIdx()/GetBlockNum()). `num` is the
+// launched block count (NumBlocks); a vector-side index may run to kMaxTaskRatio * num - 1
+// (MIX 1:2), which the block's declared kernel type must allow (cpu::FinishBlock).
 inline void SetBlock(int64_t idx, int64_t num) {
-  if (num <= 0 || idx < 0 || idx >= num) Fail("SetBlock: block ", idx, " of ", num, " is invalid");
+  if (num <= 0 || idx < 0 || idx >= kMaxTaskRatio * num)
+    Fail("SetBlock: block ", idx, " of ", num, " is invalid");
   State().idx = idx;
   State().num = num;
 }
@@ -558,6 +568,7 @@ class TPipe {
       cpu::Fail("TPipe::InitBuffer: invalid queue buffer count ", num, " or length ", len);
     const uint64_t l = cpu::RoundUp32(static_cast<uint64_t>(len));
     que.st_.base = Take(static_cast<uint64_t>(num) * l);
+    regions_.push_back({que.st_.base, static_cast<uint64_t>(num) * l, P});
     que.st_.len = l;
     que.st_.slots.assign(static_cast<size_t>(num), cpu::QueState::kFree);
     que.st_.next = 0;
@@ -572,6 +583,7 @@ class TPipe {
     const uint64_t l = cpu::RoundUp32(static_cast<uint64_t>(len));
     buf.base_ = Take(l);
     buf.len_ = l;
+    regions_.push_back({buf.base_, l, P});
     buf.init_ = true;
   }
 
@@ -581,13 +593,26 @@ class TPipe {
   TEventID FetchEventID() { return FetchEventID(evt); }
 
   // Release all buffers (subsequent InitBuffer starts at offset 0 again).
-  void Reset() { cursor_ = 0; }
-  void Destroy() { cursor_ = 0; }
+  void Reset() {
+    cursor_ = 0;
+    regions_.clear();
+  }
+  void Destroy() { Reset(); }
 
   // UB bytes handed out so far.
   uint64_t CpuUsedBytes() const { return cursor_; }
   // Hand out `bytes` (the Matmul library's UB share on coupled-core platforms).
   uint64_t CpuTake(uint64_t bytes) { return Take(bytes); }
+  // The TPosition of the TQue/TBuf holding UB byte `off` (false when no buffer of this pipe
+  // holds it).
+  bool CpuPositionOf(uint64_t off, TPosition& pos) const {
+    for (const auto& r : regions_)
+      if (off >= r.base && off < r.base + r.len) {
+        pos = r.pos;
+        return true;
+      }
+    return false;
+  }
 
  private:
   uint64_t Take(uint64_t bytes) {
@@ -598,6 +623,11 @@ class TPipe {
     cursor_ = need;
     return off;
   }
+  struct Region {
+    uint64_t base, len;
+    TPosition pos;
+  };
+  std::vector<Region> regions_;
   uint64_t cursor_ = 0;
   uint32_t event_ = 0;
 };
@@ -668,6 +698,19 @@ inline uint8_t* CheckGMBytes(const char* api, const char* role, const GlobalTens
     FailAccess(api, ": ", role, " GlobalTensor holds ", g.CpuSize() * sizeof(T),
                " bytes, access up to byte ", end, " exceeds it");
   return reinterpret_cast<uint8_t*>(g.CpuPtr());
+}
+
+// A copy from GM lands in VECIN (or VECOUT) UB: the documented DataCopy / DataCopyPad paths are
+// GM->VECIN (DataCopy) and GM->VECIN/VECOUT (DataCopyPad); a VECCALC buffer of the current TPipe
+// as the destination is refused. (UB->GM from a VECCALC TBuf stays accepted: samples do it.)
+template <class T>
+inline void CheckGmPath(const char* api, const char* role, const LocalTensor<T>& t) {
+  TPosition pos;
+  if (t.CpuValid() && State().pipe != nullptr && State().pipe->CpuPositionOf(t.CpuOffset(), pos) &&
+      pos == TPosition::VECCALC)
+    Fail(api, ": ", role, " at UB offset ", t.CpuOffset(), " is in a TPosition::VECCALC buffer; ",
+         "a copy from GM lands in TPosition::VECIN or VECOUT (use a TQue or TBuf of ",
+         "TPosition::VECIN)");
 }
 
 inline void CheckCount(const char* api, int64_t count) {
@@ -894,6 +937,7 @@ inline void Map2(T* d, const T* a, const T* b, int64_t n, F f) {
 template <class T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t count) {
   cpu::detail::CheckCount("DataCopy(GM->UB)", count);
+  cpu::detail::CheckGmPath("DataCopy(GM->UB)", "dst", dst);
   const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T) / cpu::kBlock * cpu::kBlock;
   uint8_t* d = cpu::detail::CheckUBBytes("DataCopy(GM->UB)", "dst", dst, bytes);
   uint8_t* s = cpu::detail::CheckGMBytes("DataCopy(GM->UB)", "src", src, bytes);
@@ -962,6 +1006,7 @@ template <class T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
                         const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad) {
   const char* api = "DataCopyPad(GM->UB)";
+  cpu::detail::CheckGmPath(api, "dst", dst);
   const uint64_t n = p.blockCount, len = p.blockLen, sz = sizeof(T);
   if (len % sz != 0) cpu::Fail(api, ": blockLen ", len, " bytes is not a multiple of ", sz);
   const uint64_t left = pad.leftPadding * sz, right = pad.rightPadding * sz;
@@ -1329,297 +1374,13 @@ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src,
   cpu::detail::ReduceExtreme<false>("ReduceMin", dst, src, work, count, calIndex);
 }
 
-// ---------------------------------------------------------------------------------------------
-// High-level Matmul API (Cube): MatmulType, TCubeTiling, Matmul, REGIST_MATMUL_OBJ
-// (docs/CPU_RUNTIME.md, "Matmul"). A and B are ND matrices in GM (half or float), C is f32
-// delivered to a UB LocalTensor; no bias. Products accumulate in float.
-// ---------------------------------------------------------------------------------------------
-enum class CubeFormat { ND = 0, NZ, ND_ALIGN };
+}  // namespace AscendC
 
-template <TPosition POSITION, CubeFormat FORMAT, class TYPE, bool ISTRANS = false>
-struct MatmulType {
-  constexpr static TPosition pos = POSITION;
-  constexpr static CubeFormat format = FORMAT;
-  using T = TYPE;
-  constexpr static bool isTrans = ISTRANS;
-};
+// High-level Matmul API and the MIX (AIC/AIV) model (pyasc_cpu/).
+#include "pyasc_cpu/mix.h"
+#include "pyasc_cpu/matmul.h"
 
-// The documented TCubeTiling fields (int; all zero unless set).
-struct TCubeTiling {
-  int32_t usedCoreNum = 0, M = 0, N = 0, Ka = 0, Kb = 0;
-  int32_t singleCoreM = 0, singleCoreN = 0, singleCoreK = 0;
-  int32_t baseM = 0, baseN = 0, baseK = 0, depthA1 = 0, depthB1 = 0, stepM = 0, stepN = 0;
-  int32_t isBias = 0, transLength = 0, iterateOrder = 0, shareMode = 0, shareL1Size = 0;
-  int32_t shareL0CSize = 0, shareUbSize = 0, batchM = 0, batchN = 0, singleBatchM = 0;
-  int32_t singleBatchN = 0, stepKa = 0, stepKb = 0, depthAL1CacheUB = 0, depthBL1CacheUB = 0;
-  int32_t dbL0A = 0, dbL0B = 0, dbL0C = 0;
-};
-
-// The system workspace: the CPU Matmul needs none (a valid dummy pointer).
-inline GM_ADDR GetSysWorkSpacePtr() {
-  static uint8_t dummy[64];
-  return dummy;
-}
-
-namespace cpu {
-constexpr uint64_t kL1Bytes = PYASC_L1_BYTES;
-constexpr uint64_t kL0ABytes = PYASC_L0A_BYTES;
-constexpr uint64_t kL0BBytes = PYASC_L0B_BYTES;
-constexpr uint64_t kL0CBytes = PYASC_L0C_BYTES;
-constexpr int64_t kNdStrideMax = PYASC_ND_STRIDE_MAX;  // documented ND row-stride range
-
-// Throw unless `t` meets the documented TCubeTiling constraints for A/B elements of
-// `elem` bytes (the same list as pyasc_mlir.cube_tiling.tiling_violations).
-inline void CheckCubeTiling(const TCubeTiling& t, uint64_t elem, bool transA, bool transB) {
-  const char* api = "REGIST_MATMUL_OBJ";
-  const std::pair<const char*, int32_t> positive[] = {
-      {"M", t.M}, {"N", t.N}, {"Ka", t.Ka}, {"Kb", t.Kb}, {"singleCoreM", t.singleCoreM},
-      {"singleCoreN", t.singleCoreN}, {"singleCoreK", t.singleCoreK}, {"baseM", t.baseM},
-      {"baseN", t.baseN}, {"baseK", t.baseK}, {"depthA1", t.depthA1}, {"depthB1", t.depthB1},
-      {"stepM", t.stepM}, {"stepN", t.stepN}, {"stepKa", t.stepKa}, {"stepKb", t.stepKb},
-      {"dbL0A", t.dbL0A}, {"dbL0B", t.dbL0B}, {"dbL0C", t.dbL0C},
-      {"usedCoreNum", t.usedCoreNum}};
-  for (const auto& f : positive)
-    if (f.second <= 0) Fail(api, ": invalid TCubeTiling: ", f.first, " = ", f.second,
-                            " must be positive");
-  const std::pair<const char*, int32_t> fractal[] = {
-      {"baseM", t.baseM}, {"baseN", t.baseN}, {"baseK", t.baseK}};
-  for (const auto& f : fractal)
-    if (f.second % kFractal) Fail(api, ": invalid TCubeTiling: ", f.first, " = ", f.second,
-                                  " is not a multiple of ", kFractal);
-  const uint64_t bm = t.baseM, bn = t.baseN, bk = t.baseK;
-  auto limit = [&](const char* what, uint64_t need, const char* mem, uint64_t have) {
-    if (need > have) Fail(api, ": invalid TCubeTiling: ", what, " = ", need,
-                          " bytes exceeds ", mem, " (", have, " bytes)");
-  };
-  limit("dbL0A * baseM * baseK * sizeof(A)", t.dbL0A * bm * bk * elem, "L0A", kL0ABytes);
-  limit("dbL0B * baseK * baseN * sizeof(B)", t.dbL0B * bk * bn * elem, "L0B", kL0BBytes);
-  limit("dbL0C * baseM * baseN * 4", t.dbL0C * bm * bn * 4, "L0C", kL0CBytes);
-  limit("(depthA1 * baseM + depthB1 * baseN) * baseK * sizeof(A)",
-        (t.depthA1 * bm + t.depthB1 * bn) * bk * elem, "L1", kL1Bytes);
-  if (t.depthA1 % (t.stepM * t.stepKa))
-    Fail(api, ": invalid TCubeTiling: depthA1 is not a multiple of stepM * stepKa");
-  if (t.depthB1 % (t.stepN * t.stepKb))
-    Fail(api, ": invalid TCubeTiling: depthB1 is not a multiple of stepN * stepKb");
-  if (t.singleCoreM > t.M || t.singleCoreN > t.N || t.singleCoreK > t.Ka ||
-      t.singleCoreK > t.Kb)
-    Fail(api, ": invalid TCubeTiling: singleCoreM/N/K = ", t.singleCoreM, "/", t.singleCoreN,
-         "/", t.singleCoreK, " exceed M/N/Ka/Kb = ", t.M, "/", t.N, "/", t.Ka, "/", t.Kb);
-  if ((transA ? t.M : t.Ka) > kNdStrideMax || (transB ? t.Kb : t.N) > kNdStrideMax)
-    Fail(api, ": invalid TCubeTiling: an ND row stride (", transA ? "M" : "Ka", " = ",
-         transA ? t.M : t.Ka, ", ", transB ? "Kb" : "N", " = ", transB ? t.Kb : t.N,
-         ") exceeds ", kNdStrideMax);
-  if (t.iterateOrder != 0 && t.iterateOrder != 1)
-    Fail(api, ": invalid TCubeTiling: iterateOrder = ", t.iterateOrder, " must be 0 or 1");
-  if (t.isBias != 0) Fail(api, ": invalid TCubeTiling: isBias must be 0 (no bias is set)");
-}
-}  // namespace cpu
-
-template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE>
-class Matmul {
- public:
-  using SrcT = typename A_TYPE::T;
-  using DstT = typename C_TYPE::T;
-  static_assert(std::is_same_v<SrcT, typename B_TYPE::T>, "Matmul: A and B share one type");
-  static_assert(std::is_same_v<SrcT, half> || std::is_same_v<SrcT, float>,
-                "Matmul (CPU): A/B must be half or float");
-  static_assert(std::is_same_v<DstT, float>, "Matmul (CPU): C must be float");
-  static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
-                "Matmul (CPU): A and B must be in GM");
-  static_assert(A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND &&
-                    C_TYPE::format == CubeFormat::ND,
-                "Matmul (CPU): ND formats only");
-  static_assert(C_TYPE::pos == TPosition::VECIN, "Matmul (CPU): C goes to VECIN (UB)");
-
-  // A's / B's top-left element in GM; a transpose needs isTrans in the MatmulType.
-  void SetTensorA(const GlobalTensor<SrcT>& gm, bool isTransposeA = false) {
-    Live("Matmul::SetTensorA");
-    if (isTransposeA && !A_TYPE::isTrans)
-      cpu::Fail("Matmul::SetTensorA: isTransposeA = true needs isTrans = true in A's MatmulType");
-    a_ = gm;
-    transA_ = isTransposeA;
-    hasA_ = true;
-    Restart();
-  }
-  void SetTensorB(const GlobalTensor<SrcT>& gm, bool isTransposeB = false) {
-    Live("Matmul::SetTensorB");
-    if (isTransposeB && !B_TYPE::isTrans)
-      cpu::Fail("Matmul::SetTensorB: isTransposeB = true needs isTrans = true in B's MatmulType");
-    b_ = gm;
-    transB_ = isTransposeB;
-    hasB_ = true;
-    Restart();
-  }
-
-  // This computation's singleCoreM/N/K (-1 keeps the tiling's); each in [1, singleCore*].
-  void SetTail(int tailM = -1, int tailN = -1, int tailK = -1) {
-    const TCubeTiling& t = Live("Matmul::SetTail");
-    const int v[3] = {tailM < 0 ? t.singleCoreM : tailM, tailN < 0 ? t.singleCoreN : tailN,
-                      tailK < 0 ? t.singleCoreK : tailK};
-    const int top[3] = {t.singleCoreM, t.singleCoreN, t.singleCoreK};
-    for (int i = 0; i < 3; ++i)
-      if (v[i] < 1 || v[i] > top[i])
-        cpu::Fail("Matmul::SetTail: tail", "MNK"[i], " = ", v[i], " is outside [1, singleCore",
-                  "MNK"[i], " = ", top[i], "]");
-    tm_ = v[0];
-    tn_ = v[1];
-    tk_ = v[2];
-    Restart();
-  }
-
-  // Computes the next [baseM, baseN] block of C (M first when iterateOrder == 0) over the
-  // whole K with float accumulation; false when every block was computed.
-  bool Iterate(bool enPartialSum = false) {
-    const TCubeTiling& t = Live("Matmul::Iterate");
-    if (enPartialSum) cpu::Fail("Matmul::Iterate: enPartialSum is not supported");
-    if (!hasA_ || !hasB_) cpu::Fail("Matmul::Iterate: SetTensorA and SetTensorB must come first");
-    const int64_t mBlocks = (tm_ + t.baseM - 1) / t.baseM;
-    const int64_t nBlocks = (tn_ + t.baseN - 1) / t.baseN;
-    if (next_ >= mBlocks * nBlocks) {
-      rows_ = 0;
-      return false;
-    }
-    const int64_t mi = t.iterateOrder == 0 ? next_ % mBlocks : next_ / nBlocks;
-    const int64_t ni = t.iterateOrder == 0 ? next_ / mBlocks : next_ % nBlocks;
-    ++next_;
-    r0_ = mi * t.baseM;
-    c0_ = ni * t.baseN;
-    rows_ = std::min<int64_t>(t.baseM, tm_ - r0_);
-    cols_ = std::min<int64_t>(t.baseN, tn_ - c0_);
-    Compute(t);
-    return true;
-  }
-
-  // The block Iterate computed, ND with row stride baseN (its rows only; columns past its
-  // width are 0). `c` must hold baseM * baseN elements (documented).
-  template <bool sync = true>
-  void GetTensorC(const LocalTensor<DstT>& c, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
-    const char* api = "Matmul::GetTensorC";
-    const TCubeTiling& t = Live(api);
-    if (!sync || enAtomic != 0 || enSequentialWrite)
-      cpu::Fail(api, ": only the synchronous, non-atomic form is supported");
-    if (rows_ == 0)
-      cpu::Fail(api, ": no block to get: Iterate computed none since the last GetTensorC / "
-                "SetTensorA / SetTensorB / SetTail");
-    const uint64_t bn = static_cast<uint64_t>(t.baseN);
-    const uint64_t need = static_cast<uint64_t>(t.baseM) * bn;
-    if (c.CpuValid() && c.CpuSize() < need)
-      cpu::FailAccess(api, ": C LocalTensor at UB offset ", c.CpuOffset(), " holds ",
-                      c.CpuSize(), " elements; baseM * baseN = ", need, " are required");
-    const uint64_t n = static_cast<uint64_t>(rows_) * bn;
-    float* d = cpu::detail::CheckUB(api, "C", c, static_cast<int64_t>(n));
-    for (int64_t i = 0; i < rows_; ++i) {
-      float* row = d + static_cast<uint64_t>(i) * bn;
-      std::memcpy(row, acc_.data() + static_cast<size_t>(i * cols_),
-                  static_cast<size_t>(cols_) * sizeof(float));
-      std::fill(row + cols_, row + bn, 0.0f);
-    }
-    if constexpr (cpu::kMemcheck) cpu::mc::Define(c.CpuOffset(), n * sizeof(float));
-    rows_ = 0;
-  }
-
-  // The object's last call in this core.
-  void End() {
-    Live("Matmul::End");
-    ended_ = true;
-  }
-
-  // ---- CPU internals: REGIST_MATMUL_OBJ ----
-  void CpuRegister(TPipe* pipe, const TCubeTiling* tiling) {
-    if (tiling == nullptr) cpu::Fail("REGIST_MATMUL_OBJ: null TCubeTiling");
-    if (tiling_ != nullptr) cpu::Fail("REGIST_MATMUL_OBJ: the Matmul object is already registered");
-    cpu::CheckCubeTiling(*tiling, sizeof(SrcT), A_TYPE::isTrans, B_TYPE::isTrans);
-    tiling_ = tiling;
-    if (tiling->transLength > 0)
-      pipe->CpuTake(cpu::RoundUp32(static_cast<uint64_t>(tiling->transLength)));
-    tm_ = tiling->singleCoreM;
-    tn_ = tiling->singleCoreN;
-    tk_ = tiling->singleCoreK;
-  }
-
- private:
-  const TCubeTiling& Live(const char* api) const {
-    if (tiling_ == nullptr)
-      cpu::Fail(api, ": the Matmul object was not registered (REGIST_MATMUL_OBJ)");
-    if (ended_) cpu::Fail(api, ": the Matmul object was already ended (End)");
-    return *tiling_;
-  }
-  void Restart() {
-    next_ = 0;
-    rows_ = 0;
-  }
-  // Element (i, p) of a [rows, cols] ND matrix view with row stride ld, as float; the whole
-  // view is bounds-checked first.
-  static const SrcT* View(const char* role, const GlobalTensor<SrcT>& g, int64_t rows,
-                          int64_t cols, int64_t ld) {
-    const uint64_t last = static_cast<uint64_t>((rows - 1) * ld + cols);
-    return cpu::detail::CheckGM("Matmul::Iterate", role, g, last);
-  }
-  void Compute(const TCubeTiling& t) {
-    const int64_t k = tk_;
-    // A block [rows_, k] and B block [k, cols_] as float (half converts exactly).
-    std::vector<float> a(static_cast<size_t>(rows_ * k)), b(static_cast<size_t>(k * cols_));
-    if (transA_) {  // A stored [K, M], row stride M
-      const SrcT* p = View("A", a_, k, r0_ + rows_, t.M);
-      for (int64_t q = 0; q < k; ++q)
-        for (int64_t i = 0; i < rows_; ++i) a[i * k + q] = static_cast<float>(p[q * t.M + r0_ + i]);
-    } else {  // A stored [M, Ka]
-      const SrcT* p = View("A", a_, r0_ + rows_, k, t.Ka);
-      for (int64_t i = 0; i < rows_; ++i)
-        for (int64_t q = 0; q < k; ++q) a[i * k + q] = static_cast<float>(p[(r0_ + i) * t.Ka + q]);
-    }
-    if (transB_) {  // B stored [N, Kb], row stride Kb
-      const SrcT* p = View("B", b_, c0_ + cols_, k, t.Kb);
-      for (int64_t j = 0; j < cols_; ++j)
-        for (int64_t q = 0; q < k; ++q) b[q * cols_ + j] = static_cast<float>(p[(c0_ + j) * t.Kb + q]);
-    } else {  // B stored [Kb, N]
-      const SrcT* p = View("B", b_, k, c0_ + cols_, t.N);
-      for (int64_t q = 0; q < k; ++q)
-        for (int64_t j = 0; j < cols_; ++j) b[q * cols_ + j] = static_cast<float>(p[q * t.N + c0_ + j]);
-    }
-    acc_.assign(static_cast<size_t>(rows_ * cols_), 0.0f);
-    for (int64_t i = 0; i < rows_; ++i) {
-      float* out = acc_.data() + i * cols_;
-      for (int64_t q = 0; q < k; ++q) {
-        const float x = a[i * k + q];
-        const float* brow = b.data() + q * cols_;
-        for (int64_t j = 0; j < cols_; ++j) out[j] += x * brow[j];
-      }
-    }
-  }
-
-  const TCubeTiling* tiling_ = nullptr;
-  GlobalTensor<SrcT> a_, b_;
-  bool hasA_ = false, hasB_ = false, transA_ = false, transB_ = false, ended_ = false;
-  int64_t tm_ = 0, tn_ = 0, tk_ = 0, next_ = 0, r0_ = 0, c0_ = 0, rows_ = 0, cols_ = 0;
-  std::vector<float> acc_;
-};
-
-namespace cpu {
-inline void RegistMatmulPairs(TPipe*) {}
-template <class MM, class... Rest>
-inline void RegistMatmulPairs(TPipe* pipe, MM& mm, const TCubeTiling* tiling, Rest&&... rest) {
-  mm.CpuRegister(pipe, tiling);
-  RegistMatmulPairs(pipe, rest...);
-}
-// REGIST_MATMUL_OBJ: must come before the first InitBuffer (documented for split-core mode; the
-// CPU build requires it always, so the Matmul library's UB share comes first).
-template <class... Pairs>
-inline void RegistMatmul(TPipe* pipe, GM_ADDR workspace, Pairs&&... pairs) {
-  static_assert(sizeof...(Pairs) % 2 == 0 && sizeof...(Pairs) <= 8,
-                "REGIST_MATMUL_OBJ takes 1 to 4 (Matmul object, &TCubeTiling) pairs");
-  if (pipe == nullptr) Fail("REGIST_MATMUL_OBJ: null TPipe");
-  if (workspace == nullptr) Fail("REGIST_MATMUL_OBJ: null system workspace");
-  if (pipe->CpuUsedBytes() != 0)
-    Fail("REGIST_MATMUL_OBJ: must come before the first InitBuffer (", pipe->CpuUsedBytes(),
-         " bytes of UB were already handed out)");
-  RegistMatmulPairs(pipe, pairs...);
-}
-}  // namespace cpu
-
-#define REGIST_MATMUL_OBJ(tpipe, workspace, ...) \
-  ::AscendC::cpu::RegistMatmul((tpipe), (workspace), __VA_ARGS__)
-
+namespace AscendC {
 // ---------------------------------------------------------------------------------------------
 // Entry-point support for cpu_entry.cpp
 // ---------------------------------------------------------------------------------------------
@@ -1646,7 +1407,11 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
     SetBlock(block_idx, block_num);
     ResetUB();
     ResetCoreState();
+#ifdef HAVE_WORKSPACE  // the framework sets the system workspace: the kernel's workspace
+    if (nargs >= 2) Core().sys_workspace = args[nargs - 2];  // argument (next to last)
+#endif
     detail::Invoke(kernel, args, std::index_sequence_for<A...>{});
+    FinishBlock();
     State().pipe = nullptr;
     State().loc = nullptr;
     return 0;
@@ -1679,7 +1444,8 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
     return ::AscendC::cpu::RunBlock(KERNEL, block_idx, block_num, args, nargs);                \
   }                                                                                            \
   extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }           \
-  extern "C" int pyasc_last_error_kind() { return ::AscendC::cpu::LastErrorKind(); }
+  extern "C" int pyasc_last_error_kind() { return ::AscendC::cpu::LastErrorKind(); }          \
+  extern "C" int pyasc_task_ratio() { return ::AscendC::cpu::LastTaskRatio(); }
 
 // Per-kernel entry, so several kernels can share one library (batch builds):
 // pyasc_run_block_<KERNEL>; pyasc_last_error is shared and defined by PYASC_CPU_LAST_ERROR.
@@ -1696,7 +1462,8 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
   }
 #define PYASC_CPU_LAST_ERROR()                                                                 \
   extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }           \
-  extern "C" int pyasc_last_error_kind() { return ::AscendC::cpu::LastErrorKind(); }
+  extern "C" int pyasc_last_error_kind() { return ::AscendC::cpu::LastErrorKind(); }          \
+  extern "C" int pyasc_task_ratio() { return ::AscendC::cpu::LastTaskRatio(); }
 
 // A checked CPU entry (cpu_entry.cpp, emitted per kernel) refuses a launch the library was not
 // compiled for: the block count or a tiling field differs from op.json's signature.

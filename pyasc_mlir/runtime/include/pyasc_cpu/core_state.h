@@ -38,6 +38,7 @@ struct CoreState {
   MaskMode mask_mode = MaskMode::NORMAL;
   uint64_t mask_high = ~0ull;  // Normal: lanes 64..127; Counter: 0
   uint64_t mask_low = ~0ull;   // Normal: lanes 0..63; Counter: the element count
+  uint8_t* sys_workspace = nullptr;  // SetSysWorkspace (pyasc_cpu/mix.h); null until set
 };
 
 // Hidden visibility for the same reason as State(): every kernel library keeps its own.
@@ -53,6 +54,44 @@ inline void ResetCoreState() { Core() = CoreState{}; }
 // KERNEL_TYPE_MAX when it declared none in this block.
 inline KernelMetaType DeclaredKernelType() {
   return Core().kernel_type_declared ? Core().kernel_type : KERNEL_TYPE_MAX;
+}
+
+// Vector (AIV) blocks per launched block under a kernel type: 2 for KERNEL_TYPE_MIX_AIC_1_2,
+// 1 otherwise (the AIV row of the documented GetTaskRation table; undeclared counts as 1).
+inline int64_t AivRatio(KernelMetaType t) { return t == KERNEL_TYPE_MIX_AIC_1_2 ? 2 : 1; }
+
+inline const char* KernelTypeName(KernelMetaType t) {
+  static const char* const names[] = {
+      "KERNEL_TYPE_AIV_ONLY", "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIV_1_0",
+      "KERNEL_TYPE_MIX_AIC_1_0", "KERNEL_TYPE_MIX_AIC_1_1", "KERNEL_TYPE_MIX_AIC_1_2",
+      "KERNEL_TYPE_AICORE", "KERNEL_TYPE_VECTORCORE", "KERNEL_TYPE_MIX_AICORE",
+      "KERNEL_TYPE_MIX_VECTOR_CORE", "no kernel type"};
+  return names[t];
+}
+
+// The block index must be one this block's kernel type has: [0, NumBlocks) in general,
+// [0, 2 * NumBlocks) on the vector side of KERNEL_TYPE_MIX_AIC_1_2 ("GetBlockIdx" page).
+inline void CheckBlockRange(const char* api) {
+  const KernelMetaType t = DeclaredKernelType();
+  const int64_t ratio = AivRatio(t);
+  if (State().idx >= ratio * State().num)
+    Fail(api, ": block ", State().idx, " of a ", State().num, "-block launch does not exist for ",
+         KernelTypeName(t), ": vector block indices run to ", ratio * State().num - 1,
+         " (only KERNEL_TYPE_MIX_AIC_1_2 has vector blocks up to 2 * NumBlocks - 1)");
+}
+
+// AIV ratio of the kernel type the last finished block declared (pyasc_task_ratio(): the
+// runner launches ratio * NumBlocks vector blocks).
+__attribute__((visibility("hidden"))) inline int& LastRatio() {
+  static thread_local int r = 1;
+  return r;
+}
+inline int LastTaskRatio() { return LastRatio(); }
+
+// At the end of a block: its index must exist for its declared type; record the ratio.
+inline void FinishBlock() {
+  CheckBlockRange("kernel");
+  LastRatio() = static_cast<int>(AivRatio(DeclaredKernelType()));
 }
 
 }  // namespace cpu

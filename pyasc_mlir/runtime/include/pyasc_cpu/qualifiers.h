@@ -44,6 +44,7 @@ inline void DeclareKernelType() {
          " declared after type ", static_cast<int>(c.kernel_type), " in the same block");
   c.kernel_type_declared = true;
   c.kernel_type = kType;
+  CheckBlockRange("KERNEL_TASK_TYPE_DEFAULT");
 }
 
 // ASSERT(expr[, fmt, args...]): throws Error naming the expression, file and line (and the
