@@ -37,6 +37,7 @@ from pyasc_mlir.passes.dynamic_shapes import SPEC_ATTR, spec
 from pyasc_mlir.passes.ir_builder import Index, IRBuilder
 from pyasc_mlir.passes.iteration_space import analyze, element_type_of, shape_of
 from pyasc_mlir.passes.kernel_builder import KernelBuilder, Layout, TileBuffer, TileState
+from pyasc_mlir.passes.nan_guard import guard_needed
 from pyasc_mlir.passes.tile_plan import (
     MAX_DYNAMIC_CHUNK,
     Plan,
@@ -188,30 +189,41 @@ class VectorKernelBuilder(KernelBuilder):
         t_ = op.input.type
         assert isinstance(t_, TensorType)
         dtype = t_.element_type
-        kind = op.kind.data
         cur = src
         if plan.l_axis in axes:
             lay = Layout(cur.layout.rows, cur.layout.m, False)
             dst = self.alloc(t, "tmp", lay, dtype) if lay != res_lay else self.result(t, op.result)
             work = self.alloc(t, "tmp", Layout(False, False, True), dtype)
             rows, m, _ = self.sizes(t, cur.layout)
-            ix.add(
-                asc.VReduceOp(
-                    kind,
-                    "last",
-                    dst.ref,
-                    cur.ref,
-                    work.ref,
-                    [rows, m, ix.c(plan.L), ix.c(plan.l_slot)],
-                )
-            )
+            sizes = [rows, m, ix.c(plan.L), ix.c(plan.l_slot)]
+            self._vreduce(t, op, "last", dst, cur, work.ref, sizes)
             cur = dst
         if plan.m_axis is not None and plan.m_axis in axes:
             dst = self.result(t, op.result)
             rows, m, ls = self.sizes(t, cur.layout)
-            ix.add(asc.VReduceOp(kind, "mid", dst.ref, cur.ref, cur.ref, [rows, m, ls, ls]))
+            self._vreduce(t, op, "mid", dst, cur, cur.ref, [rows, m, ls, ls])
             cur = dst
         t.bufs[op.result] = cur
+
+    def _vreduce(
+        self,
+        t: TileState,
+        op: asc.ReduceOp,
+        axis: str,
+        dst: TileBuffer,
+        src: TileBuffer,
+        work: SSAValue,
+        sizes: list[SSAValue],
+    ) -> None:
+        """One ``asc.vreduce`` stage of ``op``; max/min NaN-guarded (``passes/nan_guard.py``)
+        unless the guard is provably not needed (``nan_guard.guard_needed``)."""
+        kind = op.kind.data
+        guarded = kind in ("max", "min") and self.guards is not None and self.guards.applies(op)
+        if guarded and guard_needed(op):
+            assert self.guards is not None
+            self.guards.reduce(t, kind, axis, dst, src, work, sizes)
+        else:
+            t.ix.add(asc.VReduceOp(kind, axis, dst.ref, src.ref, work, sizes))
 
     # -- kernel ----------------------------------------------------------------------------
     def _gm_elems(self, i: int, v: SSAValue) -> int:
