@@ -363,7 +363,9 @@ class AscTilePass(ModulePass):
     copy-in/copy-out buffer assumed when sizing tiles; 2 = double buffering), ``tile`` (rows
     per tile, or elements per chunk in chunk mode; 0 = the largest that fits UB) and
     ``block_dim`` (cores to split the work over, 1..the platform's vector cores, capped at the
-    number of work units; 0 = all). The mode (rows or chunks) is the one the automatic choice
+    number of work units; 0 = all) and ``nan_guards`` (emit the NaN/signed-zero guards of
+    ``passes/nan_guard.py``, default true; false only to measure their cost). The mode
+    (rows or chunks) is the one the automatic choice
     takes for these ``block_dim`` and ``buffers``; a pinned ``tile`` is then checked against
     UB with ``buffers`` copies (no silent fallback to single buffering).
 
@@ -376,6 +378,7 @@ class AscTilePass(ModulePass):
     buffers: int = 2
     tile: int = 0
     block_dim: int = 0
+    nan_guards: bool = True
 
     def _cores(self, fusion: asc.FusionOp, cores: int) -> int:
         """Cores the work is split over: the pinned ``block_dim`` (validated) or all."""
@@ -438,6 +441,7 @@ class AscTilePass(ModulePass):
             space = analyze(fusion)
             cores = self._cores(fusion, plat.vector_cores)
             plan = plan_kernel(fusion, space, cores)
+            plan.nan_guards = self.nan_guards
             plan_dynamic(fusion, plan)
             buffers = self.buffers
             # Preference order when UB is tight: drop hoisting of loop invariants first, then
