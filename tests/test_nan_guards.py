@@ -260,3 +260,50 @@ def test_every_example_is_the_same_on_nan_dropping_hardware():
             op = pa.compile(case.kernel, case.args(descs))
             with np.errstate(invalid="ignore"):
                 same_as_defined_build(op, *arrays, what=f"{case.name}, {dtype}")
+
+
+# --------------------------------------------------------------------------- cost
+
+
+def u_relu(x):
+    return pa.relu(x)
+
+
+def u_maximum(x, y):
+    return pa.maximum(x, y)
+
+
+def u_row_max(x):
+    return pa.max(x, -1, keepdim=True)
+
+
+def vector_ops(fn: Any, shapes: list[tuple[int, ...]], guards: bool, monkeypatch) -> int:
+    """``asc.v*`` ops in the tile-level kernel of ``fn`` (fp32), with or without guards."""
+    real = pipeline.pass_options
+
+    def options(*args: Any, **kw: Any) -> dict[str, dict[str, Any]]:
+        out = real(*args, **kw)
+        out["asc-tile"] = {**out["asc-tile"], "nan_guards": guards}
+        return out
+
+    monkeypatch.setattr(pipeline, "pass_options", options)
+    stages, _, _ = pipeline.lower(
+        fn, [pa.TensorDesc(s, "float32") for s in shapes], "k", "910B2", True
+    )
+    return sum(1 for o in stages["tile"].walk() if o.name.startswith("asc.v"))
+
+
+@pytest.mark.parametrize(
+    ("fn", "shapes", "extra"),
+    [
+        (u_relu, [(64, 384)], 2),  # Relu -> Duplicate(+0), Compare, Select
+        (u_maximum, [(64, 384)] * 2, 10),  # tie fix (5 + the +0 buffer), 2 x Compare+Select
+        (u_row_max, [(64, 384)], 5),  # +0 buffer, Compare, Select, ReduceSum, Sub
+        (softmax.softmax, [(64, 384)], 0),  # guard provably not needed
+    ],
+    ids=["relu", "maximum", "row max", "softmax"],
+)
+def test_guard_cost_in_vector_ops(fn, shapes, extra, monkeypatch):
+    """The extra vector ops per tile the guards cost (docs/CPU_RUNTIME.md, "NaN guards")."""
+    bare = vector_ops(fn, shapes, False, monkeypatch)
+    assert vector_ops(fn, shapes, True, monkeypatch) - bare == extra
