@@ -113,6 +113,9 @@ class KernelBuilder:
         self.role = "tmp"
         self.block = fusion.body.block
         self.loc = fusion.attributes.get(asc.LOC_ATTR)
+        from pyasc_mlir.passes.nan_guard import NanGuards  # imports this module
+
+        self.guards = NanGuards(self) if getattr(plan, "nan_guards", True) else None
 
     # -- helpers -------------------------------------------------------------------------
     def alloc(self, t: TileState, role: str, lay: Layout, dtype: Attribute) -> TileBuffer:
@@ -232,11 +235,18 @@ class KernelBuilder:
         kind = op.kind.data
         a, b = op.lhs, op.rhs
         const = {"add": "adds", "mul": "muls", "max": "maxs", "min": "mins", "sub": "adds"}
+        guard = self.guards is not None and kind in ("max", "min") and self.guards.applies(op)
         for x, y, ok in ((a, b, kind in const), (b, a, kind in ("add", "mul", "max", "min"))):
             if ok and isinstance(y.owner, asc.ConstantOp) and y not in t.bufs:
                 value = y.owner.value.value.data
+                if guard and (value != value or value == 0):
+                    break  # NaN or +-0: the guarded tensor-tensor form (nan_guard.binary)
                 src = self.operand(t, x)
                 dst = self.result(t, op.result)
+                if guard:
+                    assert self.guards is not None
+                    self.guards.scalar(t, kind, dst, src, value)
+                    return
                 scalar = -value if kind == "sub" else value
                 t.ix.add(
                     asc.VScalarOp(const[kind], dst.ref, src.ref, scalar, self.count(t, dst.layout))
@@ -244,6 +254,10 @@ class KernelBuilder:
                 return
         la, lb = self.operand(t, a), self.operand(t, b)
         dst = self.result(t, op.result)
+        if guard:
+            assert self.guards is not None
+            self.guards.binary(t, kind, dst, la, lb)
+            return
         t.ix.add(asc.VBinaryOp(kind, dst.ref, la.ref, lb.ref, self.count(t, dst.layout)))
 
     def _unary(self, t: TileState, op: asc.UnaryOp) -> None:
@@ -252,6 +266,8 @@ class KernelBuilder:
         n = self.count(t, dst.layout)
         if op.kind.data == "neg":
             t.ix.add(asc.VScalarOp("muls", dst.ref, src.ref, -1.0, n))
+        elif op.kind.data == "relu" and self.guards is not None and self.guards.applies(op):
+            self.guards.relu(t, dst, src)
         else:
             t.ix.add(asc.VUnaryOp(op.kind.data, dst.ref, src.ref, n))
 

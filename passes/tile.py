@@ -37,6 +37,7 @@ from pyasc_mlir.passes.dynamic_shapes import SPEC_ATTR, spec
 from pyasc_mlir.passes.ir_builder import Index, IRBuilder
 from pyasc_mlir.passes.iteration_space import analyze, element_type_of, shape_of
 from pyasc_mlir.passes.kernel_builder import KernelBuilder, Layout, TileBuffer, TileState
+from pyasc_mlir.passes.nan_guard import guard_needed
 from pyasc_mlir.passes.tile_plan import (
     MAX_DYNAMIC_CHUNK,
     Plan,
@@ -188,30 +189,41 @@ class VectorKernelBuilder(KernelBuilder):
         t_ = op.input.type
         assert isinstance(t_, TensorType)
         dtype = t_.element_type
-        kind = op.kind.data
         cur = src
         if plan.l_axis in axes:
             lay = Layout(cur.layout.rows, cur.layout.m, False)
             dst = self.alloc(t, "tmp", lay, dtype) if lay != res_lay else self.result(t, op.result)
             work = self.alloc(t, "tmp", Layout(False, False, True), dtype)
             rows, m, _ = self.sizes(t, cur.layout)
-            ix.add(
-                asc.VReduceOp(
-                    kind,
-                    "last",
-                    dst.ref,
-                    cur.ref,
-                    work.ref,
-                    [rows, m, ix.c(plan.L), ix.c(plan.l_slot)],
-                )
-            )
+            sizes = [rows, m, ix.c(plan.L), ix.c(plan.l_slot)]
+            self._vreduce(t, op, "last", dst, cur, work.ref, sizes)
             cur = dst
         if plan.m_axis is not None and plan.m_axis in axes:
             dst = self.result(t, op.result)
             rows, m, ls = self.sizes(t, cur.layout)
-            ix.add(asc.VReduceOp(kind, "mid", dst.ref, cur.ref, cur.ref, [rows, m, ls, ls]))
+            self._vreduce(t, op, "mid", dst, cur, cur.ref, [rows, m, ls, ls])
             cur = dst
         t.bufs[op.result] = cur
+
+    def _vreduce(
+        self,
+        t: TileState,
+        op: asc.ReduceOp,
+        axis: str,
+        dst: TileBuffer,
+        src: TileBuffer,
+        work: SSAValue,
+        sizes: list[SSAValue],
+    ) -> None:
+        """One ``asc.vreduce`` stage of ``op``; max/min NaN-guarded (``passes/nan_guard.py``)
+        unless the guard is provably not needed (``nan_guard.guard_needed``)."""
+        kind = op.kind.data
+        guarded = kind in ("max", "min") and self.guards is not None and self.guards.applies(op)
+        if guarded and guard_needed(op):
+            assert self.guards is not None
+            self.guards.reduce(t, kind, axis, dst, src, work, sizes)
+        else:
+            t.ix.add(asc.VReduceOp(kind, axis, dst.ref, src.ref, work, sizes))
 
     # -- kernel ----------------------------------------------------------------------------
     def _gm_elems(self, i: int, v: SSAValue) -> int:
@@ -348,7 +360,9 @@ class AscTilePass(ModulePass):
     copy-in/copy-out buffer assumed when sizing tiles; 2 = double buffering), ``tile`` (rows
     per tile, or elements per chunk in chunk mode; 0 = the largest that fits UB) and
     ``block_dim`` (cores to split the work over, 1..the platform's vector cores, capped at the
-    number of work units; 0 = all). The mode (rows or chunks) is the one the automatic choice
+    number of work units; 0 = all) and ``nan_guards`` (emit the NaN/signed-zero guards of
+    ``passes/nan_guard.py``, default true; false only to measure their cost). The mode
+    (rows or chunks) is the one the automatic choice
     takes for these ``block_dim`` and ``buffers``; a pinned ``tile`` is then checked against
     UB with ``buffers`` copies (no silent fallback to single buffering).
 
@@ -361,6 +375,7 @@ class AscTilePass(ModulePass):
     buffers: int = 2
     tile: int = 0
     block_dim: int = 0
+    nan_guards: bool = True
 
     def _cores(self, fusion: asc.FusionOp, cores: int) -> int:
         """Cores the work is split over: the pinned ``block_dim`` (validated) or all."""
@@ -423,6 +438,7 @@ class AscTilePass(ModulePass):
             space = analyze(fusion)
             cores = self._cores(fusion, plat.vector_cores)
             plan = plan_kernel(fusion, space, cores)
+            plan.nan_guards = self.nan_guards
             plan_dynamic(fusion, plan)
             buffers = self.buffers
             # Preference order when UB is tight: drop hoisting of loop invariants first, then

@@ -44,6 +44,9 @@ class Plan:
     tile: int = 1
     """Rows per tile (rows mode) or elements per chunk (chunk mode)."""
     hoist: bool = True
+    nan_guards: bool = True
+    """Emit the NaN guards of ``passes/nan_guard.py`` (``False``: bare instructions, for
+    measuring their cost)."""
     """Compute loop-invariant values once per kernel (costs UB for their persistent buffers)."""
     dyn: DynamicShapes | None = None
     """Dynamic extents (``passes/dynamic_shapes.py``); ``None``: every shape is static."""

@@ -46,7 +46,12 @@
 // CHECK-NEXT:      %[[T2:[0-9]+]] = arith.divsi %[[T1]], %[[C128]] : index
 // CHECK-NEXT:      %[[CNT:[0-9]+]] = arith.muli %[[T2]], %[[C128]] : index
 // CHECK-NEXT:      asc.vbinary "add" %[[OUT]], %[[IA]], %[[IB]], %[[CNT]]
-// CHECK-NEXT:      asc.vunary "relu" %[[OUT]], %[[OUT]], %[[CNT]]
+// relu is Select(x < +0, +0, x) (NaN guard, passes/nan_guard.py): a +0 buffer, a mask.
+// CHECK-NEXT:      %[[ZB:[0-9]+]] = asc.alloc "tmp" {buffers = 1 : i64} : memref<384xf32, #asc.scope<ub>>
+// CHECK-NEXT:      asc.vdup %[[ZB]], 0.000000e+00 : f64, %[[CNT]]
+// CHECK-NEXT:      %[[MK:[0-9]+]] = asc.alloc "tmp" {buffers = 1 : i64} : memref<512xi1, #asc.scope<ub>>
+// CHECK-NEXT:      asc.vcompare "lt" %[[MK]], %[[OUT]], %[[ZB]], %[[CNT]]
+// CHECK-NEXT:      asc.vselect %[[OUT]], %[[MK]], %[[ZB]], %[[OUT]], %[[CNT]]
 
 // Copy-out writes exactly LEN elements (no write past the end of the tensor).
 // CHECK-NEXT:      %[[OO:[0-9]+]] = arith.addi %[[Z]], %[[C0E]] : index

@@ -851,6 +851,35 @@ constexpr bool kIsVec = kIsFloat<T> || std::is_same_v<T, int16_t> || std::is_sam
 // x < 0, else x (NaN and -0 pass); Abs: the sign bit cleared. The Ascend C documentation does
 // not state the NaN or signed-zero behaviour of these instructions on the Atlas A2: this is
 // the project's defined semantics, the same as the interpreters' (dialects/opset_special.py).
+//
+// PYASC_HW_NAN_MODEL_DROP (a TEST-ONLY model of unknown hardware, never the default): with
+// -DPYASC_HW_NAN_MODEL_DROP=1 these instructions instead drop NaN (the other operand wins, a
+// row max/min skips its NaNs), get every +-0 tie wrong (max: -0 if either is -0; min: +0 if
+// either is +0) and Relu is the naive `x > 0 ? x : 0` (NaN -> +0, -0 -> +0). The NaN guards
+// the compiler emits (docs/CPU_RUNTIME.md, "NaN guards") must give the defined result anyway;
+// tests/test_nan_guards.py builds kernels with it.
+#if defined(PYASC_HW_NAN_MODEL_DROP) && PYASC_HW_NAN_MODEL_DROP
+template <bool kMax, class L>
+inline L VExtreme(L x, L y) {
+  if constexpr (std::is_floating_point_v<L>) {
+    if (std::isnan(x)) return y;
+    if (std::isnan(y)) return x;
+    if (x == y) {
+      uint32_t bx, by;
+      static_assert(sizeof(L) == 4, "float lanes");
+      std::memcpy(&bx, &x, 4);
+      std::memcpy(&by, &y, 4);
+      const uint32_t r = kMax ? (bx | by) : (bx & by);
+      L out;
+      std::memcpy(&out, &r, 4);
+      return out;
+    }
+  }
+  return kMax ? (x > y ? x : y) : (x < y ? x : y);
+}
+template <class L>
+inline L VRelu(L x) { return x > 0 ? x : L(0); }
+#else
 template <bool kMax, class L>
 inline L VExtreme(L x, L y) {
   if constexpr (std::is_floating_point_v<L>) {
@@ -870,11 +899,12 @@ inline L VExtreme(L x, L y) {
   return kMax ? (x > y ? x : y) : (x < y ? x : y);
 }
 template <class L>
+inline L VRelu(L x) { return x < 0 ? L(0) : x; }
+#endif
+template <class L>
 inline L VMax(L x, L y) { return VExtreme<true>(x, y); }
 template <class L>
 inline L VMin(L x, L y) { return VExtreme<false>(x, y); }
-template <class L>
-inline L VRelu(L x) { return x < 0 ? L(0) : x; }
 template <class L>
 inline L VAbs(L x) {
   if constexpr (std::is_floating_point_v<L>) return std::fabs(x);
