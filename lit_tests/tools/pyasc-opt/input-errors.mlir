@@ -23,7 +23,7 @@
 // OUTPUT:       pyasc-opt: error: cannot open output file '{{.*}}.nodir/out.mlir': No such file or directory
 // OUTPUT-NOT:   Traceback
 // OUTDIR:       pyasc-opt: error: cannot open output file '{{.*}}pyasc-opt': Is a directory
-// OPTION:       pyasc-opt: error: invalid options for pass 'asc-tile': Provided arguments ["nope"] not found in expected arguments ["platform", "buffers", "tile", "block_dim"]
+// OPTION:       pyasc-opt: error: invalid options for pass 'asc-tile': Provided arguments ["nope"] not found in expected arguments ["platform", "buffers", "tile", "block_dim", "nan_guards"]
 // OPTION-NOT:   Traceback
 // XOPTION:      pyasc-opt: error: invalid options for pass 'cse'
 // XOPTION-NOT:  Traceback
