@@ -371,7 +371,7 @@ RECORDS: tuple[OpRecord, ...] = (
         fuzz=FuzzModel(
             "relu",
             lambda lo, hi: (max(lo, 0.0), max(hi, 0.0)),
-            lambda v, e: (np.maximum(v, 0.0), e),
+            lambda v, e: (np.where(v < 0, 0.0, v), e),  # relu(-0) = -0, NaN stays
         ),
     ),
     _unary(

@@ -57,7 +57,7 @@ def test_maximum_minimum_propagate_nan_and_order_zeros() -> None:
 @pytest.mark.parametrize(
     ("fn", "want"),
     [
-        ("relu", ["NaN", "+inf", "+0", "+0", "+0"]),
+        ("relu", ["NaN", "+inf", "+0", "-0", "+0"]),  # relu(-0) = -0 (torch.relu)
         ("abs", ["NaN", "+inf", "+inf", "+0", "+0"]),
         ("neg", ["NaN", "-inf", "+inf", "+0", "-0"]),
         ("tanh", ["NaN", "finite", "finite", "-0", "+0"]),
