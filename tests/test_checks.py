@@ -36,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from xdsl.utils.exceptions import VerifyException  # noqa: E402
+
 import examples  # noqa: E402
 import pyasc_mlir as pa  # noqa: E402
 from examples import E2E_CONFIGS  # noqa: E402
@@ -424,12 +426,21 @@ def test_tile_kernel_reading_unwritten_ub() -> None:
 
 def test_tile_out_of_bounds_copy_names_the_op() -> None:
     x = np.zeros(64, np.float32)
+    # A constant length past the buffer is refused by the asc.copy_in verifier already...
+    with pytest.raises(VerifyException, match=r"asc\.copy_in: the GM blocks end at element 80"):
+        parse(tile_kernel(length=80, out=40))
+    # ... a length known only at run time (a tiling field) by the interpreter, at the op.
+    src = tile_kernel(length=40, out=40)
+    src = src.replace(
+        "asc.tiling = {block_dim = 1 : i64}", "asc.tiling = {block_dim = 1 : i64, len = 80 : i64}"
+    )
+    src = src.replace("%len = arith.constant 40 : index", '%len = asc.tiling_field "len"')
     with pytest.raises(
         TileMemoryError,
         match=r"user_tile\.py:5:5: asc\.copy_in: GM access out "
         r"of bounds: 1 blocks x 80 elements",
     ):
-        run_function(parse(tile_kernel(length=80, out=40)), "top", [x])
+        run_function(parse(src), "top", [x])
 
 
 TILE_REDUCE = """
