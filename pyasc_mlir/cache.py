@@ -49,13 +49,19 @@ _CACHE_HINT = (
 )
 
 
+_CACHE_SUBFOLDERS = ("cpu", "ops", "fuzz")
+"""The folders the cache keeps under its root: CPU libraries and precompiled headers, operator
+entries, the fuzzer's batch libraries."""
+
+
 def cache_dir() -> Path:
     """The on-disk cache root: ``PYASC_CACHE_DIR``, or ``~/.cache/pyasc_mlir`` when it is
     unset or empty (:func:`pyasc_mlir.runtime.cpu.default_cache_dir`), created when missing.
 
     Raises:
-        PyAscUsageError: located at the caller's line: the path is a file, cannot be created
-            (a file on the way, no permission) or is not writable; the hint names
+        PyAscUsageError: located at the caller's line: the path (or one of the cache's own
+            subfolders ``cpu``, ``ops``, ``fuzz``) is a file, cannot be created (a file on the
+            way, no permission) or is not writable; the hint names
             ``PYASC_CACHE_DISABLE=1``.
     """
     root = default_cache_dir()
@@ -70,6 +76,15 @@ def cache_dir() -> Path:
         ) from None
     if not os.access(root, os.W_OK | os.X_OK):
         raise PyAscUsageError(f"{where} is not writable", caller_loc(), _CACHE_HINT)
+    for sub in _CACHE_SUBFOLDERS:
+        path = root / sub
+        if path.exists() and not path.is_dir():
+            problem = "is a file, not a folder"
+        elif path.exists() and not os.access(path, os.W_OK | os.X_OK):
+            problem = "is not writable"
+        else:
+            continue
+        raise PyAscUsageError(f"{path}, inside {where}, {problem}", caller_loc(), _CACHE_HINT)
     return root
 
 

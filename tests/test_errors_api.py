@@ -106,6 +106,16 @@ def test_cache_dir_that_is_a_file(tmp_path, monkeypatch):
     check(info.value, "cache-file-parent", str(path / "sub"), "cannot be created")
 
 
+@pytest.mark.parametrize("sub", ["cpu", "ops"])
+def test_cache_subfolder_that_is_a_file(tmp_path, monkeypatch, sub):
+    (tmp_path / sub).write_text("x")  # the cache's own cpu/ or ops/ is a file
+    monkeypatch.setenv("PYASC_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PYASC_CACHE_DISABLE", raising=False)
+    with pytest.raises(PyAscUsageError) as info:
+        pa.compile(double, [pa.TensorDesc((7, 33))])  # ERR cache-sub
+    check(info.value, "cache-sub", str(tmp_path / sub), "not a folder", "PYASC_CACHE_DISABLE=1")
+
+
 def test_read_only_cache_dir(tmp_path, monkeypatch):
     ro = tmp_path / "ro"
     ro.mkdir()
