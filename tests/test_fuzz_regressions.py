@@ -19,6 +19,10 @@ the CPU build against NumPy.
 * A broadcast mask (``asc-decompose``): ``where(m, x, ...)`` with ``m`` broadcast along the row
   copied mask *bytes* element by element (``GetValue``/``Duplicate`` on the bit-packed mask);
   the ascendc interpreter crashed on it. Masks are now broadcast as 1.0/0.0 floats.
+* The sign of a zero sum over a middle axis (tile interpreter): summing rows of -0 gave +0 in
+  the tile interpreter (NumPy's reduction starts at +0) but -0 in the ascendc interpreter and
+  the CPU build, which add the rows one after another (``pyasc fuzz --programs 2000 --seed 1``,
+  program #1840).
 """
 
 from __future__ import annotations
@@ -169,3 +173,20 @@ def test_a_reduced_mask_broadcast_over_rows_and_columns() -> None:
     for probe in (x3, x3 + 1):
         t1 = x0.astype(np.float64).max(axis=(1, 2), keepdims=True)
         _check(broadcast_reduced_mask, [x0, probe], [np.where(probe != t1, x0, t1)])
+
+
+def _sum_rows(x0):
+    return (x0.sum(0, keepdim=True),)
+
+
+def test_middle_axis_sum_of_negative_zeros_is_negative_zero_on_every_stage() -> None:
+    x = np.full((2, 33, 1, 1), -0.0, np.float16)
+    x[1, 5] = 0.0  # a +0 term makes that sum +0
+    op = pa.compile(_sum_rows, [pa.TensorDesc.of(x)], cache=False)
+    outs = {s: op.run_stage(s, x)[0] for s in ("tile", "ascendc")} | {"cpu": op.run_cpu(x)[0]}
+    for stage, got in outs.items():
+        assert got.shape == (1, 33, 1, 1), stage
+        assert not got.any(), stage
+        want = np.ones(33, bool)
+        want[5] = False
+        np.testing.assert_array_equal(np.signbit(got).reshape(-1), want, err_msg=stage)

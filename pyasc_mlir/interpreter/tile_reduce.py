@@ -92,7 +92,11 @@ def _reduce_mid(
             ok = ok.reshape(rows, m, ls).all(axis=1).reshape(-1)
         set_defined(state, dst, rows * ls, ok)
     tile = src[:total].reshape(rows, m, ls)
-    dst[: rows * ls] = _reduce(op.kind.data, tile, 1, dst.dtype).reshape(-1)
+    res = _reduce(op.kind.data, tile, 1, dst.dtype)
+    if op.kind.data == "sum":  # rows added one after another (Add): -0 only if every term is -0
+        neg = np.all((tile == 0) & np.signbit(tile), axis=1)
+        res = np.where((res == 0) & neg, res.dtype.type(-0.0), res)
+    dst[: rows * ls] = res.reshape(-1)
 
 
 def _source_shape(op: VBroadcastOp, rows: int, m: int, ls: int) -> tuple[int, int, int]:
