@@ -58,6 +58,10 @@ new_output: Callable[[tuple[int, ...], np.dtype], np.ndarray] = np.empty
 results (``tests/test_multi_kernel.py`` checks that with a stand-in that fills NaN)."""
 
 
+BACKENDS = ("cpu", "interp")
+"""The executors a compiled operator runs on (``op(*arrays, backend=...)``)."""
+
+
 class CompiledOp:
     """A compiled operator: callable on NumPy arrays.
 
@@ -515,4 +519,9 @@ class CompiledOp:
             return self._result(self._run_cpu(arrays))
         if backend == "interp":
             return self._result(self.run_stage("ascendc", *arrays))
-        raise PyAscUsageError(f"unknown backend {backend!r}; use 'cpu' or 'interp'")
+        raise PyAscUsageError(
+            f"unknown backend {backend!r}",
+            caller_loc(),
+            "use backend='cpu' (the CPU build of the emitted Ascend C) or 'interp' (the IR "
+            "interpreter)",
+        )

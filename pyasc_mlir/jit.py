@@ -12,7 +12,7 @@ import numpy as np
 
 from pyasc_mlir import pipeline
 from pyasc_mlir.autotune import tune
-from pyasc_mlir.compiled_op import CompiledOp
+from pyasc_mlir.compiled_op import BACKENDS, CompiledOp
 from pyasc_mlir.driver import compile
 from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.frontend import reads
@@ -102,6 +102,13 @@ class JitFunction:
                 "@jit(autotune=True) searches the tiling; it cannot also take a pinned tiling=",
                 caller_loc(),
                 "drop autotune=True to use the pinned tiling",
+            )
+        if backend not in BACKENDS:
+            raise PyAscUsageError(
+                f"unknown backend {backend!r}",
+                caller_loc(),
+                "use backend='cpu' (the CPU build of the emitted Ascend C) or 'interp' (the IR "
+                "interpreter)",
             )
         check_tiling(tiling, double_buffer)
         self._compiled: dict[tuple, CompiledOp] = {}

@@ -332,3 +332,13 @@ def test_cli_unknown_platform_is_a_usage_error(target, command, capsys):
     assert e.value.code == 2
     assert f"pyasc {command}: error: " in err and "unknown Ascend platform '910X'" in err, err
     assert all(p in err for p in PLATFORMS) and "Traceback" not in err
+
+
+def test_unknown_backend_is_refused_where_it_is_named():
+    with pytest.raises(PyAscUsageError) as info:
+        pa.jit(double, backend="gpu")  # ERR backend-jit
+    check(info.value, "backend-jit", "unknown backend 'gpu'", "interp")
+    op = pa.compile(double, [pa.TensorDesc((7, 33), "float32")])
+    with pytest.raises(PyAscUsageError) as info:
+        op(X, backend="GPU")  # ERR backend-call
+    check(info.value, "backend-call", "unknown backend 'GPU'", "cpu")
