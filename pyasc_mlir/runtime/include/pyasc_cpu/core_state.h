@@ -39,6 +39,8 @@ struct CoreState {
   uint64_t mask_high = ~0ull;  // Normal: lanes 64..127; Counter: 0
   uint64_t mask_low = ~0ull;   // Normal: lanes 0..63; Counter: the element count
   uint8_t* sys_workspace = nullptr;  // SetSysWorkspace (pyasc_cpu/mix.h); null until set
+  uint8_t cmp_mask[16] = {};          // CMPMASK register (pyasc_cpu/compare_select.h)
+  uint8_t cmp_mask_defined[16] = {};  // its defined bits (memory check): none at block start
 };
 
 // Hidden visibility for the same reason as State(): every kernel library keeps its own.
