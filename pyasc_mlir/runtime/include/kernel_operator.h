@@ -45,7 +45,8 @@
 //   SetVectorMask/SetMaskCount/SetMaskNorm/ResetMask, LeakyRelu (vector_level0.h); the MIX
 //   model (AIV blocks per kernel type), GetSubBlockIdx, GetTaskRation, SetSysWorkspace,
 //   GetSysWorkSpacePtr (mix.h); the high-level Matmul API, TCubeTiling, REGIST_MATMUL_OBJ,
-//   matmul:: (matmul.h).
+//   matmul:: (matmul.h); Compare (count, level-0, register), Compares, CompareScalar,
+//   GetCmpMask, SetCmpMask, Select in every SELMODE (compare_select.h, select.h).
 //
 // Source locations: PYASC_LOC("file.py:12:5"); (printed by the emitter before API calls)
 // records the user's source location; every cpu::Error message then ends with " at file:12:5".
