@@ -250,3 +250,174 @@ def test_datacopypad_ub_to_gm(libs, dt, case):
         expect = blocks_model(x[: BUF // sz], np.full_like(o0, const(dt, -3.0)), count, n,
                               ub_step, n + ds_el)
         np.testing.assert_array_equal(o, expect)
+
+
+# ------------------------------------------------------------------------ documented limits
+
+
+def refused(libs, op, a, needle, dt=F32, memory=False, memcheck=False):
+    with pytest.raises(KernelMemoryError if memory else KernelError) as info:
+        run(libs, op, dt, a=a, memcheck=memcheck)
+    assert needle in str(info.value), str(info.value)
+    return info.value
+
+
+@pytest.mark.parametrize("direction", [0, 1, 2])
+def test_datacopy_params_ranges_are_refused(libs, direction):
+    top = MAX_BLOCK_COUNT
+    refused(libs, 6, (direction, 0, 1, 0, 0), "blockCount 0 is outside [1, 4095]")
+    refused(libs, 6, (direction, top + 1, 1, 0, 0), f"blockCount {top + 1} is outside [1, {top}]")
+    refused(libs, 6, (direction, 1, 0, 0, 0), "blockLen 0 is outside [1, 65535]")
+    refused(libs, 6, (direction, 1, 65536, 0, 0), "blockLen 65536 is outside [1, 65535]")
+    refused(libs, 6, (direction, 1, 1, 65536, 0), "srcStride 65536 is outside [0, 65535]")
+    refused(libs, 6, (direction, 1, 1, 0, 70000), "dstStride 70000 is outside [0, 65535]")
+    # in range but past the 4 KiB buffer: an access error naming the operand
+    refused(libs, 6, (direction, 2, 65, 0, 0), "exceeds it", memory=True)
+
+
+@pytest.mark.parametrize("direction", [3, 4])
+def test_datacopypad_ranges_are_refused(libs, direction):
+    top, big = MAX_BLOCK_COUNT, MAX_PAD_BLOCK_LEN_BYTES
+    refused(libs, 6, (direction, top + 1, 4), f"blockCount {top + 1} is outside [0, {top}]")
+    refused(libs, 6, (direction, 1, big + 1), f"blockLen {big + 1} is outside [0, {big}]")
+    if direction == 3:
+        refused(libs, 6, (3, 1, 6), "blockLen 6 bytes is not a multiple of 4")
+        refused(libs, 6, (3, 1, 4, 9, 0), "leftPadding/rightPadding (36/0 bytes) exceed 32 bytes")
+        refused(libs, 6, (3, 1, 4, 0, 9), "(0/36 bytes) exceed 32 bytes")
+    # blockCount 0 moves nothing (the documented range starts at 0)
+    run(libs, 6, F32, a=(direction, 0, 4))
+
+
+def test_datacopy_positions_are_checked(libs):
+    refused(libs, 9, (), "dst at UB offset 0 is in a TPosition::VECIN buffer; a UB->UB DataCopy")
+    refused(libs, 10, (), "SetPadValue was given a 1-byte value, the copy moves 4-byte elements")
+
+
+# ------------------------------------------------------------------------------ queue rules
+
+
+def test_queue_depth_and_buffers(libs):
+    o = run(libs, 5, F32, a=(1,))[1].view(np.int32)
+    assert o[0] == 1  # two EnQue in a row on a depth-2 queue
+    refused(libs, 5, (0,), "TQue::EnQue: 1 tensors are already enqueued and the queue's depth is 1")
+    refused(libs, 5, (2,), "TQue::DeQue: queue is empty")
+    refused(libs, 5, (3,), "TQue::AllocTensor: buffer 0 of 1 (UB offset 0) was not freed yet")
+    refused(libs, 5, (4,), "TQue::FreeTensor: tensor at UB offset 64 does not belong to this queue")
+    refused(libs, 5, (5,), "TQue::EnQue: tensor at UB offset 64 does not belong to this queue")
+
+
+def test_initbuffer_buffer_count_limits(libs):
+    top = MAX_QUE_BUFFERS
+    o = run(libs, 5, F32, a=(6, top - 1, 1))[1].view(np.int32)
+    assert o[0] == 1  # exactly the documented 64 buffers
+    refused(libs, 5, (6, top - 1, 2), f"{top + 1} queue buffers in this kernel; at most {top}")
+    refused(libs, 5, (7, 256), "buffer count 256 does not fit the uint8_t num")
+
+
+# ------------------------------------------------------------------------ LocalMemAllocator
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("n", [16, 33, 256])
+def test_local_mem_allocator(libs, dt, n):
+    x, o = run(libs, 7, dt, a=(0, n), memcheck=True)
+    moved = n * itemsize(dt) // 32 * 32 // itemsize(dt)  # DataCopy rounds down to DataBlocks
+    info = o.view(np.int32)[-3:]
+    assert info[0] == 0  # the first allocation starts at UB 0
+    assert info[1] == round32(n * itemsize(dt)) // itemsize(dt)  # the next a DataBlock on
+    assert info[2] == round32(n * itemsize(dt)) + round32(256 * itemsize(dt))
+    np.testing.assert_array_equal(o[:moved], x[:moved])
+    assert (o[moved : -12 // itemsize(dt)] == 0).all()
+
+def test_local_mem_allocator_limits(libs):
+    ub = PLATFORM.ub_kernel_bytes
+    o = run(libs, 7, F32, a=(1, ub // 4 - 8, 8))[1].view(np.int32)
+    assert o[0] == ub  # the whole UB GetCoreMemSize reports
+    refused(libs, 7, (1, ub // 4 - 8, 9), f"only {ub} bytes are available (GetCurAddr() = {ub - 32})")
+    refused(libs, 7, (2,), "LocalMemAllocator: a TPipe exists in this block")
+    refused(libs, 7, (3,), "TPipe: a LocalMemAllocator was constructed in this block")
+
+
+# ------------------------------------------------- GM past the SetGlobalBuffer size (no false positive)
+
+
+def test_gm_past_the_global_buffer_size_inside_the_allocation(libs):
+    # x is given 8 floats but the host allocated 4096: reading 64 (and element 100) is legal on
+    # the hardware. Normal build: silent. Memory check: a GlobalBoundsWarning per access.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x, o = run(libs, 8, F32, a=(8, 64, 100))
+    np.testing.assert_array_equal(o[:64], x[:64])
+    assert o[64] == x[100]
+    with pytest.warns(GlobalBoundsWarning) as caught:
+        x, o = run(libs, 8, F32, a=(8, 64, 100), memcheck=True)
+    np.testing.assert_array_equal(o[:64], x[:64])
+    texts = [str(w.message) for w in caught]
+    assert any(
+        "DataCopy(GM->UB): src GlobalTensor was given 32 bytes by SetGlobalBuffer, access up to "
+        "byte 256 reads past it" in t and "in block 0" in t
+        for t in texts
+    ), texts
+    assert any("GlobalTensor::GetValue" in t and "up to byte 404" in t for t in texts), texts
+    # within the size: no report
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run(libs, 8, F32, a=(64, 64, 10), memcheck=True)
+
+
+def test_gm_past_the_host_allocation_is_refused(libs):
+    n = GM_BYTES // 4
+    # element n is one past the array the host allocated (the output array is elsewhere)
+    for memcheck in (False, True):
+        with pytest.raises(KernelMemoryError, match=r"GlobalTensor::GetValue: index 4096 out of "
+                           r"range for 8 elements"):
+            run(libs, 8, F32, a=(8, 8, n), memcheck=memcheck)
+    # a copy that leaves the allocation: refused with the SetGlobalBuffer size in the message
+    x = np.zeros(64, F32)  # a small host array: 256 bytes
+    with pytest.raises(KernelMemoryError, match=r"DataCopy\(GM->UB\): src GlobalTensor holds 128 "
+                       r"bytes, access up to byte 512 exceeds it"):
+        run(libs, 8, F32, a=(32, 128, 0), x=x)
+
+
+# ---------------------------------------------------------------- kernels as samples write them
+
+
+@pytest.mark.parametrize("dt", [F16, F32])
+@pytest.mark.parametrize("rows,cols", [(1, 1), (7, 7), (33, 33), (5, 513), (3, 4097)])
+def test_sample_datacopypad_adds(libs, dt, rows, cols):
+    tile_rows = max(1, min(4, 60000 // (round32(cols * itemsize(dt)) * 2 * 2)))
+    x = RNG.uniform(-4, 4, rows * cols).astype(dt)
+    y = np.full(rows * cols, -9, dt)
+    tiling = struct.pack("<3Iif", rows, cols, tile_rows, DT[dt], 1.25)
+    for memcheck in (False, True):
+        y[:] = -9
+        kernel(libs, "pad_adds_kernel", memcheck).run(3, [x, y], tiling)
+        np.testing.assert_array_equal(y, (x.astype(F32) + F32(dt(1.25))).astype(dt))
+
+
+@pytest.mark.parametrize("dt", [F16, F32])
+@pytest.mark.parametrize("total", [1, 7, 33, 513, 4097])
+def test_sample_unaligned_abs(libs, dt, total):
+    x = RNG.uniform(-4, 4, total).astype(dt)
+    x[: min(total, 3)] = [-0.0, np.inf, -np.nan][: min(total, 3)]
+    z = np.full(total, 5, dt)
+    for memcheck in (False, True):
+        z[:] = 5
+        kernel(libs, "abs_unaligned_kernel", memcheck).run(
+            4, [x, z], struct.pack("<2Ii", total, 256, DT[dt])
+        )
+        np.testing.assert_array_equal(z.view(np.uint8), np.abs(x).view(np.uint8))
+
+
+def test_kernel_sized_from_get_core_mem_size_fits(libs):
+    ub = PLATFORM.ub_kernel_bytes  # what GetCoreMemSize(CoreMemType::UB) reports on a 910B
+    assert ub == PLATFORM.ub_bytes - 256
+    n = 3 * (ub // 4 // 4) + 64  # several tiles, a partial last one
+    n -= n % 8
+    x = RNG.uniform(-4, 4, n).astype(F32)
+    y = np.zeros(n, F32)
+    kernel(libs, "ub_full_kernel").run(1, [x, y], struct.pack("<QI", ub, n))
+    np.testing.assert_array_equal(y, x * 2)
+    # one DataBlock more per buffer does not fit
+    with pytest.raises(KernelError, match=f"UB overflow: need {ub + 128} bytes, usable {ub}"):
+        kernel(libs, "ub_full_kernel").run(1, [x, y], struct.pack("<QI", ub + 4 * 32, n))

@@ -154,7 +154,8 @@ void Queues(const copyc::Tiling& t, int32_t* out) {
 }
 
 // 7: LocalMemAllocator, case a[0]: 0 copy x through two allocated tensors (a[1] elements) and
-// report GetCurAddr() before/after in the last two output elements; 1 allocate a[1] then a[2]
+// report GetCurAddr() before, the distance of the two tensors and GetCurAddr() after in the last
+// three int32 of o; 1 allocate a[1] then a[2]
 // elements; 2 TPipe then LocalMemAllocator; 3 LocalMemAllocator then TPipe.
 template <class T>
 void Allocator(const copyc::Tiling& t, AscendC::GlobalTensor<T>& gx, AscendC::GlobalTensor<T>& go,
@@ -181,9 +182,10 @@ void Allocator(const copyc::Tiling& t, AscendC::GlobalTensor<T>& gx, AscendC::Gl
   AscendC::DataCopy(a, gx, t.a[1]);
   AscendC::DataCopy(b, a, t.a[1]);
   AscendC::DataCopy(go, b, t.a[1]);
-  out[0] = static_cast<int32_t>(before);
-  out[1] = static_cast<int32_t>(b.GetPhyAddr() - a.GetPhyAddr());  // elements apart
-  out[2] = static_cast<int32_t>(al.GetCurAddr());
+  int32_t* info = out + kBuf - 3;  // the last three int32 of o (4 * kBuf bytes)
+  info[0] = static_cast<int32_t>(before);
+  info[1] = static_cast<int32_t>(b.GetPhyAddr() - a.GetPhyAddr());  // elements apart
+  info[2] = static_cast<int32_t>(al.GetCurAddr());
 }
 
 // 8: GM past the SetGlobalBuffer size: x is given a[0] elements, DataCopy a[1] elements GM->UB
