@@ -136,10 +136,12 @@ def test_datacopy_params_round_trip_with_gm_strides(libs, dt, p):
     e = 32 // itemsize(dt)
     for memcheck in (False, True):
         x, o = run(libs, 0, dt, a=(*p, os_), memcheck=memcheck)
-        ub = blocks_model(x, np.zeros(BUF, storage(dt)), count, blen * e, (blen + ss) * e,
-                          (blen + ds) * e)
-        expect = blocks_model(ub, np.zeros_like(o), count, blen * e, (blen + ds) * e,
-                              (blen + os_) * e)
+        ub = blocks_model(
+            x, np.zeros(BUF, storage(dt)), count, blen * e, (blen + ss) * e, (blen + ds) * e
+        )
+        expect = blocks_model(
+            ub, np.zeros_like(o), count, blen * e, (blen + ds) * e, (blen + os_) * e
+        )
         np.testing.assert_array_equal(o, expect)
 
 
@@ -150,8 +152,14 @@ def test_datacopy_params_ub_to_ub(libs, dt, p):
     e = 32 // itemsize(dt)
     x, o = run(libs, 2, dt, a=p, memcheck=True)
     n = BUF // itemsize(dt)
-    ub = blocks_model(x[:n], np.full(n, const(dt, -7.0), storage(dt)), count, blen * e,
-                      (blen + ss) * e, (blen + ds) * e)
+    ub = blocks_model(
+        x[:n],
+        np.full(n, const(dt, -7.0), storage(dt)),
+        count,
+        blen * e,
+        (blen + ss) * e,
+        (blen + ds) * e,
+    )
     np.testing.assert_array_equal(o[:n], ub)
     assert (o[n:] == 0).all()
 
@@ -247,8 +255,9 @@ def test_datacopypad_ub_to_gm(libs, dt, case):
         x, o = run(libs, 4, dt, a=(count, blen, ss, ds), memcheck=memcheck, out=o0)
         expect = o0.copy()
         ub_step = (round32(blen) + ss * 32) // sz
-        expect = blocks_model(x[: BUF // sz], np.full_like(o0, const(dt, -3.0)), count, n,
-                              ub_step, n + ds_el)
+        expect = blocks_model(
+            x[: BUF // sz], np.full_like(o0, const(dt, -3.0)), count, n, ub_step, n + ds_el
+        )
         np.testing.assert_array_equal(o, expect)
 
 
@@ -329,16 +338,19 @@ def test_local_mem_allocator(libs, dt, n):
     np.testing.assert_array_equal(o[:moved], x[:moved])
     assert (o[moved : -12 // itemsize(dt)] == 0).all()
 
+
 def test_local_mem_allocator_limits(libs):
     ub = PLATFORM.ub_kernel_bytes
     o = run(libs, 7, F32, a=(1, ub // 4 - 8, 8))[1].view(np.int32)
     assert o[0] == ub  # the whole UB GetCoreMemSize reports
-    refused(libs, 7, (1, ub // 4 - 8, 9), f"only {ub} bytes are available (GetCurAddr() = {ub - 32})")
+    refused(
+        libs, 7, (1, ub // 4 - 8, 9), f"only {ub} bytes are available (GetCurAddr() = {ub - 32})"
+    )
     refused(libs, 7, (2,), "LocalMemAllocator: a TPipe exists in this block")
     refused(libs, 7, (3,), "TPipe: a LocalMemAllocator was constructed in this block")
 
 
-# ------------------------------------------------- GM past the SetGlobalBuffer size (no false positive)
+# ------------------------------------------ GM past the SetGlobalBuffer size (no false positive)
 
 
 def test_gm_past_the_global_buffer_size_inside_the_allocation(libs):
@@ -355,7 +367,9 @@ def test_gm_past_the_global_buffer_size_inside_the_allocation(libs):
     texts = [str(w.message) for w in caught]
     assert any(
         "DataCopy(GM->UB): src GlobalTensor was given 32 bytes by SetGlobalBuffer, access up to "
-        "byte 256 reads past it" in t and "in block 0" in t
+        "byte 256 reads past it"
+        in t
+        and "in block 0" in t
         for t in texts
     ), texts
     assert any("GlobalTensor::GetValue" in t and "up to byte 404" in t for t in texts), texts
@@ -369,13 +383,19 @@ def test_gm_past_the_host_allocation_is_refused(libs):
     n = GM_BYTES // 4
     # element n is one past the array the host allocated (the output array is elsewhere)
     for memcheck in (False, True):
-        with pytest.raises(KernelMemoryError, match=r"GlobalTensor::GetValue: index 4096 out of "
-                           r"range for 8 elements"):
+        with pytest.raises(
+            KernelMemoryError,
+            match=r"GlobalTensor::GetValue: index 4096 out of "
+            r"range for 8 elements",
+        ):
             run(libs, 8, F32, a=(8, 8, n), memcheck=memcheck)
     # a copy that leaves the allocation: refused with the SetGlobalBuffer size in the message
     x = np.zeros(64, F32)  # a small host array: 256 bytes
-    with pytest.raises(KernelMemoryError, match=r"DataCopy\(GM->UB\): src GlobalTensor holds 128 "
-                       r"bytes, access up to byte 512 exceeds it"):
+    with pytest.raises(
+        KernelMemoryError,
+        match=r"DataCopy\(GM->UB\): src GlobalTensor holds 128 "
+        r"bytes, access up to byte 512 exceeds it",
+    ):
         run(libs, 8, F32, a=(32, 128, 0), x=x)
 
 
