@@ -62,9 +62,10 @@ LIB_API_WORKSPACE_BYTES = 16 * 1024 * 1024
 no number given; 16 MiB is the system workspace the public Ascend C Matmul kernel-launch
 samples allocate for the Atlas A2). The kernel passes it on with ``SetSysWorkspace``."""
 UB_SYSTEM_RESERVED_BYTES = 256
-"""UB bytes the system keeps for itself (the kernel never sees them): ``GetCoreMemSize(
-CoreMemType::UB)`` (host tiling API, PlatformAscendC) reports the UB minus this area, 196352 B
-on a 910B (shared/ASCEND_FACTS.md, "Platforms": "192 KiB minus 256 B")."""
+"""UB bytes the system keeps for itself (the kernel never sees them). The UB a kernel can use
+is the UB minus this area (shared/ASCEND_FACTS.md, "Platforms": "Usable UB for a kernel: 192
+KiB minus 256 B"), taken as what ``GetCoreMemSize(CoreMemType::UB)`` (host tiling API,
+PlatformAscendC; the page gives no number) reports: 196352 B on a 910B."""
 UB_DEFAULT_RESERVED_BYTES = 8 * KIB
 """UB bytes the compiler keeps free on top of the system area when it plans its buffers (a
 margin: no public document makes the hardware refuse them, so the CPU runtime does not)."""

@@ -19,7 +19,8 @@
 //   that they stay inside the tensor they were given and inside the arena; vector ops and copies
 //   require 32-byte aligned UB operands. Violations throw AscendC::cpu::Error naming the API, the
 //   operand, its offset and its size.
-// * GlobalTensor<T> = (host pointer, element count); accesses outside [0, size) throw.
+// * GlobalTensor<T> = (host pointer, element count); accesses outside [0, size) throw unless they
+//   stay inside a host allocation registered by the launcher (pyasc_cpu/gm_alloc.h).
 // * Pipes, events and barriers are no-ops: execution is sequential.
 // * Vector ops compute on raw pointers; checks happen once per call, never per element. half
 //   (_Float16) lanes are computed in float and rounded to nearest-even once per operation, which
@@ -42,8 +43,10 @@
 //   In pyasc_cpu/: bfloat16_t (bf16.h); kernel qualifiers, KERNEL_TASK_TYPE_DEFAULT, ASSERT,
 //   EVENT_ID*, SetFlag/WaitFlag/PipeBarrier, InitSocState (qualifiers.h, core_state.h); Cast
 //   with the Atlas A2 pair/mode table (cast.h); the level-0 (mask/repeat) vector forms,
-//   SetVectorMask/SetMaskCount/SetMaskNorm/ResetMask, LeakyRelu (vector_level0.h); the MIX
-//   model (AIV blocks per kernel type), GetSubBlockIdx, GetTaskRation, SetSysWorkspace,
+//   SetVectorMask/SetMaskCount/SetMaskNorm/ResetMask, LeakyRelu (vector_level0.h);
+//   DataCopy with DataCopyParams, the copy/queue limits, SetPadValue (copy.h); LocalMemAllocator
+//   (allocator.h); GM accesses past SetGlobalBuffer's size inside the host allocation (gm_alloc.h);
+//   the MIX model (AIV blocks per kernel type), GetSubBlockIdx, GetTaskRation, SetSysWorkspace,
 //   GetSysWorkSpacePtr (mix.h); the high-level Matmul API, TCubeTiling, REGIST_MATMUL_OBJ,
 //   matmul:: (matmul.h).
 //
