@@ -289,12 +289,17 @@ def test_datacopypad_ranges_are_refused(libs, direction):
     top, big = MAX_BLOCK_COUNT, MAX_PAD_BLOCK_LEN_BYTES
     refused(libs, 6, (direction, top + 1, 4), f"blockCount {top + 1} is outside [0, {top}]")
     refused(libs, 6, (direction, 1, big + 1), f"blockLen {big + 1} is outside [0, {big}]")
+    refused(libs, 6, (direction, 1, 6), "blockLen 6 bytes is not a multiple of 4")
     if direction == 3:
-        refused(libs, 6, (3, 1, 6), "blockLen 6 bytes is not a multiple of 4")
         refused(libs, 6, (3, 1, 4, 9, 0), "leftPadding/rightPadding (36/0 bytes) exceed 32 bytes")
         refused(libs, 6, (3, 1, 4, 0, 9), "(0/36 bytes) exceed 32 bytes")
     # blockCount 0 moves nothing (the documented range starts at 0)
-    run(libs, 6, F32, a=(direction, 0, 4))
+    _, o = run(libs, 6, F32, a=(direction, 0, 4))
+    assert (o == 0).all()
+
+
+def test_datacopy_needs_a_32_byte_aligned_ub_operand(libs):
+    refused(libs, 6, (5, 1, 1, 0, 0), "dst UB offset 4 is not 32-byte aligned", memory=True)
 
 
 def test_datacopy_positions_are_checked(libs):
@@ -367,7 +372,7 @@ def test_gm_past_the_global_buffer_size_inside_the_allocation(libs):
     texts = [str(w.message) for w in caught]
     assert any(
         "DataCopy(GM->UB): src GlobalTensor was given 32 bytes by SetGlobalBuffer, access up to "
-        "byte 256 reads past it"
+        "byte 256 is past it"
         in t
         and "in block 0" in t
         for t in texts

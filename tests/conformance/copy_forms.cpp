@@ -222,7 +222,8 @@ void Refused(const copyc::Tiling& t, AscendC::GlobalTensor<T>& gx) {
 }
 
 // 6: a limit, case a[0]: 0 DataCopy GM->UB, 1 UB->GM, 2 UB->UB with DataCopyParams a[1..4];
-//    3 DataCopyPad GM->UB, 4 UB->GM with ext {a[1], a[2], 0, 0} (pads a[3], a[4]).
+//    3 DataCopyPad GM->UB, 4 UB->GM with ext {a[1], a[2], 0, 0} (pads a[3], a[4]); 5 DataCopy
+//    GM->UB into a misaligned view.
 template <class T>
 void Limits(const copyc::Tiling& t, AscendC::GlobalTensor<T>& gx, AscendC::GlobalTensor<T>& go) {
   AscendC::TPipe pipe;
@@ -241,7 +242,8 @@ void Limits(const copyc::Tiling& t, AscendC::GlobalTensor<T>& gx, AscendC::Globa
     case 3:
       AscendC::DataCopyPad(in, gx, e, AscendC::DataCopyPadExtParams<T>(true, t.a[3], t.a[4], T(0)));
       break;
-    default: AscendC::DataCopyPad(go, in, e); break;
+    case 4: AscendC::DataCopyPad(go, in, e); break;
+    default: AscendC::DataCopy(in[1], gx, p); break;  // 5: a UB operand 4 bytes off a DataBlock
   }
 }
 

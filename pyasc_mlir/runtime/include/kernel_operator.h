@@ -1132,6 +1132,8 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
   const char* api = "DataCopyPad(UB->GM)";
   cpu::CheckExtParams(api, p);
   const uint64_t n = p.blockCount, len = p.blockLen;
+  if (len % sizeof(T) != 0)
+    cpu::Fail(api, ": blockLen ", len, " bytes is not a multiple of ", sizeof(T));
   const uint64_t ub_step = cpu::RoundUp32(len) + static_cast<uint64_t>(p.srcStride) * cpu::kBlock;
   const uint64_t gm_step = len + p.dstStride;
   const uint64_t ub_end = n && len ? (n - 1) * ub_step + len : 0;

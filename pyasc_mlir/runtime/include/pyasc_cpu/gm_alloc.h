@@ -54,7 +54,7 @@ inline bool AllowPastGlobalSize(const char* api, const char* role, const void* b
     if (reps.size() < kMaxGmReports)
       reps.push_back(WithLoc(Cat(api, ": ", role, " GlobalTensor was given ", size_bytes,
                                  " bytes by SetGlobalBuffer, access up to byte ", end,
-                                 " reads past it (inside the host allocation: allowed on the "
+                                 " is past it (inside the host allocation: allowed on the "
                                  "hardware) in block ", State().idx)));
   }
   return true;
