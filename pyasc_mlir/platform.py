@@ -62,9 +62,20 @@ LIB_API_WORKSPACE_BYTES = 16 * 1024 * 1024
 no number given; 16 MiB is the system workspace the public Ascend C Matmul kernel-launch
 samples allocate for the Atlas A2). The kernel passes it on with ``SetSysWorkspace``."""
 UB_SYSTEM_RESERVED_BYTES = 256
-"""UB bytes the system keeps for itself (the kernel never sees them)."""
+"""UB bytes the system keeps for itself (the kernel never sees them). The UB a kernel can use
+is the UB minus this area (shared/ASCEND_FACTS.md, "Platforms": "Usable UB for a kernel: 192
+KiB minus 256 B"), taken as what ``GetCoreMemSize(CoreMemType::UB)`` (host tiling API,
+PlatformAscendC; the page gives no number) reports: 196352 B on a 910B."""
 UB_DEFAULT_RESERVED_BYTES = 8 * KIB
-"""UB bytes that stay reserved by default on top of the system area."""
+"""UB bytes the compiler keeps free on top of the system area when it plans its buffers (a
+margin: no public document makes the hardware refuse them, so the CPU runtime does not)."""
+MAX_QUE_BUFFERS = 64
+"""Most queue buffers of one kernel: the ``num`` of every ``TPipe::InitBuffer(que, num, len)``
+together (Ascend C API reference, InitBuffer: "一个kernel中所有的buffer num之和不能超过64")."""
+MAX_PAD_BLOCK_LEN_BYTES = (1 << 21) - 1
+"""Largest ``blockLen`` (bytes) of a ``DataCopyPad`` with ``DataCopyExtParams``: the burst
+length of the padded GM<->UB move is a 21-bit field, range ``[0, 2^21 - 1]`` (CCE intrinsic
+reference, "搬运并补padding", ``lenBurst``)."""
 
 # --- Layout units the compiler derives from those facts ---------------------------------------
 
@@ -134,6 +145,14 @@ class Platform:
     def ub_usable_bytes(self) -> int:
         """UB a kernel may allocate (bytes): :func:`ub_usable` of :attr:`ub_bytes`."""
         return ub_usable(self.ub_bytes)
+
+    @property
+    def ub_kernel_bytes(self) -> int:
+        """UB available to a kernel on the hardware (bytes): :attr:`ub_bytes` minus the system
+        area, what ``GetCoreMemSize(CoreMemType::UB)`` reports. The CPU runtime refuses UB
+        allocations only beyond this (``-DPYASC_UB_USABLE``); the compiler plans within the
+        smaller :attr:`ub_usable_bytes`."""
+        return self.ub_bytes - UB_SYSTEM_RESERVED_BYTES
 
 
 HBM_SOURCES = {
@@ -220,11 +239,14 @@ def header_defines(platform: Platform) -> list[str]:
     The header holds no hardware number of its own (docs/CPU_RUNTIME.md): sizes in bytes of the
     platform's UB (whole and usable) and cube-side buffers, then the DataBlock, the vector
     repeat, the Cube fractal edge, the ``TCubeTiling`` ND stride limit, the mask/repeat-form
-    limits (repeat count, repeat and block strides) and the number of event ids.
+    limits (repeat count, repeat and block strides), the number of event ids and the copy and
+    queue limits (``blockCount``, the ``DataCopyPad`` ``blockLen``, queue buffers per kernel).
+    ``PYASC_UB_USABLE`` is :attr:`Platform.ub_kernel_bytes` (what ``GetCoreMemSize(UB)``
+    reports), not the compiler's planning budget.
     """
     return [
         f"-DPYASC_UB_BYTES={platform.ub_bytes}",
-        f"-DPYASC_UB_USABLE={platform.ub_usable_bytes}",
+        f"-DPYASC_UB_USABLE={platform.ub_kernel_bytes}",
         f"-DPYASC_L1_BYTES={platform.l1_bytes}",
         f"-DPYASC_L0A_BYTES={platform.l0a_bytes}",
         f"-DPYASC_L0B_BYTES={platform.l0b_bytes}",
@@ -237,4 +259,7 @@ def header_defines(platform: Platform) -> list[str]:
         f"-DPYASC_MAX_REPEAT_STRIDE={MAX_REPEAT_STRIDE}",
         f"-DPYASC_MAX_BLOCK_STRIDE={MAX_BLOCK_STRIDE}",
         f"-DPYASC_EVENT_ID_NUM={EVENT_ID_NUM}",
+        f"-DPYASC_MAX_BLOCK_COUNT={MAX_BLOCK_COUNT}",
+        f"-DPYASC_MAX_PAD_BLOCK_LEN={MAX_PAD_BLOCK_LEN_BYTES}",
+        f"-DPYASC_MAX_QUE_BUFFERS={MAX_QUE_BUFFERS}",
     ]

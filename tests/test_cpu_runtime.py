@@ -640,7 +640,7 @@ SOURCES = {"kernel.cpp": KERNEL_CPP, "cpu_entry.cpp": ENTRY_CPP}
 
 DT = {np.float16: 0, np.float32: 1, np.int32: 2, np.int16: 3, np.uint8: 4}
 MODES = ["NONE", "RINT", "FLOOR", "CEIL", "ROUND", "TRUNC", "ODD"]
-USABLE = PLATFORM.ub_usable_bytes
+USABLE = PLATFORM.ub_kernel_bytes  # the runtime bound: what GetCoreMemSize(UB) reports
 
 
 @pytest.fixture(scope="module")

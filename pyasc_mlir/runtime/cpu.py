@@ -73,6 +73,12 @@ class KernelError(RuntimeError):
 _LOC = re.compile(r"\S.*:\d+:\d+")
 
 
+class GlobalBoundsWarning(UserWarning):
+    """A memory-check run read or wrote GM past the size a kernel gave ``SetGlobalBuffer`` but
+    inside the host allocation: legal on the hardware (no error), reported so the kernel author
+    can check the intent (docs/CPU_RUNTIME.md, "GM bounds")."""
+
+
 class KernelMemoryError(KernelError, MemoryCheckError):
     """A block made a memory access violation (``AscendC::cpu::AccessError``): out of bounds,
     misaligned or, in memory-check builds, a read of uninitialised UB.
@@ -371,6 +377,18 @@ class CpuKernel:
             self._task_ratio.restype = ctypes.c_int
             self._task_ratio.argtypes = []
         self._tilings: dict[bytes, tuple[np.ndarray, int]] = {}
+        # libraries built before the GM allocation registry existed lack it
+        self._gm: dict[str, Any] = {}
+        for name, res, args in (
+            ("pyasc_gm_reset", None, []),
+            ("pyasc_gm_register", None, [ctypes.c_void_p, ctypes.c_uint64]),
+            ("pyasc_gm_report_count", ctypes.c_int64, []),
+            ("pyasc_gm_report", ctypes.c_char_p, [ctypes.c_int64]),
+        ):
+            fn = getattr(self._lib, name, None)
+            if fn is not None:
+                fn.restype, fn.argtypes = res, args
+                self._gm[name] = fn
 
     def signature(self) -> str | None:
         """What the library was compiled for (``pyasc_signature()``, canonical JSON, see
@@ -414,6 +432,7 @@ class CpuKernel:
         workspace = _aligned_zeros(workspace_bytes) if workspace_bytes else None
         ptrs.append(workspace.ctypes.data if workspace is not None else None)
         ptrs.append(self._tiling_address(tiling))
+        self._register_gm(gm_args, workspace)
         nargs = len(ptrs)
         argv = (ctypes.c_void_p * nargs)(*ptrs)  # per call: the GIL is released while it runs
         run_block = self._run_block
@@ -423,6 +442,29 @@ class CpuKernel:
         for block in range(1, block_dim * ratio):
             if run_block(block, block_dim, argv, nargs) != 0:
                 self._raise(block, block_dim)
+        self._warn_gm_reports()
+
+    def _register_gm(self, gm_args: list[np.ndarray], workspace: np.ndarray | None) -> None:
+        """Tell the library which host memory the GM pointers point into (every argument array
+        and the workspace), so a GM access past a ``SetGlobalBuffer`` size but inside that
+        memory is not refused (docs/CPU_RUNTIME.md, "GM bounds")."""
+        if len(self._gm) < 4:
+            return
+        self._gm["pyasc_gm_reset"]()
+        for arr in [*gm_args, *([workspace] if workspace is not None else [])]:
+            if arr.nbytes:
+                self._gm["pyasc_gm_register"](_address(arr), arr.nbytes)
+
+    def _warn_gm_reports(self) -> None:
+        """Issue a :class:`GlobalBoundsWarning` per GM access past a ``SetGlobalBuffer`` size
+        that a memory-check build recorded during the launch."""
+        if len(self._gm) < 4:
+            return
+        for i in range(self._gm["pyasc_gm_report_count"]()):
+            text = self._gm["pyasc_gm_report"](i)
+            warnings.warn(
+                GlobalBoundsWarning(text.decode(errors="replace") if text else ""), stacklevel=3
+            )
 
     def _tiling_address(self, tiling: bytes) -> int:
         """Address of a 64-byte aligned, zero-padded copy of ``tiling`` (at least

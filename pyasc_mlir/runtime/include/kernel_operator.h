@@ -19,7 +19,8 @@
 //   that they stay inside the tensor they were given and inside the arena; vector ops and copies
 //   require 32-byte aligned UB operands. Violations throw AscendC::cpu::Error naming the API, the
 //   operand, its offset and its size.
-// * GlobalTensor<T> = (host pointer, element count); accesses outside [0, size) throw.
+// * GlobalTensor<T> = (host pointer, element count); accesses outside [0, size) throw unless they
+//   stay inside a host allocation registered by the launcher (pyasc_cpu/gm_alloc.h).
 // * Pipes, events and barriers are no-ops: execution is sequential.
 // * Vector ops compute on raw pointers; checks happen once per call, never per element. half
 //   (_Float16) lanes are computed in float and rounded to nearest-even once per operation, which
@@ -42,8 +43,10 @@
 //   In pyasc_cpu/: bfloat16_t (bf16.h); kernel qualifiers, KERNEL_TASK_TYPE_DEFAULT, ASSERT,
 //   EVENT_ID*, SetFlag/WaitFlag/PipeBarrier, InitSocState (qualifiers.h, core_state.h); Cast
 //   with the Atlas A2 pair/mode table (cast.h); the level-0 (mask/repeat) vector forms,
-//   SetVectorMask/SetMaskCount/SetMaskNorm/ResetMask, LeakyRelu (vector_level0.h); the MIX
-//   model (AIV blocks per kernel type), GetSubBlockIdx, GetTaskRation, SetSysWorkspace,
+//   SetVectorMask/SetMaskCount/SetMaskNorm/ResetMask, LeakyRelu (vector_level0.h);
+//   DataCopy with DataCopyParams, the copy/queue limits, SetPadValue (copy.h); LocalMemAllocator
+//   (allocator.h); GM accesses past SetGlobalBuffer's size inside the host allocation (gm_alloc.h);
+//   the MIX model (AIV blocks per kernel type), GetSubBlockIdx, GetTaskRation, SetSysWorkspace,
 //   GetSysWorkSpacePtr (mix.h); the high-level Matmul API, TCubeTiling, REGIST_MATMUL_OBJ,
 //   matmul:: (matmul.h); Compare (count, level-0, register), Compares, CompareScalar,
 //   GetCmpMask, SetCmpMask, Select in every SELMODE (compare_select.h, select.h).
@@ -127,7 +130,7 @@ enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_
 
 namespace AscendC {
 
-enum class TPosition { GM, VECIN, VECOUT, VECCALC };
+enum class TPosition { GM, VECIN, VECOUT, VECCALC, MAX };
 using QuePosition = TPosition;
 
 // Event pairs: producer pipe _ consumer pipe.
@@ -268,6 +271,11 @@ inline void SetBlock(int64_t idx, int64_t num) {
   State().num = num;
 }
 
+// Per-block state of pyasc_cpu/copy.h (the SetPadValue register, LocalMemAllocator use),
+// reset at every block start; defined there.
+inline void ResetCopyState();
+inline void CheckNoStaticAllocator(const char* api);
+
 // Reset this thread's UB arena: zero-filled (or PYASC_UB_FILL bytes if defined; 0xFF in
 // memory-check builds), no TPipe, no source location, nothing defined in the shadow map.
 inline void ResetUB() {
@@ -279,6 +287,7 @@ inline void ResetUB() {
   if (kMemcheck) std::memset(State().shadow, 0, kUbBytes);
   State().pipe = nullptr;
   State().loc = nullptr;
+  ResetCopyState();
 }
 
 inline uint8_t* UB() { return State().ub; }
@@ -294,10 +303,9 @@ inline int LastErrorKind() { return State().last_error_kind; }
 // Record the user source location of the next API calls ("file.py:12:5"; a string literal).
 #define PYASC_LOC(LOC) (::AscendC::cpu::State().loc = (LOC))
 
-namespace AscendC {
-namespace cpu {
+#include "pyasc_cpu/gm_alloc.h"  // host allocations: GM accesses past SetGlobalBuffer's size
 
-}  // namespace cpu
+namespace AscendC {
 
 // ---------------------------------------------------------------------------------------------
 // LocalTensor: a view of UB = (arena byte offset, element count)
@@ -398,13 +406,17 @@ class GlobalTensor {
   // Without a size nothing can be bounds-checked (the size is taken as unlimited).
   void SetGlobalBuffer(__gm__ T* buffer) { SetGlobalBuffer(buffer, kUnknown); }
 
+  // A view `offset` elements later. Past the SetGlobalBuffer size it is allowed while it stays
+  // inside the host allocation (pyasc_cpu/gm_alloc.h); the view then has size 0.
   GlobalTensor<T> operator[](uint64_t offset) const {
-    if (offset > size_)
+    if (offset > size_ &&
+        !cpu::AllowPastGlobalSize("GlobalTensor::operator[]", "the", ptr_, size_ * sizeof(T),
+                                  offset * sizeof(T)))
       cpu::FailAccess("GlobalTensor::operator[]: offset ", offset, " out of range for ", size_,
                       " elements");
     GlobalTensor<T> g;
     g.ptr_ = ptr_ + offset;
-    g.size_ = size_ == kUnknown ? kUnknown : size_ - offset;
+    g.size_ = size_ == kUnknown ? kUnknown : (offset > size_ ? 0 : size_ - offset);
     return g;
   }
 
@@ -427,7 +439,8 @@ class GlobalTensor {
  private:
   void Index(const char* api, uint64_t i) const {
     if (ptr_ == nullptr) cpu::Fail(api, ": GlobalTensor has no buffer");
-    if (i >= size_)
+    if (i >= size_ &&
+        !cpu::AllowPastGlobalSize(api, "the", ptr_, size_ * sizeof(T), (i + 1) * sizeof(T)))
       cpu::FailAccess(api, ": index ", i, " out of range for ", size_, " elements");
   }
   T* ptr_ = nullptr;
@@ -459,11 +472,15 @@ struct QueState {
 };
 }  // namespace cpu
 
-// A queue of `num` UB buffers (set by TPipe::InitBuffer). `depth` (how many EnQue may happen
-// before a DeQue) is accepted but not enforced. AllocTensor goes round-robin over the buffers;
-// allocating a buffer that was not freed yet throws, DeQue on an empty queue throws.
+// A queue of `num` UB buffers (set by TPipe::InitBuffer). `depth` is how many EnQue may happen
+// in a row without a DeQue ("TQue" page: n consecutive EnQue need depth n; depth 0 is the
+// in-place case and is not bounded here): one more EnQue throws. AllocTensor goes round-robin
+// over the buffers; allocating a buffer that was not freed yet (more live tensors than `num`)
+// throws, DeQue on an empty queue throws, EnQue/FreeTensor of a tensor of another queue throws.
 template <TPosition pos, int32_t depth = 1, auto mask = 0>
 class TQue {
+  static_assert(depth >= 0, "TQue: depth must not be negative");
+
  public:
   TQue() = default;
   TQue(const TQue&) = delete;
@@ -488,6 +505,10 @@ class TQue {
     if (st_.slots[k] != cpu::QueState::kAllocated)
       cpu::Fail("TQue::EnQue: buffer ", k, " (UB offset ", t.CpuOffset(),
                 ") is not an allocated tensor of this queue");
+    if (depth > 0 && st_.fifo.size() >= static_cast<size_t>(depth))
+      cpu::Fail("TQue::EnQue: ", depth, " tensors are already enqueued and the queue's depth is ",
+                depth, " (the depth template argument bounds consecutive EnQue without DeQue; ",
+                "declare TQue<..., ", depth + 1, "> or DeQue first)");
     st_.slots[k] = cpu::QueState::kQueued;
     st_.fifo.push_back({t.CpuOffset(), t.CpuSize() * sizeof(T)});
     return true;
@@ -555,7 +576,10 @@ class TBuf {
 // PYASC_UB_USABLE. The most recently constructed TPipe of the block is GetTPipePtr().
 class TPipe {
  public:
-  TPipe() { cpu::State().pipe = this; }
+  TPipe() {
+    cpu::CheckNoStaticAllocator("TPipe");
+    cpu::State().pipe = this;
+  }
   ~TPipe() {
     if (cpu::State().pipe == this) cpu::State().pipe = nullptr;
   }
@@ -567,6 +591,14 @@ class TPipe {
   void InitBuffer(TQue<P, D, M>& que, int64_t num, int64_t len) {
     if (num <= 0 || len < 0)
       cpu::Fail("TPipe::InitBuffer: invalid queue buffer count ", num, " or length ", len);
+    // num is a uint8_t; all queue buffers of a kernel together at most PYASC_MAX_QUE_BUFFERS
+    // (InitBuffer page: "一个kernel中所有的buffer num之和不能超过64").
+    if (num > std::numeric_limits<uint8_t>::max())
+      cpu::Fail("TPipe::InitBuffer: buffer count ", num, " does not fit the uint8_t num");
+    if (que_buffers_ + num > PYASC_MAX_QUE_BUFFERS)
+      cpu::Fail("TPipe::InitBuffer: ", que_buffers_ + num, " queue buffers in this kernel; at ",
+                "most ", PYASC_MAX_QUE_BUFFERS, " are allowed (sum of every InitBuffer num)");
+    que_buffers_ += num;
     const uint64_t l = cpu::RoundUp32(static_cast<uint64_t>(len));
     que.st_.base = Take(static_cast<uint64_t>(num) * l);
     regions_.push_back({que.st_.base, static_cast<uint64_t>(num) * l, P});
@@ -596,6 +628,7 @@ class TPipe {
   // Release all buffers (subsequent InitBuffer starts at offset 0 again).
   void Reset() {
     cursor_ = 0;
+    que_buffers_ = 0;
     regions_.clear();
   }
   void Destroy() { Reset(); }
@@ -630,6 +663,7 @@ class TPipe {
   };
   std::vector<Region> regions_;
   uint64_t cursor_ = 0;
+  int64_t que_buffers_ = 0;  // sum of the num of every InitBuffer(que, num, len)
   uint32_t event_ = 0;
 };
 
@@ -684,7 +718,8 @@ template <class T>
 inline T* CheckGM(const char* api, const char* role, const GlobalTensor<T>& g, uint64_t count) {
   if (count == 0) return g.CpuPtr();
   if (g.CpuPtr() == nullptr) Fail(api, ": ", role, " GlobalTensor has no buffer");
-  if (count > g.CpuSize())
+  if (count > g.CpuSize() &&
+      !AllowPastGlobalSize(api, role, g.CpuPtr(), g.CpuSize() * sizeof(T), count * sizeof(T)))
     FailAccess(api, ": ", role, " GlobalTensor holds ", g.CpuSize(), " elements, access of ",
                count, " elements exceeds it");
   return g.CpuPtr();
@@ -695,7 +730,8 @@ inline uint8_t* CheckGMBytes(const char* api, const char* role, const GlobalTens
                              uint64_t end) {
   if (end == 0) return reinterpret_cast<uint8_t*>(g.CpuPtr());
   if (g.CpuPtr() == nullptr) Fail(api, ": ", role, " GlobalTensor has no buffer");
-  if (g.CpuSize() != GlobalTensor<T>::kUnknown && end > g.CpuSize() * sizeof(T))
+  if (g.CpuSize() != GlobalTensor<T>::kUnknown && end > g.CpuSize() * sizeof(T) &&
+      !AllowPastGlobalSize(api, role, g.CpuPtr(), g.CpuSize() * sizeof(T), end))
     FailAccess(api, ": ", role, " GlobalTensor holds ", g.CpuSize() * sizeof(T),
                " bytes, access up to byte ", end, " exceeds it");
   return reinterpret_cast<uint8_t*>(g.CpuPtr());
@@ -958,9 +994,15 @@ inline void Map2(T* d, const T* a, const T* b, int64_t n, F f) {
 }  // namespace detail
 }  // namespace cpu
 
+}  // namespace AscendC
+
 // ---------------------------------------------------------------------------------------------
 // Data movement
 // ---------------------------------------------------------------------------------------------
+#include "pyasc_cpu/copy.h"       // DataCopyParams forms, SetPadValue, copy ranges
+#include "pyasc_cpu/allocator.h"  // LocalMemAllocator
+
+namespace AscendC {
 
 // DataCopy(dst, src, count): moves count*sizeof(T) bytes rounded DOWN to a multiple of 32 bytes
 // (documented hardware behaviour; unaligned tails need DataCopyPad). UB operands must be 32-byte
@@ -1002,14 +1044,16 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, int64
 //   srcStride   gap between blocks on the source side (GM->UB: bytes; UB->GM: 32-B blocks)
 //   dstStride   gap between blocks on the destination side (GM->UB: 32-B blocks; UB->GM: bytes)
 // A gap runs from the end of one block to the start of the next.
+// blockCount is documented uint16_t in [0, 4095] (Atlas A2: the hardware burst count is 12 bits,
+// CCE intrinsic page); held as uint32_t so a larger value is refused, not wrapped.
 struct DataCopyExtParams {
-  uint16_t blockCount = 1;
+  uint32_t blockCount = 1;
   uint32_t blockLen = 0;
   uint32_t srcStride = 0;
   uint32_t dstStride = 0;
   uint32_t rsv = 0;
   DataCopyExtParams() = default;
-  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t srcStrideIn, uint32_t dstStrideIn,
+  DataCopyExtParams(uint32_t count, uint32_t len, uint32_t srcStrideIn, uint32_t dstStrideIn,
                     uint32_t rsvIn)
       : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn),
         rsv(rsvIn) {}
@@ -1029,15 +1073,29 @@ struct DataCopyPadExtParams {
         paddingValue(padValueIn) {}
 };
 
+namespace cpu {
+// Ranges of DataCopyExtParams: blockCount [0, PYASC_MAX_BLOCK_COUNT], blockLen (bytes)
+// [0, PYASC_MAX_PAD_BLOCK_LEN] (the 21-bit burst length of the padded GM<->UB move).
+inline void CheckExtParams(const char* api, const DataCopyExtParams& p) {
+  CheckRange(api, "blockCount", p.blockCount, 0, PYASC_MAX_BLOCK_COUNT);
+  CheckRange(api, "blockLen", p.blockLen, 0, PYASC_MAX_PAD_BLOCK_LEN);
+}
+}  // namespace cpu
+
 // GM->UB. Block k is read from GM byte k*(blockLen + srcStride) and lands at UB byte
 // k*(B + dstStride*32), where B = roundup32((leftPadding + rightPadding)*sizeof(T) + blockLen):
-// leftPadding elements, then the blockLen data bytes, then padding up to B. With isPad the
-// padding elements get paddingValue, otherwise UB keeps its previous contents there.
+// leftPadding elements, then the blockLen data bytes, then padding up to B (rightPadding
+// elements and the rest of the last DataBlock). The padding elements get paddingValue when
+// isPad, the SetPadValue value when !isPad and SetPadValue was called in this block; otherwise
+// (the documented "random" fill) UB keeps its previous contents there and, in memory-check
+// builds, stays undefined.
 template <class T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
                         const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad) {
   const char* api = "DataCopyPad(GM->UB)";
+  cpu::CheckExtParams(api, p);
   cpu::detail::CheckGmPath(api, "dst", dst);
+  const T* fill = pad.isPad ? &pad.paddingValue : cpu::PadRegister<T>(api);
   const uint64_t n = p.blockCount, len = p.blockLen, sz = sizeof(T);
   if (len % sz != 0) cpu::Fail(api, ": blockLen ", len, " bytes is not a multiple of ", sz);
   const uint64_t left = pad.leftPadding * sz, right = pad.rightPadding * sz;
@@ -1055,14 +1113,14 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
     uint8_t* db = d + k * ub_step;
     if constexpr (cpu::kMemcheck) {
       const uint64_t at = dst.CpuOffset() + k * ub_step;
-      if (pad.isPad) cpu::mc::Define(at, ub_block);
+      if (fill != nullptr) cpu::mc::Define(at, ub_block);
       else cpu::mc::Define(at + left, len);
     }
     if (len) std::memmove(db + left, s + k * gm_step, len);
-    if (pad.isPad) {
+    if (fill != nullptr) {
       T* e = reinterpret_cast<T*>(db);
-      for (uint64_t i = 0; i < left / sz; ++i) e[i] = pad.paddingValue;
-      for (uint64_t i = (left + len) / sz; i < ub_block / sz; ++i) e[i] = pad.paddingValue;
+      for (uint64_t i = 0; i < left / sz; ++i) e[i] = *fill;
+      for (uint64_t i = (left + len) / sz; i < ub_block / sz; ++i) e[i] = *fill;
     }
   }
 }
@@ -1073,7 +1131,10 @@ template <class T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
                         const DataCopyExtParams& p) {
   const char* api = "DataCopyPad(UB->GM)";
+  cpu::CheckExtParams(api, p);
   const uint64_t n = p.blockCount, len = p.blockLen;
+  if (len % sizeof(T) != 0)
+    cpu::Fail(api, ": blockLen ", len, " bytes is not a multiple of ", sizeof(T));
   const uint64_t ub_step = cpu::RoundUp32(len) + static_cast<uint64_t>(p.srcStride) * cpu::kBlock;
   const uint64_t gm_step = len + p.dstStride;
   const uint64_t ub_end = n && len ? (n - 1) * ub_step + len : 0;
@@ -1380,7 +1441,8 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
   }                                                                                            \
   extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }           \
   extern "C" int pyasc_last_error_kind() { return ::AscendC::cpu::LastErrorKind(); }          \
-  extern "C" int pyasc_task_ratio() { return ::AscendC::cpu::LastTaskRatio(); }
+  extern "C" int pyasc_task_ratio() { return ::AscendC::cpu::LastTaskRatio(); }            \
+  PYASC_CPU_GM_ENTRIES()
 
 // Per-kernel entry, so several kernels can share one library (batch builds):
 // pyasc_run_block_<KERNEL>; pyasc_last_error is shared and defined by PYASC_CPU_LAST_ERROR.
@@ -1398,7 +1460,8 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
 #define PYASC_CPU_LAST_ERROR()                                                                 \
   extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }           \
   extern "C" int pyasc_last_error_kind() { return ::AscendC::cpu::LastErrorKind(); }          \
-  extern "C" int pyasc_task_ratio() { return ::AscendC::cpu::LastTaskRatio(); }
+  extern "C" int pyasc_task_ratio() { return ::AscendC::cpu::LastTaskRatio(); }            \
+  PYASC_CPU_GM_ENTRIES()
 
 // A checked CPU entry (cpu_entry.cpp, emitted per kernel) refuses a launch the library was not
 // compiled for: the block count or a tiling field differs from op.json's signature.
