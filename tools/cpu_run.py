@@ -8,7 +8,8 @@ One ``ARG`` per parameter of the ``__global__ __aicore__`` entry (all ``GM_ADDR`
 
 * ``FILE.npy`` -- an input: the array's bytes in GM (any dtype, C order);
 * ``NAME:DTYPE[SHAPE]`` -- an output, zero-filled, written to ``NAME.npy`` (in ``--out-dir``)
-  after the run, e.g. ``z:float16[8,2048]``; ``DTYPE`` is a numpy name or ``bfloat16``;
+  after the run, e.g. ``z:float16[8,2048]``; ``DTYPE`` is a numpy name or ``bfloat16`` (saved
+  as its ``uint16`` bit patterns: ``.npy`` has no bfloat16; view them with ``ml_dtypes``);
 * ``FILE.bin`` -- raw bytes (e.g. a tiling struct written by host code);
 * ``TYPE:V,V,...[+TYPE:V,...]`` -- a packed struct of scalars with C alignment, e.g.
   ``u32:16384,8`` for ``struct {uint32_t totalLength; uint32_t tileNum;}``; ``TYPE`` is one of
@@ -36,8 +37,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-import numpy as np
 
 from pyasc_mlir.errors import PyAscError, SourceLoc
 from pyasc_mlir.platform import DEFAULT_PLATFORM, PLATFORMS, get_platform
@@ -187,7 +186,13 @@ def build(
         digest = hashlib.sha256("\0".join(f"{k}\0{v}" for k, v in sorted(deps.items())).encode())
         flags.append(f"-DPYASC_CPU_RUN_DEPS=0x{digest.hexdigest()[:16]}")
     try:
-        return build_library(sources, get_platform(platform), memcheck=memcheck, extra_flags=flags)
+        return build_library(  # -D flags: a one-off precompiled header would not pay off
+            sources,
+            get_platform(platform),
+            memcheck=memcheck,
+            extra_flags=flags,
+            pch=not defines and not deps,
+        )
     except CompileError as exc:
         raise CpuRunError(
             f"g++ rejected {path}:\n{_user_diagnostics(exc.diagnostics, name, path)}",

@@ -62,7 +62,10 @@ class Buffer:
     def save(self, out_dir: Path) -> Path:
         assert self.data is not None and self.output is not None
         path = out_dir / f"{self.output}.npy"
-        np.save(path, self.data)
+        data = self.data
+        if data.dtype == np.dtype(ml_dtypes.bfloat16):  # .npy has no bfloat16: the bits
+            data = data.view(np.uint16)
+        np.save(path, data)
         return path
 
 
