@@ -18,6 +18,7 @@ from cpu_run_helpers import SAMPLES, CpuRun
 
 RNG = np.random.default_rng(909)
 BF16 = ml_dtypes.bfloat16
+SLOW = pytest.mark.slow  # the extra cases of a family (one case per family stays fast)
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +72,9 @@ def test_add_multicore_double_buffered(run):
     np.testing.assert_array_equal(res.output("z"), x + y)
 
 
-@pytest.mark.parametrize("total,tile,blocks", [(8 * 4 * 100, 96, 4), (8 * 7, 16, 1)])
+@pytest.mark.parametrize(
+    "total,tile,blocks", [(8 * 4 * 100, 96, 4), pytest.param(8 * 7, 16, 1, marks=SLOW)]
+)
 def test_sub_with_a_short_last_tile(run, total, tile, blocks):
     x, y = (RNG.standard_normal(total).astype(np.float32) for _ in range(2))
     x[:4] = [np.inf, -0.0, np.nan, 1e-40]  # special values pass through Sub as IEEE
@@ -93,7 +96,14 @@ def test_sub_with_a_short_last_tile(run, total, tile, blocks):
 
 
 @pytest.mark.parametrize(
-    "total,tile,blocks", [(1, 16, 1), (7, 16, 2), (33, 8, 4), (513, 100, 8), (4097, 1000, 8)]
+    "total,tile,blocks",
+    [
+        pytest.param(1, 16, 1, marks=SLOW),
+        pytest.param(7, 16, 2, marks=SLOW),
+        (33, 8, 4),
+        pytest.param(513, 100, 8, marks=SLOW),
+        (4097, 1000, 8),
+    ],
 )
 def test_abs_unaligned_datacopypad(run, total, tile, blocks):
     x = RNG.standard_normal(total).astype(np.float16)
@@ -115,7 +125,9 @@ def test_abs_unaligned_datacopypad(run, total, tile, blocks):
     np.testing.assert_array_equal(res.output("z").view(np.uint16), np.abs(x).view(np.uint16))
 
 
-@pytest.mark.parametrize("total,tile,blocks", [(16, 16, 1), (2 * 3 * 48, 48, 2)])
+@pytest.mark.parametrize(
+    "total,tile,blocks", [pytest.param(16, 16, 1, marks=SLOW), (2 * 3 * 48, 48, 2)]
+)
 def test_cast_through_tbuf_with_bf16(run, total, tile, blocks):
     x = RNG.standard_normal(total).astype(BF16)
     y = (RNG.standard_normal(total) * 1e-3).astype(BF16)  # sums that round in bf16
@@ -188,7 +200,9 @@ def _to_half(x: np.ndarray, mode: str) -> np.ndarray:
 MODES = ["NONE", "RINT", "FLOOR", "CEIL", "ROUND", "TRUNC", "ODD"]
 
 
-@pytest.mark.parametrize("mode", ["RINT", "FLOOR", "CEIL", "ROUND", "TRUNC"])
+@pytest.mark.parametrize(
+    "mode", ["RINT", "FLOOR", *(pytest.param(m, marks=SLOW) for m in ("CEIL", "ROUND", "TRUNC"))]
+)
 def test_cast_float_to_int32_round_modes(run, mode):
     n, blocks = 32, 2
     x = np.concatenate([np.arange(-4, 4, 0.5), RNG.uniform(-1000, 1000, 2 * n - 16)])
@@ -209,7 +223,9 @@ def test_cast_float_to_int32_round_modes(run, mode):
     np.testing.assert_array_equal(res.output("z"), _round(x, mode).astype(np.int32))
 
 
-@pytest.mark.parametrize("mode", ["NONE", "RINT", "FLOOR", "CEIL", "TRUNC"])
+@pytest.mark.parametrize(
+    "mode", ["NONE", "CEIL", *(pytest.param(m, marks=SLOW) for m in ("RINT", "FLOOR", "TRUNC"))]
+)
 def test_cast_float_to_half_round_modes(run, mode):
     n = 48
     x = RNG.uniform(-100, 100, n).astype(np.float32)
@@ -250,7 +266,9 @@ def test_cast_pair_mode_the_a2_refuses_is_an_error_at_the_call(run):
     assert "Traceback" not in res.stderr
 
 
-@pytest.mark.parametrize("rows,cols,blocks", [(1, 8, 1), (7, 40, 3), (33, 64, 8)])
+@pytest.mark.parametrize(
+    "rows,cols,blocks", [pytest.param(1, 8, 1, marks=SLOW), (7, 40, 3), (33, 64, 8)]
+)
 def test_layernorm_basic_api(run, rows, cols, blocks):
     x = (RNG.standard_normal((rows, cols)) * 3 + 1).astype(np.float32)
     gamma = RNG.uniform(0.5, 1.5, cols).astype(np.float32)
@@ -318,7 +336,9 @@ def _matmul_ref(a, b, bias):
     return acc + (bias if bias is not None else 0)
 
 
-@pytest.mark.parametrize("m,n,k,blocks,bias", [(33, 40, 24, 2, True), (64, 16, 16, 1, False)])
+@pytest.mark.parametrize(
+    "m,n,k,blocks,bias", [(33, 40, 24, 2, True), pytest.param(64, 16, 16, 1, False, marks=SLOW)]
+)
 def test_matmul_c_in_gm(run, m, n, k, blocks, bias):
     a = RNG.uniform(-1, 1, (m, k)).astype(np.float16)
     b = RNG.uniform(-1, 1, (k, n)).astype(np.float16)
@@ -367,7 +387,7 @@ def test_matmul_without_workspace_writes_nothing(run):
     np.testing.assert_array_equal(res.output("c"), np.zeros((16, 16), np.float32))
 
 
-@pytest.mark.parametrize("m,n,k,blocks", [(40, 50, 32, 2), (7, 33, 16, 1)])
+@pytest.mark.parametrize("m,n,k,blocks", [(40, 50, 32, 2), pytest.param(7, 33, 16, 1, marks=SLOW)])
 def test_matmul_leakyrelu(run, m, n, k, blocks):
     a = RNG.uniform(-1, 1, (m, k)).astype(np.float16)
     b = RNG.uniform(-1, 1, (k, n)).astype(np.float16)
