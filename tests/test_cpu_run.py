@@ -234,7 +234,7 @@ def test_kernel_type_mix_1_2_runs_twice_the_vector_blocks(run, tmp_path):
 
 def test_a_kernels_own_header_is_found_and_tracked(run, tmp_path):
     (tmp_path / "scale.h").write_text("constexpr float SCALE = 2.0f;\n")
-    kernel = tmp_path / "scaled.cpp"
+    kernel = tmp_path / "scaled.cc"  # not .cpp: built under a .cpp name
     kernel.write_text(
         '#include "kernel_operator.h"\n#include "scale.h"\n'
         'extern "C" __global__ __aicore__ void scaled(GM_ADDR z) {\n'

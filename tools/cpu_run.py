@@ -88,6 +88,13 @@ def kernel_entries(text: str) -> dict[str, tuple[list[str], int]]:
     return out
 
 
+def build_name(path: Path) -> str:
+    """The kernel's file name in the build folder: its own (a ``.cpp``, as the unity build
+    includes only those), unless that would not sort before :data:`ENTRY_FILE`."""
+    name = path.name if path.suffix == ".cpp" else path.stem + ".cpp"
+    return name if name < ENTRY_FILE and not name.startswith(".") else "kernel.cpp"
+
+
 def _line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
@@ -177,7 +184,7 @@ def build(
     """
     text = path.read_text(errors="replace")
     check_entry(path, text, entry, nargs)
-    name = path.name if path.name < ENTRY_FILE and "/" not in path.name else "kernel.cpp"
+    name = build_name(path)
     sources = {name: text, ENTRY_FILE: entry_source(entry, nargs, kernel_type)}
     deps = local_headers(path)
     flags = [*TRACE_FLAGS, *(f"-D{d}" for d in defines)]
@@ -347,8 +354,7 @@ def cpu_run(ns: argparse.Namespace) -> list[Path]:
     lib = _Library(so)
     block, msg, kind = run_blocks(lib, ns.block_dim, buffers)
     if block >= 0:
-        name = ns.kernel.name if ns.kernel.name < ENTRY_FILE else "kernel.cpp"
-        loc = locate(so, lib.offsets(), ns.kernel, name)
+        loc = locate(so, lib.offsets(), ns.kernel, build_name(ns.kernel))
         what = "memory check" if kind == 1 else "kernel error"
         raise CpuRunError(
             f"{what} in block {block} of {ns.block_dim} ({ns.entry}): {msg}",
