@@ -60,7 +60,7 @@ def test_other_block_dims_and_shapes(run):
         p["x"],
         p["y"],
         "z:float16[16,16]",
-        "u32:256,4",
+        "u32:totalLength=256,tileNum=4",  # labelled values
     )  # the output shape is the file's, not the GM's
     assert res.code == 0, res.stderr
     np.testing.assert_array_equal(res.output("z"), (x + y).reshape(16, 16))

@@ -12,8 +12,9 @@ One ``ARG`` per parameter of the ``__global__ __aicore__`` entry (all ``GM_ADDR`
   as its ``uint16`` bit patterns: ``.npy`` has no bfloat16; view them with ``ml_dtypes``);
 * ``FILE.bin`` -- raw bytes (e.g. a tiling struct written by host code);
 * ``TYPE:V,V,...[+TYPE:V,...]`` -- a packed struct of scalars with C alignment, e.g.
-  ``u32:16384,8`` for ``struct {uint32_t totalLength; uint32_t tileNum;}``; ``TYPE`` is one of
-  ``i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64``;
+  ``u32:16384,8`` (or, labelled, ``u32:totalLength=16384,tileNum=8``: the labels are not
+  checked, the order counts) for ``struct {uint32_t totalLength; uint32_t tileNum;}``;
+  ``TYPE`` is one of ``i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64``;
 * ``tcube:FIELD=V,...`` -- an ``AscendC::tiling::TCubeTiling`` (every field ``int32_t``, the
   documented order; unnamed fields 0);
 * ``ws:BYTES`` -- a zero-filled workspace (``16M``, ``64K`` or a number), e.g. the Matmul

@@ -116,7 +116,8 @@ def _packed(index: int, text: str) -> Buffer:
             raise _bad(index, text, f"{piece!r} is not TYPE:V,... ({' '.join(SCALAR_TYPES)})")
         code = SCALAR_TYPES[m["type"]]
         size = struct.calcsize(code)
-        for value in m["values"].split(","):
+        for item in m["values"].split(","):
+            value = item.partition("=")[2] if "=" in item else item  # `name=V`: a label only
             try:
                 num = float(value) if code in "efd" else int(value, 0)
                 blob += b"\0" * (-len(blob) % size) + struct.pack("<" + code, num)
