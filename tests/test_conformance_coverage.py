@@ -1,4 +1,5 @@
-"""Meta-test: every Ascend C API the emitter can print has a conformance test.
+"""Meta-test: every Ascend C API the emitter can print, and every API form the CPU runtime
+implements, has a conformance test.
 
 The API names come from the string templates of ``pyasc_mlir/emitter.py`` (calls ``Name(``,
 ``obj.Name<T>(``, brace-initialised structs ``Name{``, templates ``Name<`` and enumerators
@@ -7,6 +8,15 @@ of ``dialects/ascendc.py`` (VEC_BINARY, VEC_UNARY, VEC_SCALAR, REDUCE, ROUND, CM
 POSITIONS). The evidence is the C++ test kernel of ``tests/test_cpu_runtime.py`` (comments
 stripped): each name must be used there. A template whose name part comes from an expression
 this test does not know fails the test, so a new kind of emitted call cannot slip through.
+
+Implemented forms: every public function, public member function of a public class, and type
+of namespace ``AscendC`` in ``kernel_operator.h`` and ``pyasc_cpu/*.h``, found by parsing the
+headers (``tests/api_inventory.py``: overloads by argument-count range), must be called with a
+fitting argument count (types: named) by a kernel of ``tests/conformance/*.cpp``,
+``tests/samples/*.cpp`` or the C++ of ``tests/test_cpu_runtime.py``. Member calls are matched
+by name and argument count, not by receiver type. Exemptions: :data:`FORM_EXEMPT`, and member
+functions named ``Cpu*`` (the CPU runtime's own hooks, e.g. ``TPipe::CpuPositionOf``, not
+Ascend C names).
 """
 
 from __future__ import annotations
@@ -16,10 +26,12 @@ import functools
 import re
 from pathlib import Path
 
+import api_inventory as inv
 import pytest
 
 import pyasc_mlir.emitter as emitter_module
 from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.runtime.cpu import INCLUDE_DIR
 
 HERE = Path(__file__).resolve().parent
 EMITTER = Path(emitter_module.__file__)
@@ -266,3 +278,120 @@ def test_mode_sweeps_cover_every_mode():
     )
     swept = {k.value for k in cmp.keys}  # type: ignore[attr-defined]
     assert {cmp_codes[m] for m in ac.CMP.values()} <= swept
+
+
+# ------------------------------------------------------------- implemented API forms
+
+FORM_EXEMPT: dict[str, str] = {
+    "DefaultBiasType": "not an Ascend C name: the default BIAS_TYPE argument of Matmul "
+    "(matmul.h), instantiated by every Matmul<A, B, C> of the Matmul kernels",
+}
+"""Forms (by ``str(form)`` or type name) exempt from the implemented-forms check, with why."""
+
+KERNEL_SOURCES = [
+    *sorted((HERE / "conformance").glob("*.cpp")),
+    *sorted((HERE / "samples").glob("*.cpp")),
+]
+
+
+@functools.cache
+def implemented_forms() -> frozenset[inv.Form]:
+    forms: set[inv.Form] = set()
+    for header in inv.header_files(INCLUDE_DIR):
+        forms |= inv.api_forms(header.read_text())
+    return frozenset(f for f in forms if not (f.owner and f.name.startswith("Cpu")))
+
+
+@functools.cache
+def kernel_cpp() -> str:
+    """Every conformance kernel's C++ (the runtime-form evidence)."""
+    return "\n".join([conformance_cpp(), *(p.read_text() for p in KERNEL_SOURCES)])
+
+
+@functools.cache
+def kernel_calls() -> dict[str, set[int]]:
+    return inv.calls(kernel_cpp())
+
+
+def test_the_header_inventory_finds_the_api():
+    """Guards the header reader: known forms of every header are found, CPU internals not."""
+    names = {str(f) for f in implemented_forms()}
+    for form in (
+        "Add(4 args)",  # count form (macro-generated)
+        "Add(6 args)",  # level-0 form (vector_level0.h macro)
+        "LeakyRelu(4 args)",
+        "Cast(4 args)",
+        "DataCopyPad(3 args)",
+        "DataCopyPad(4 args)",
+        "ReduceMax(4-5 args)",  # calIndex has a default
+        "TPipe::InitBuffer(2 args)",
+        "TPipe::InitBuffer(3 args)",
+        "TQue::AllocTensor(0 args)",
+        "LocalTensor::GetValue(1 args)",
+        "Matmul::IterateAll(1-5 args)",
+        "Matmul::SetOrgShape(4-5 args)",
+        "SetVectorMask(2 args)",
+        "GetSubBlockIdx(0 args)",
+        "InitSocState(0 args)",
+        "LocalTensor",
+        "TCubeTiling",
+        "BinaryRepeatParams",
+        "MatmulType",
+    ):
+        assert form in names, form
+    bare = {f.name for f in implemented_forms()}
+    for internal in ("Fail", "State", "RoundUp32", "CheckCubeTiling", "Core", "Cat", "Valid"):
+        assert internal not in bare, internal
+
+
+def test_the_header_reader_on_a_synthetic_header():
+    text = """
+    #define PYASC_TWO(NAME) template <class T> inline void NAME(T a, T b = 0) {}
+    namespace AscendC {
+    namespace cpu { inline void Hidden(int) {} }
+    PYASC_TWO(Pair)
+    template <class T> class Box {
+     public:
+      void Put(int i, const char* s = "x,y") { (void)i; }
+      Box() = default;
+     private:
+      void Secret() {}
+    };
+    struct Params { int a = f(1); };
+    inline int Free(int a, int b, ...) { return a; }
+    }  // namespace AscendC
+    inline void Outside() {}
+    """
+    got = {str(f) for f in inv.api_forms(text)}
+    assert got == {"Pair(1-2 args)", "Box", "Box::Put(1-2 args)", "Params", "Free(2-99 args)"}
+    assert inv.calls("Box<int> b = x.Put<int>(1, g(2, 3)); Pair(a, b);") == {
+        "Put": {2},
+        "g": {2},
+        "Pair": {2},
+    }
+
+
+def _exempt(form: inv.Form) -> bool:
+    return str(form) in FORM_EXEMPT or (form.kind == "type" and form.name in FORM_EXEMPT)
+
+
+@pytest.mark.parametrize(
+    "form", sorted((f for f in implemented_forms() if not _exempt(f)), key=str), ids=str
+)
+def test_every_implemented_api_form_has_a_conformance_kernel(form):
+    assert inv.used(form, kernel_cpp(), kernel_calls()), (
+        f"the CPU runtime implements {form} but no conformance kernel uses it "
+        "(tests/conformance/*.cpp, tests/samples/*.cpp, tests/test_cpu_runtime.py): add one"
+    )
+
+
+def test_exemptions_are_still_needed():
+    """An exemption names an implemented form that no kernel uses (else it must go)."""
+    by_key = {str(f): f for f in implemented_forms()} | {
+        f.name: f for f in implemented_forms() if f.kind == "type"
+    }
+    for key in FORM_EXEMPT:
+        assert key in by_key, f"FORM_EXEMPT lists {key}, which the headers do not implement"
+        assert not inv.used(by_key[key], kernel_cpp(), kernel_calls()), (
+            f"{key} is used by a kernel now: drop its exemption"
+        )

@@ -1,6 +1,8 @@
 """The ``pyasc`` command: ``pyasc demo`` runs every example on real MiniLM activations;
 ``pyasc fuzz`` runs the differential fuzzer (``pyasc_mlir.fuzzing``); ``pyasc profile`` and
-``pyasc tune`` give the modeled profile and autotune one operator (``FILE::FUNC --shape ...``).
+``pyasc tune`` give the modeled profile and autotune one operator (``FILE::FUNC --shape ...``);
+``pyasc cpu-run KERNEL.cpp --entry NAME --block-dim N ARG...`` builds a hand-written Ascend C
+kernel with the CPU runtime and runs it (``pyasc_mlir.tools.cpu_run``).
 
 Usage: ``pyasc demo [options]``; ``pyasc fuzz --programs N --seed S [options]``;
 ``pyasc --version``. Exit code 0 when every result is within tolerance (fuzz: no mismatch or
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from pyasc_mlir import __version__
 from pyasc_mlir.errors import PyAscError
 from pyasc_mlir.fuzzing import main as fuzz_main
+from pyasc_mlir.tools.cpu_run import run_cpu_run
 from pyasc_mlir.tools.demo import run_demo
 from pyasc_mlir.tools.profile import run_profile
 from pyasc_mlir.tools.tune import run_tune
@@ -55,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         help="autotune tile, blockDim and buffers of FILE::FUNC (see `pyasc tune --help`)",
         add_help=False,
     )
+    sub.add_parser(
+        "cpu-run",
+        help="build a hand-written Ascend C kernel with the CPU runtime and run it on .npy "
+        "inputs (see `pyasc cpu-run --help`)",
+        add_help=False,
+    )
     args, rest = parser.parse_known_args(argv)
     args.rest = rest
     if args.version:
@@ -65,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
             return fuzz_main(args.rest)
         except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
             return int(exc.code or 0)
+    if args.command == "cpu-run":
+        return run_cpu_run(args.rest)
     if args.command in _TARGET_COMMANDS:
         try:
             return _TARGET_COMMANDS[args.command](args.rest)

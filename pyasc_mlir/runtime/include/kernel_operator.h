@@ -83,6 +83,9 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+#ifdef PYASC_CPU_TRACE  // `pyasc cpu-run` builds: call stacks of errors (backtrace)
+#include <execinfo.h>
+#endif
 
 // fp16 <-> fp32 bulk conversions use F16C on x86 CPUs that have it (checked at run time);
 // -DPYASC_NO_F16C forces the portable path.
@@ -246,14 +249,32 @@ inline std::string WithLoc(std::string s) {
   return s;
 }
 
+// -DPYASC_CPU_TRACE (`pyasc cpu-run`, built with -g): the return addresses of the call stack
+// of the last Fail/FailAccess, which the runner maps to the kernel's file:line (addr2line).
+struct ErrorTrace {
+  void* pc[64];
+  int n = 0;
+};
+__attribute__((visibility("hidden"))) inline ErrorTrace& LastTrace() {
+  static thread_local ErrorTrace t;
+  return t;
+}
+inline void CaptureTrace() {
+#ifdef PYASC_CPU_TRACE
+  LastTrace().n = backtrace(LastTrace().pc, 64);
+#endif
+}
+
 template <class... A>
 [[noreturn]] inline void Fail(const A&... a) {
+  CaptureTrace();
   throw Error(WithLoc(Cat(a...)));
 }
 
 // A memory access violation (AccessError).
 template <class... A>
 [[noreturn]] inline void FailAccess(const A&... a) {
+  CaptureTrace();
   throw AccessError(WithLoc(Cat(a...)));
 }
 
