@@ -302,6 +302,19 @@ class Semantic(Component):
     def cast(self, x: Any, dtype: Any, node: ast.AST) -> Any:
         """``cast(x, dtype)`` to float16 or float32: rounds to f16 (an ``asc.cast``) or relabels
         the logical dtype; a mask becomes 1.0/0.0."""
+        name = self.dtype_of(dtype, node)
+        if not isinstance(x, SymbolicTensor):
+            self.check_arith(x, node, "cast()")
+            return float(np.dtype(name).type(x))
+        if x.dtype == "bool":
+            return SymbolicTensor(self.mask_as_f32(x, x.shape, node), name, x.shape)
+        if name == "float16":
+            return SymbolicTensor(self.convert(x.value, "float16", node), name, x.shape)
+        return SymbolicTensor(x.value, name, x.shape)
+
+    def dtype_of(self, dtype: Any, node: ast.AST) -> str:
+        """The name of ``dtype`` (a ``pyasc_mlir`` dtype, a NumPy dtype or a string):
+        ``"float16"`` or ``"float32"``, else a located error."""
         if isinstance(dtype, ops.DType):
             name = dtype.name
         else:
@@ -313,14 +326,7 @@ class Semantic(Component):
             self.error(
                 f"unsupported dtype {dtype!r}", node, "use pyasc_mlir.float16 or pyasc_mlir.float32"
             )
-        if not isinstance(x, SymbolicTensor):
-            self.check_arith(x, node, "cast()")
-            return float(np.dtype(name).type(x))
-        if x.dtype == "bool":
-            return SymbolicTensor(self.mask_as_f32(x, x.shape, node), name, x.shape)
-        if name == "float16":
-            return SymbolicTensor(self.convert(x.value, "float16", node), name, x.shape)
-        return SymbolicTensor(x.value, name, x.shape)
+        return name
 
     def reduce(
         self, kind: str, x: Any, axis: Any, keepdim: Any, correction: int, node: ast.AST

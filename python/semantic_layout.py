@@ -22,6 +22,7 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.frontend.hints import MASK_HINT, MATCH_HINT, RANK_HINT, RESHAPE_HINT
 from pyasc_mlir.frontend.names import METHODS
 from pyasc_mlir.frontend.semantic import Semantic
+from pyasc_mlir.frontend.spellings import name_hint
 from pyasc_mlir.frontend.values import (
     SymbolicTensor,
     TensorMethod,
@@ -63,10 +64,13 @@ class LayoutSemantic(Semantic):
             return self.transpose(obj, (1, 0), node)
         if node.attr in METHODS:
             return TensorMethod(obj, node.attr)
+        close = name_hint(node.attr, ["shape", "ndim", "dtype", "T", *METHODS], "method")
         self.error(
             f"a tensor has no attribute '{node.attr}'",
             node,
-            "tensor attributes: shape, ndim, dtype, T; methods: " + ", ".join(METHODS),
+            close
+            if not close.startswith("supported")
+            else "tensor attributes: shape, ndim, dtype, T; methods: " + ", ".join(METHODS),
         )
 
     def reshape(self, x: SymbolicTensor, shape: Sequence[Any], node: ast.AST) -> Any:

@@ -25,6 +25,7 @@ __all__ = [
     "FunctionReturn",
     "LoopBreak",
     "LoopContinue",
+    "ShapeMatch",
     "SymbolicTensor",
     "TensorMethod",
     "contains_tensor",
@@ -61,6 +62,47 @@ class SymbolicTensor:
 
     def __repr__(self) -> str:
         return f"<tensor {list(self.shape)} {self.dtype}>"
+
+
+class ShapeMatch(tuple):  # type: ignore[type-arg]
+    """What ``pyasc_mlir.match_shape(x, other, dim=d)`` returns: the tuple of ``x``'s dims
+    (``B, S, H = m``, ``m[0]``, ``len(m)``) that is also indexed by name.
+
+    ``m["target_dim"]`` / ``m.target_dim``: ``d`` as a non-negative int (``None`` without
+    ``dim``); ``m["target_size"]``: ``x.shape[d]`` (``None`` without ``dim``);
+    ``m["shape"]``: ``x``'s shape; ``m["other_shape"]``: ``other``'s shape.
+    """
+
+    KEYS = ("target_dim", "target_size", "shape", "other_shape")
+
+    target_dim: int | None
+    target_size: int | None
+    other_shape: tuple[int, ...]
+
+    def __new__(
+        cls, shape: Sequence[int], target_dim: int | None, other_shape: Sequence[int]
+    ) -> ShapeMatch:
+        m = super().__new__(cls, tuple(int(d) for d in shape))
+        m.target_dim = target_dim
+        m.target_size = None if target_dim is None else m[target_dim]
+        m.other_shape = tuple(int(d) for d in other_shape)
+        return m
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """``x``'s shape as a plain tuple."""
+        return tuple(self)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            if key not in self.KEYS:
+                raise KeyError(f"{key!r}; match_shape() results have {', '.join(self.KEYS)}")
+            return getattr(self, key)
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> tuple[str, ...]:
+        """The names ``m[name]`` accepts."""
+        return self.KEYS
 
 
 @dataclass
