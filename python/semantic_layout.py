@@ -377,12 +377,11 @@ class LayoutSemantic(Semantic):
         return v, flag
 
     def erase_dead_layout_ops(self) -> None:
-        """Erase data-movement ops whose results nothing uses (transposes folded into a
-        matmul's flags), last first so chains go too."""
+        """Erase the ``asc`` ops whose results nothing uses (transposes folded into a
+        matmul's flags, the branch a compile-time ``where`` did not pick, values computed and
+        never used), last first so chains go too. Every tensor-level ``asc`` op is pure."""
         for op in reversed(list(self.ctx.block.ops)):
-            if isinstance(op, asc.TransposeOp | asc.SliceOp | asc.ConcatOp) and not any(
-                r.uses for r in op.results
-            ):
+            if op.name.startswith("asc.") and op.results and not any(r.uses for r in op.results):
                 self.ctx.block.erase_op(op)
 
     def shape_helper(self, name: str, a: Mapping[str, Any], node: ast.AST) -> Any:

@@ -64,7 +64,7 @@ class SymbolicTensor:
         return f"<tensor {list(self.shape)} {self.dtype}>"
 
 
-class ShapeMatch(tuple):  # type: ignore[type-arg]
+class ShapeMatch(tuple[int, ...]):
     """What ``pyasc_mlir.match_shape(x, other, dim=d)`` returns: the tuple of ``x``'s dims
     (``B, S, H = m``, ``m[0]``, ``len(m)``) that is also indexed by name.
 
