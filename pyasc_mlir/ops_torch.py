@@ -129,12 +129,16 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Any:
     _outside("clip")
 
 
-def amax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None) -> Any:
+def amax(
+    x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None
+) -> Any:
     """The maximum over ``dim`` (``torch.amax``): an int, a tuple of ints or ``None`` (all)."""
     _outside("amax")
 
 
-def amin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None) -> Any:
+def amin(
+    x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None
+) -> Any:
     """The minimum over ``dim`` (``torch.amin``)."""
     _outside("amin")
 

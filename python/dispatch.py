@@ -370,6 +370,13 @@ class Dispatcher(Component):
             return self.sem.concat(a["tensors"], self.torch.pick(a, "dim", "axis", 0, node), node)
         if name == "match_shape" and isinstance(a["pattern"], SymbolicTensor):
             return self.sem.match_dims(a["x"], a["pattern"], a["dim"], node)
+        if name == "match_shape" and a["dim"] is not None:
+            self.error(
+                "match_shape(x, pattern, dim=) takes dim= only with a tensor to match",
+                node,
+                "match_shape(x, (None, 64)) checks a pattern; match_shape(x, mask, dim=-1) "
+                "checks mask against x's shape without that dim",
+            )
         if name in SHAPE_HELPERS:
             return self.sem.shape_helper(name, a, node)
         if name in REDUCE:

@@ -85,7 +85,7 @@ def t_min_unpack(x):
 
 
 def t_amax_amin(x):
-    return pa.amax(x, dim=-1) - x.amin(-1)
+    return pa.amax(x, dim=-1) - x.amin(-1, keepdims=False)
 
 
 def t_unsqueeze_expand(x):
@@ -525,6 +525,10 @@ def e_match(x, y):
     return pa.match_shape(x, y, dim=0)  # ERR
 
 
+def e_match_pattern_dim(x):
+    return pa.match_shape(x, (None, 4), dim=0)  # ERR
+
+
 def e_layer_norm(x):
     return pa.layer_norm(x, (5,))  # ERR
 
@@ -563,6 +567,12 @@ ERRORS = {
         [V, pa.TensorDesc((3,))],
         "shape [3] does not match x's shape [3, 4]: expected [4] or [1, 4]",
         "None accepts",
+    ),
+    "match_pattern_dim": (
+        e_match_pattern_dim,
+        [V],
+        "takes dim= only with a tensor to match",
+        "match_shape(x, mask, dim=-1)",
     ),
     "layer_norm": (e_layer_norm, [V], "normalized_shape [5] is not the trailing", "x.shape[-1:]"),
     "expand": (e_expand, [V], "cannot expand shape [3, 4] to [2, 9]", "size-1 dims"),
