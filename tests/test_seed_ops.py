@@ -122,7 +122,7 @@ def case(name, dtype, n):
         mask = (np.arange(s)[None, :] < np.array([[max(1, s // 2)], [s]])).astype(dtype)
         return masked_sum, [x, mask], [], [masked_sum_ref(x, mask)], True
     if name == "norm_family":
-        x = rand((2, 3, 1, n), dtype, n) + np.arange(3, dtype=dtype)[None, :, None, None]
+        x = rand((2, 3, 2, n), dtype, n) + np.arange(3, dtype=dtype)[None, :, None, None]
         w, b = rand((3, 1, 1), dtype, 1), rand((3, 1, 1), dtype, 2)
         return norm_family, [x, w, b], [], [norm_family_ref(x, w, b)], True
     if name == "concat_proj":
