@@ -11,39 +11,19 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Mapping
-from typing import Any, NamedTuple, NoReturn
+from typing import Any
 
 from pyasc_mlir.frontend.context import Component, FrontendContext
 from pyasc_mlir.frontend.semantic_torch import TorchSemantic
-from pyasc_mlir.frontend.values import SymbolicTensor, contains_tensor, is_int
+from pyasc_mlir.frontend.values import (
+    MinMax,
+    NotComputedIndices,
+    SymbolicTensor,
+    contains_tensor,
+    is_int,
+)
 
-__all__ = ["MinMax", "NotComputedIndices", "TorchCalls"]
-
-
-class NotComputedIndices:
-    """The ``indices`` of ``x.max(dim=d)``: not computed (there is no argmax here); any use
-    is a compile error naming it."""
-
-    MESSAGE = (
-        "the indices of x.max(dim=) / x.min(dim=) are not computed (pyasc_mlir has no "
-        "argmax); use the values: x.max(dim=d).values or pyasc_mlir.amax(x, d)"
-    )
-
-    def __repr__(self) -> str:
-        return "<indices of max/min(dim=): not computed, pyasc_mlir has no argmax>"
-
-    def _refuse(self, *args: Any) -> NoReturn:
-        raise TypeError(self.MESSAGE)
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
-    __truediv__ = __rtruediv__ = __lt__ = __gt__ = __le__ = __ge__ = __getitem__ = _refuse
-
-
-class MinMax(NamedTuple):
-    """``x.max(dim=d)`` / ``x.min(dim=d)`` as PyTorch returns it: ``(values, indices)``."""
-
-    values: Any
-    indices: Any
+__all__ = ["TorchCalls"]
 
 
 def _dims(args: list[Any]) -> Any:

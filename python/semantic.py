@@ -33,7 +33,13 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.frontend.context import Component, FrontendContext
 from pyasc_mlir.frontend.hints import MASK_HINT, PY_HINT
 from pyasc_mlir.frontend.names import PY_UNARY
-from pyasc_mlir.frontend.values import SymbolicTensor, contains_tensor, is_int, is_number
+from pyasc_mlir.frontend.values import (
+    MinMax,
+    SymbolicTensor,
+    contains_tensor,
+    is_int,
+    is_number,
+)
 from pyasc_mlir.types import dtype_name, ir_type
 
 __all__ = ["Semantic"]
@@ -124,6 +130,12 @@ class Semantic(Component):
             if v.dtype == "bool":
                 self.error(f"a boolean mask cannot be used in arithmetic ({what})", node, MASK_HINT)
             return
+        if isinstance(v, MinMax):
+            self.error(
+                f"x.max(dim=) / x.min(dim=) gives (values, indices), not a tensor, for {what}",
+                node,
+                "as in PyTorch: use x.max(dim=d).values, or pyasc_mlir.amax(x, d) / x.max(d)",
+            )
         if not is_number(v) or isinstance(v, complex):
             self.error(
                 f"unsupported operand of type {type(v).__name__} for {what} with a tensor",

@@ -13,7 +13,7 @@ import numbers
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -25,6 +25,8 @@ __all__ = [
     "FunctionReturn",
     "LoopBreak",
     "LoopContinue",
+    "MinMax",
+    "NotComputedIndices",
     "ShapeMatch",
     "SymbolicTensor",
     "TensorMethod",
@@ -62,6 +64,32 @@ class SymbolicTensor:
 
     def __repr__(self) -> str:
         return f"<tensor {list(self.shape)} {self.dtype}>"
+
+
+class NotComputedIndices:
+    """The ``indices`` of ``x.max(dim=d)``: not computed (there is no argmax here); any use
+    is a compile error naming it."""
+
+    MESSAGE = (
+        "the indices of x.max(dim=) / x.min(dim=) are not computed (pyasc_mlir has no "
+        "argmax); use the values: x.max(dim=d).values or pyasc_mlir.amax(x, d)"
+    )
+
+    def __repr__(self) -> str:
+        return "<indices of max/min(dim=): not computed, pyasc_mlir has no argmax>"
+
+    def _refuse(self, *args: Any) -> NoReturn:
+        raise TypeError(self.MESSAGE)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __lt__ = __gt__ = __le__ = __ge__ = __getitem__ = _refuse
+
+
+class MinMax(NamedTuple):
+    """``x.max(dim=d)`` / ``x.min(dim=d)`` as PyTorch returns it: ``(values, indices)``."""
+
+    values: Any
+    indices: Any
 
 
 class ShapeMatch(tuple[int, ...]):

@@ -521,6 +521,10 @@ def e_indices(x):
     return x.max(dim=-1).indices + 1  # ERR
 
 
+def e_max_pair(x):
+    return x - x.max(dim=-1, keepdim=True)  # ERR
+
+
 def e_match(x, y):
     return pa.match_shape(x, y, dim=0)  # ERR
 
@@ -562,6 +566,7 @@ ERRORS = {
     "function": (e_function, [V], "unknown function pyasc_mlir.argmax", "amax"),
     "gelu": (e_gelu, [V], "approximate must be 'none' or 'tanh'", "approximate='tanh'"),
     "indices": (e_indices, [V], "indices of x.max(dim=) / x.min(dim=) are not computed", "Python"),
+    "max_pair": (e_max_pair, [V], "gives (values, indices), not a tensor", ".values"),
     "match": (
         e_match,
         [V, pa.TensorDesc((3,))],
