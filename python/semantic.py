@@ -44,6 +44,16 @@ from pyasc_mlir.types import dtype_name, ir_type
 
 __all__ = ["Semantic"]
 
+_PY_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": operator.truediv,
+    "max": builtins.max,
+    "min": builtins.min,
+}
+"""The ``asc.binary`` kinds on compile-time numbers (``pa.add(1.0, 2.0)``, ``maximum(2, 3)``)."""
+
 
 class Semantic(Component):
     """Elementwise ops, masks, casts and reductions on symbolic tensors and numbers."""
@@ -183,7 +193,7 @@ class Semantic(Component):
         if not (isinstance(a, SymbolicTensor) or isinstance(b, SymbolicTensor)):
             for v in (a, b):
                 self.check_arith(v, node, what)
-            return (builtins.max if kind == "max" else builtins.min)(a, b)
+            return self.pyop(_PY_BINARY[kind], [a, b], node)
         for v in (a, b):
             self.check_arith(v, node, what)
         shape = self.result_shape([a, b], node)

@@ -132,6 +132,11 @@ def t_functional(x, y):
     )
 
 
+def t_number_fold(x):
+    k = pa.add(1.0, 2.0) + pa.sub(5.0, 1.0, alpha=2) + pa.mul(2.0, 3.0) + pa.div(1.0, 4.0)
+    return x + k + pa.clamp(7.0, max=1.0) + pa.pow(2.0, 3) + pa.neg(1.0)
+
+
 def t_like(x):
     return pa.zeros_like(x) + pa.ones_like(x) * x + pa.full_like(x, 2.5)
 
@@ -217,6 +222,7 @@ UNARY_CASES = {
     "chunk": (t_chunk, chunk_ref, False),
     "split": (t_split, split_ref, False),
     "casts": (t_casts, lambda x: 2 * x.astype(np.float16).astype(np.float64), False),  # f32
+    "number_fold": (t_number_fold, lambda x: x + 3.0 + 3.0 + 6.0 + 0.25 + 1.0 + 8.0 - 1.0, False),
     "like": (t_like, lambda x: x + 2.5, False),
 }
 
