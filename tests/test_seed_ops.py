@@ -184,8 +184,11 @@ def check(name, dtype, n):
                 assert_close(g, r, dtype, reduction=reduction)
             except AssertionError as exc:
                 raise AssertionError(f"{name} {dtype} n={n}, {where}, result {i}: {exc}") from None
+    # the CPU build and the interpreter: equal up to the order of the sums (the Cube's K loop
+    # sums in another order than NumPy's matmul: 1e-5 relative at K = 518 in fp32)
+    tol = 2e-5 if name == "concat_proj" else 1e-6
     for c, t in zip(outs["cpu"], outs["interp"], strict=True):
-        np.testing.assert_allclose(c, t, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(c, t, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("name, dtype, n", DEFAULT)
