@@ -15,8 +15,11 @@ whatever the input dtypes, "opmath"; a result is float16 when every tensor opera
 - ``where(cond, a, b)``: ``a`` where the boolean mask ``cond`` holds, else ``b``.
 - ``cast(x, dtype)``: convert to ``float16`` (rounds to nearest even) or ``float32``; a mask
   becomes 1.0/0.0.
-- ``sum mean max min(x, axis=None, keepdim=False)``, ``var(x, axis=None, keepdim=False,
-  unbiased=False)``: reductions over an int axis, a tuple of axes or all axes (``None``).
+- ``sum mean max min(x, dim=None, keepdim=False)``, ``var(x, dim=None, keepdim=False,
+  unbiased=None)``: reductions over an int dim, a tuple of dims or all dims (``None``);
+  ``axis=``/``keepdims=`` are accepted too (see each function).
+- PyTorch's spellings (``add``, ``clamp``, ``unsqueeze``, ``softmax``, ``layer_norm``, ...)
+  are in :mod:`pyasc_mlir.ops_torch`, re-exported here.
 
 Matrix products and layout (static shapes, checked at compile time):
 
@@ -39,6 +42,8 @@ import numpy as np
 
 from pyasc_mlir.dialects import opset
 from pyasc_mlir.errors import PyAscUsageError
+from pyasc_mlir.ops_torch import *  # noqa: F403
+from pyasc_mlir.ops_torch import __all__ as _torch_all
 
 __all__ = [
     "DType",
@@ -60,6 +65,7 @@ __all__ = [
     "match_shape",
     "assert_same_rank",
     "assert_compatible",
+    *_torch_all,
 ]
 
 
@@ -153,7 +159,11 @@ globals().update({n: _elementwise_marker(r) for n, r in opset.elementwise_functi
 
 
 def where(cond: Any, a: Any, b: Any) -> Any:
-    """``a`` where the mask ``cond`` is true, else ``b``; all three broadcast together."""
+    """``a`` where the mask ``cond`` is true, else ``b``; all three broadcast together, and
+    ``a``/``b`` may be Python numbers. ``cond`` may also be a compile-time value (a bool or a
+    number, e.g. an operator's ``apply: bool`` parameter): the result is then ``a`` or ``b``
+    broadcast to the shape of both, in their common dtype (``torch.where`` with a 0-d
+    condition), and the other branch is not computed."""
     _outside("where")
 
 
@@ -162,29 +172,60 @@ def cast(x: Any, dtype: Any) -> Any:
     _outside("cast")
 
 
-def sum(x: Any, axis: Any = None, keepdim: bool = False) -> Any:
-    """Sum over ``axis`` (int, tuple of ints, or ``None`` for all axes)."""
+def sum(
+    x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None
+) -> Any:
+    """Sum over ``dim`` (an int, a tuple of ints, or ``None`` for all dims). ``axis=`` and
+    ``keepdims=`` (NumPy's spellings) are the same as ``dim=`` and ``keepdim=``."""
     _outside("sum")
 
 
-def mean(x: Any, axis: Any = None, keepdim: bool = False) -> Any:
-    """Arithmetic mean over ``axis``."""
+def mean(
+    x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None
+) -> Any:
+    """Arithmetic mean over ``dim`` (or ``axis``)."""
     _outside("mean")
 
 
-def max(x: Any, axis: Any = None, keepdim: bool = False) -> Any:
-    """Maximum over ``axis`` (for the elementwise maximum use :func:`maximum`)."""
+def max(
+    x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None
+) -> Any:
+    """Maximum over ``dim`` (for the elementwise maximum use :func:`maximum`).
+
+    With the keyword ``dim=`` the result is PyTorch's pair ``(values, indices)``, so
+    ``x.max(dim=-1).values``, ``x.max(dim=-1)[0]`` and ``v, _ = x.max(dim=-1)`` work; the
+    indices are not computed (using them is a compile error). Positional or ``axis=`` gives the
+    values tensor itself (NumPy's ``max``), as does :func:`amax`.
+    """
     _outside("max")
 
 
-def min(x: Any, axis: Any = None, keepdim: bool = False) -> Any:
-    """Minimum over ``axis`` (for the elementwise minimum use :func:`minimum`)."""
+def min(
+    x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None
+) -> Any:
+    """Minimum over ``dim`` (for the elementwise minimum use :func:`minimum`); the keyword
+    ``dim=`` gives ``(values, indices)`` as :func:`max` does."""
     _outside("min")
 
 
-def var(x: Any, axis: Any = None, keepdim: bool = False, unbiased: bool = False) -> Any:
-    """Variance over ``axis``: divisor ``N`` (``unbiased=False``, NumPy's default) or
-    ``N - 1`` (``unbiased=True``)."""
+def var(
+    x: Any,
+    dim: Any = None,
+    keepdim: bool = False,
+    unbiased: Any = None,
+    *,
+    axis: Any = None,
+    keepdims: Any = None,
+    correction: Any = None,
+    ddof: Any = None,
+) -> Any:
+    """Variance over ``dim``: divisor ``N - correction``, ``correction`` 0 or 1 (also spelled
+    ``unbiased=True/False`` or NumPy's ``ddof=``).
+
+    The default follows the spelling of the dim: PyTorch's ``dim=`` keyword means the
+    unbiased variance (``N - 1``, as ``torch.var``); ``axis=`` (NumPy's ``var``), a positional
+    dim or none at all means ``N``.
+    """
     _outside("var")
 
 
@@ -203,19 +244,21 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False)
     _outside("matmul")
 
 
-def transpose(x: Any, dims: Any = None) -> Any:
-    """Permute the dims of ``x``: ``result.shape[i] = x.shape[dims[i]]`` (``np.transpose``);
-    ``dims=None`` reverses them. ``x.transpose(d0, d1)`` swaps two dims (torch semantics),
-    ``x.permute(*dims)`` permutes, ``x.T`` transposes a 2-D tensor.
+def transpose(x: Any, dim0: Any = None, dim1: Any = None, *, dims: Any = None) -> Any:
+    """Permute the dims of ``x``: ``transpose(x, d0, d1)`` swaps two dims (``torch.transpose``);
+    ``transpose(x, perm)`` or ``dims=perm`` gives ``result.shape[i] = x.shape[perm[i]]``
+    (``np.transpose``); no dims reverses them. ``x.transpose(d0, d1)`` swaps two dims (torch
+    semantics), ``x.permute(*dims)`` permutes, ``x.T`` transposes a 2-D tensor.
 
     Raises (at compile time, located): ``dims`` not a permutation of ``0..x.ndim-1``.
     """
     _outside("transpose")
 
 
-def concat(tensors: Any, axis: int = 0) -> Any:
-    """Join a list or tuple of tensors along ``axis`` (``np.concatenate``): same rank, equal dims
-    except ``axis``. The result is float16 when every input is float16, else float32.
+def concat(tensors: Any, dim: Any = None, *, axis: Any = None) -> Any:
+    """Join a list or tuple of tensors along ``dim`` or ``axis`` (default 0; ``np.concatenate``,
+    ``torch.cat``): same rank, equal dims except that one. The result is float16 when every
+    input is float16, else float32.
 
     Raises (at compile time, located): an empty list, rank or dim mismatches (the message names
     the shapes), an axis out of range.
@@ -223,12 +266,24 @@ def concat(tensors: Any, axis: int = 0) -> Any:
     _outside("concat")
 
 
-def match_shape(x: Any, pattern: Any) -> Any:
-    """Check ``x.shape`` against ``pattern`` (a tuple of ints and ``None``; ``None`` = any size)
-    at compile time and return the tuple of ``x``'s dims, so ``B, S, H = match_shape(x, (None,
-    None, 384))`` works.
+def match_shape(x: Any, pattern: Any, dim: Any = None) -> Any:
+    """Check ``x.shape`` at compile time and return its dims.
 
-    Raises (at compile time, located): a rank or dim mismatch, naming the shape and pattern.
+    * ``match_shape(x, pattern)``: ``pattern`` is a tuple of ints and ``None`` (``None`` = any
+      size); returns the tuple of ``x``'s dims, so ``B, S, H = match_shape(x, (None, None,
+      384))`` works.
+    * ``match_shape(x, other, dim=d)`` with a tensor ``other``: ``other`` must have ``x``'s
+      shape without dim ``d`` (rank ``x.ndim - 1``, e.g. a ``[B, S]`` mask of an ``[B, S, H]``
+      ``x`` with ``dim=-1``) or with size 1 there (same rank). Without ``dim`` the shapes must
+      be equal. Returns a :class:`pyasc_mlir.frontend.values.ShapeMatch`: a tuple of ``x``'s
+      dims (``B, S, H = m``, ``m[0]``) that can also be indexed by name: ``m["target_dim"]``
+      (``d`` as a non-negative int, ``None`` without ``dim``), ``m["target_size"]``
+      (``x.shape[d]``), ``m["shape"]`` (``x``'s shape) and ``m["other_shape"]``; the same
+      names are attributes (``m.target_dim``). ``other.unsqueeze(m["target_dim"])`` then
+      broadcasts against ``x``.
+
+    Raises (at compile time, located): a rank or dim mismatch, naming the shapes (and the
+    pattern).
     """
     _outside("match_shape")
 

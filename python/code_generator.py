@@ -36,10 +36,11 @@ from pyasc_mlir.frontend.hints import (
     UNSUPPORTED_EXPRS,
     UNSUPPORTED_STMTS,
 )
-from pyasc_mlir.frontend.names import SUPPORTED_FUNCS
-from pyasc_mlir.frontend.semantic_layout import LayoutSemantic
+from pyasc_mlir.frontend.names import OP_NAMES
+from pyasc_mlir.frontend.semantic_torch import TorchSemantic
 from pyasc_mlir.frontend.signature import argument_types, bind_error, bind_operator
 from pyasc_mlir.frontend.source import make_frame, parse_function
+from pyasc_mlir.frontend.spellings import name_hint
 from pyasc_mlir.frontend.values import (
     FunctionReturn,
     SymbolicTensor,
@@ -66,7 +67,7 @@ class CodeGenerator(ImportStatements, LoopEvaluator):
 
     def __init__(self) -> None:
         super().__init__(FrontendContext())
-        self.sem = LayoutSemantic(self.ctx)
+        self.sem = TorchSemantic(self.ctx)
         self.dispatch = Dispatcher(self.ctx, self.sem, self.inline)
         self.active: list[types.CodeType] = []
         """The code objects being evaluated (the operator and inlined helpers): recursion."""
@@ -392,7 +393,7 @@ class CodeGenerator(ImportStatements, LoopEvaluator):
                 self.error(
                     f"unknown function {obj.__name__}.{node.attr}",
                     node,
-                    "supported tensor functions: " + SUPPORTED_FUNCS,
+                    name_hint(node.attr, OP_NAMES),
                 )
             self.error(f"{type(exc).__name__}: {exc}", node, PY_HINT)
         reads.note_attr(obj, node.attr, value)

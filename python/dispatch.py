@@ -22,10 +22,20 @@ from pyasc_mlir.dialects import opset
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.context import Component, FrontendContext
+from pyasc_mlir.frontend.dispatch_torch import TorchCalls
 from pyasc_mlir.frontend.hints import CALL_HINT, PY_HINT
-from pyasc_mlir.frontend.names import MARKERS, OP_NAMES, SHAPE_HELPERS, SUPPORTED_FUNCS, UNARY
-from pyasc_mlir.frontend.semantic_layout import LayoutSemantic
+from pyasc_mlir.frontend.names import (
+    MARKERS,
+    OP_NAMES,
+    REDUCE,
+    SHAPE_HELPERS,
+    TORCH,
+    TORCH_METHODS,
+    UNARY,
+)
+from pyasc_mlir.frontend.semantic_torch import TorchSemantic
 from pyasc_mlir.frontend.signature import bind_error
+from pyasc_mlir.frontend.spellings import keyword_hint, name_hint, unknown_keyword
 from pyasc_mlir.frontend.values import SymbolicTensor, TensorMethod, contains_tensor, is_int
 
 __all__ = ["CMP_PREDICATES", "Dispatcher", "Inliner", "OP_SYMBOLS", "TENSOR_BINOPS"]
@@ -138,10 +148,11 @@ def _dims(args: list[Any]) -> Any:
 class Dispatcher(Component):
     """Resolves calls and operators for the code generator."""
 
-    def __init__(self, ctx: FrontendContext, sem: LayoutSemantic, inline: Inliner) -> None:
+    def __init__(self, ctx: FrontendContext, sem: TorchSemantic, inline: Inliner) -> None:
         super().__init__(ctx)
         self.sem = sem
         self.inline = inline
+        self.torch = TorchCalls(ctx, sem)
 
     # ------------------------------------------------------------------ operators
 
@@ -280,9 +291,7 @@ class Dispatcher(Component):
             hint = f"use pyasc_mlir.{name}()"
         else:
             hint = (
-                "supported tensor functions: "
-                + SUPPORTED_FUNCS
-                + "; helper functions written with def are inlined"
+                name_hint(name or "", OP_NAMES) + "; helper functions written with def are inlined"
             )
         self.error(f"unknown function {_callee_name(callee)}() on tensor arguments", node, hint)
 
@@ -317,6 +326,8 @@ class Dispatcher(Component):
                     "call x.permute(d0, d1, ...) with compile-time ints",
                 )
             return self.sem.transpose(m.tensor, _dims(args), node)
+        if m.name in TORCH_METHODS:
+            return self.torch.method(m.name, m.tensor, args, kwargs, node)
         name = "cast" if m.name == "astype" else m.name
         return self.call_op(name, getattr(ops, name), [m.tensor, *args], kwargs, node)
 
@@ -333,10 +344,13 @@ class Dispatcher(Component):
         try:
             bound = inspect.signature(marker).bind(*args, **kwargs)
         except TypeError as exc:
+            bad = unknown_keyword(exc)
+            params = list(inspect.signature(marker).parameters)
+            hint = None if bad is None else keyword_hint(bad, params)
             self.error(
                 bind_error(f"pyasc_mlir.{name}()", exc),
                 node,
-                f"signature: pyasc_mlir.{name}{_plain_signature(marker)}",
+                hint or f"signature: pyasc_mlir.{name}{_plain_signature(marker)}",
             )
         bound.apply_defaults()
         a = bound.arguments
@@ -351,23 +365,21 @@ class Dispatcher(Component):
         if name == "matmul":
             return self.sem.matmul(a["a"], a["b"], a["transpose_a"], a["transpose_b"], node)
         if name == "transpose":
-            x = self.sem.need_tensor(a["x"], "transpose()", node)
-            dims = a["dims"]
-            return self.sem.transpose(
-                x, tuple(reversed(range(x.ndim))) if dims is None else dims, node
-            )
+            return self.torch.transpose(a, node)
         if name == "concat":
-            return self.sem.concat(a["tensors"], a["axis"], node)
+            return self.sem.concat(a["tensors"], self.torch.pick(a, "dim", "axis", 0, node), node)
+        if name == "match_shape" and isinstance(a["pattern"], SymbolicTensor):
+            return self.sem.match_dims(a["x"], a["pattern"], a["dim"], node)
+        if name == "match_shape" and a["dim"] is not None:
+            self.error(
+                "match_shape(x, pattern, dim=) takes dim= only with a tensor to match",
+                node,
+                "match_shape(x, (None, 64)) checks a pattern; match_shape(x, mask, dim=-1) "
+                "checks mask against x's shape without that dim",
+            )
         if name in SHAPE_HELPERS:
             return self.sem.shape_helper(name, a, node)
-        correction = 0
-        if name == "var":
-            unbiased = a["unbiased"]
-            if contains_tensor(unbiased):
-                self.error(
-                    "'unbiased' must be a compile-time bool",
-                    node,
-                    "pass unbiased=True or unbiased=False as a constant",
-                )
-            correction = 1 if unbiased else 0
-        return self.sem.reduce(name, a["x"], a["axis"], a["keepdim"], correction, node)
+        if name in REDUCE:
+            return self.torch.reduction(name, a, kwargs, node)
+        assert name in TORCH, name
+        return self.torch.call(name, a, node)

@@ -33,10 +33,26 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.frontend.context import Component, FrontendContext
 from pyasc_mlir.frontend.hints import MASK_HINT, PY_HINT
 from pyasc_mlir.frontend.names import PY_UNARY
-from pyasc_mlir.frontend.values import SymbolicTensor, contains_tensor, is_int, is_number
+from pyasc_mlir.frontend.values import (
+    MinMax,
+    SymbolicTensor,
+    contains_tensor,
+    is_int,
+    is_number,
+)
 from pyasc_mlir.types import dtype_name, ir_type
 
 __all__ = ["Semantic"]
+
+_PY_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": operator.truediv,
+    "max": builtins.max,
+    "min": builtins.min,
+}
+"""The ``asc.binary`` kinds on compile-time numbers (``pa.add(1.0, 2.0)``, ``maximum(2, 3)``)."""
 
 
 class Semantic(Component):
@@ -124,6 +140,12 @@ class Semantic(Component):
             if v.dtype == "bool":
                 self.error(f"a boolean mask cannot be used in arithmetic ({what})", node, MASK_HINT)
             return
+        if isinstance(v, MinMax):
+            self.error(
+                f"x.max(dim=) / x.min(dim=) gives (values, indices), not a tensor, for {what}",
+                node,
+                "as in PyTorch: use x.max(dim=d).values, or pyasc_mlir.amax(x, d) / x.max(d)",
+            )
         if not is_number(v) or isinstance(v, complex):
             self.error(
                 f"unsupported operand of type {type(v).__name__} for {what} with a tensor",
@@ -171,7 +193,7 @@ class Semantic(Component):
         if not (isinstance(a, SymbolicTensor) or isinstance(b, SymbolicTensor)):
             for v in (a, b):
                 self.check_arith(v, node, what)
-            return (builtins.max if kind == "max" else builtins.min)(a, b)
+            return self.pyop(_PY_BINARY[kind], [a, b], node)
         for v in (a, b):
             self.check_arith(v, node, what)
         shape = self.result_shape([a, b], node)
@@ -302,6 +324,19 @@ class Semantic(Component):
     def cast(self, x: Any, dtype: Any, node: ast.AST) -> Any:
         """``cast(x, dtype)`` to float16 or float32: rounds to f16 (an ``asc.cast``) or relabels
         the logical dtype; a mask becomes 1.0/0.0."""
+        name = self.dtype_of(dtype, node)
+        if not isinstance(x, SymbolicTensor):
+            self.check_arith(x, node, "cast()")
+            return float(np.dtype(name).type(x))
+        if x.dtype == "bool":
+            return SymbolicTensor(self.mask_as_f32(x, x.shape, node), name, x.shape)
+        if name == "float16":
+            return SymbolicTensor(self.convert(x.value, "float16", node), name, x.shape)
+        return SymbolicTensor(x.value, name, x.shape)
+
+    def dtype_of(self, dtype: Any, node: ast.AST) -> str:
+        """The name of ``dtype`` (a ``pyasc_mlir`` dtype, a NumPy dtype or a string):
+        ``"float16"`` or ``"float32"``, else a located error."""
         if isinstance(dtype, ops.DType):
             name = dtype.name
         else:
@@ -313,14 +348,7 @@ class Semantic(Component):
             self.error(
                 f"unsupported dtype {dtype!r}", node, "use pyasc_mlir.float16 or pyasc_mlir.float32"
             )
-        if not isinstance(x, SymbolicTensor):
-            self.check_arith(x, node, "cast()")
-            return float(np.dtype(name).type(x))
-        if x.dtype == "bool":
-            return SymbolicTensor(self.mask_as_f32(x, x.shape, node), name, x.shape)
-        if name == "float16":
-            return SymbolicTensor(self.convert(x.value, "float16", node), name, x.shape)
-        return SymbolicTensor(x.value, name, x.shape)
+        return name
 
     def reduce(
         self, kind: str, x: Any, axis: Any, keepdim: Any, correction: int, node: ast.AST

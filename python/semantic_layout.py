@@ -22,6 +22,7 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.frontend.hints import MASK_HINT, MATCH_HINT, RANK_HINT, RESHAPE_HINT
 from pyasc_mlir.frontend.names import METHODS
 from pyasc_mlir.frontend.semantic import Semantic
+from pyasc_mlir.frontend.spellings import name_hint
 from pyasc_mlir.frontend.values import (
     SymbolicTensor,
     TensorMethod,
@@ -63,10 +64,13 @@ class LayoutSemantic(Semantic):
             return self.transpose(obj, (1, 0), node)
         if node.attr in METHODS:
             return TensorMethod(obj, node.attr)
+        close = name_hint(node.attr, ["shape", "ndim", "dtype", "T", *METHODS], "method")
         self.error(
             f"a tensor has no attribute '{node.attr}'",
             node,
-            "tensor attributes: shape, ndim, dtype, T; methods: " + ", ".join(METHODS),
+            close
+            if not close.startswith("supported")
+            else "tensor attributes: shape, ndim, dtype, T; methods: " + ", ".join(METHODS),
         )
 
     def reshape(self, x: SymbolicTensor, shape: Sequence[Any], node: ast.AST) -> Any:
@@ -373,12 +377,11 @@ class LayoutSemantic(Semantic):
         return v, flag
 
     def erase_dead_layout_ops(self) -> None:
-        """Erase data-movement ops whose results nothing uses (transposes folded into a
-        matmul's flags), last first so chains go too."""
+        """Erase the ``asc`` ops whose results nothing uses (transposes folded into a
+        matmul's flags, the branch a compile-time ``where`` did not pick, values computed and
+        never used), last first so chains go too. Every tensor-level ``asc`` op is pure."""
         for op in reversed(list(self.ctx.block.ops)):
-            if isinstance(op, asc.TransposeOp | asc.SliceOp | asc.ConcatOp) and not any(
-                r.uses for r in op.results
-            ):
+            if op.name.startswith("asc.") and op.results and not any(r.uses for r in op.results):
                 self.ctx.block.erase_op(op)
 
     def shape_helper(self, name: str, a: Mapping[str, Any], node: ast.AST) -> Any:

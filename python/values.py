@@ -13,7 +13,7 @@ import numbers
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -25,6 +25,9 @@ __all__ = [
     "FunctionReturn",
     "LoopBreak",
     "LoopContinue",
+    "MinMax",
+    "NotComputedIndices",
+    "ShapeMatch",
     "SymbolicTensor",
     "TensorMethod",
     "contains_tensor",
@@ -61,6 +64,73 @@ class SymbolicTensor:
 
     def __repr__(self) -> str:
         return f"<tensor {list(self.shape)} {self.dtype}>"
+
+
+class NotComputedIndices:
+    """The ``indices`` of ``x.max(dim=d)``: not computed (there is no argmax here); any use
+    is a compile error naming it."""
+
+    MESSAGE = (
+        "the indices of x.max(dim=) / x.min(dim=) are not computed (pyasc_mlir has no "
+        "argmax); use the values: x.max(dim=d).values or pyasc_mlir.amax(x, d)"
+    )
+
+    def __repr__(self) -> str:
+        return "<indices of max/min(dim=): not computed, pyasc_mlir has no argmax>"
+
+    def _refuse(self, *args: Any) -> NoReturn:
+        raise TypeError(self.MESSAGE)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __lt__ = __gt__ = __le__ = __ge__ = __getitem__ = _refuse
+
+
+class MinMax(NamedTuple):
+    """``x.max(dim=d)`` / ``x.min(dim=d)`` as PyTorch returns it: ``(values, indices)``."""
+
+    values: Any
+    indices: Any
+
+
+class ShapeMatch(tuple[int, ...]):
+    """What ``pyasc_mlir.match_shape(x, other, dim=d)`` returns: the tuple of ``x``'s dims
+    (``B, S, H = m``, ``m[0]``, ``len(m)``) that is also indexed by name.
+
+    ``m["target_dim"]`` / ``m.target_dim``: ``d`` as a non-negative int (``None`` without
+    ``dim``); ``m["target_size"]``: ``x.shape[d]`` (``None`` without ``dim``);
+    ``m["shape"]``: ``x``'s shape; ``m["other_shape"]``: ``other``'s shape.
+    """
+
+    KEYS = ("target_dim", "target_size", "shape", "other_shape")
+
+    target_dim: int | None
+    target_size: int | None
+    other_shape: tuple[int, ...]
+
+    def __new__(
+        cls, shape: Sequence[int], target_dim: int | None, other_shape: Sequence[int]
+    ) -> ShapeMatch:
+        m = super().__new__(cls, tuple(int(d) for d in shape))
+        m.target_dim = target_dim
+        m.target_size = None if target_dim is None else m[target_dim]
+        m.other_shape = tuple(int(d) for d in other_shape)
+        return m
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """``x``'s shape as a plain tuple."""
+        return tuple(self)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            if key not in self.KEYS:
+                raise KeyError(f"{key!r}; match_shape() results have {', '.join(self.KEYS)}")
+            return getattr(self, key)
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> tuple[str, ...]:
+        """The names ``m[name]`` accepts."""
+        return self.KEYS
 
 
 @dataclass

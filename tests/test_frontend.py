@@ -1042,7 +1042,7 @@ def e_unpack(x):
 
 
 def e_bad_keyword(x):
-    return pa.sum(x, dim=1)  # ERR
+    return pa.sum(x, dims=1)  # ERR
 
 
 def e_assign_subscript(x):
@@ -1120,7 +1120,7 @@ ERRORS = {
     "bad_keyword": (
         e_bad_keyword,
         [V4],
-        "invalid arguments for pyasc_mlir.sum(): got an unexpected keyword argument 'dim'",
+        "invalid arguments for pyasc_mlir.sum(): got an unexpected keyword argument 'dims'",
     ),
 }
 # where the error is reported when it is not in the kernel itself
