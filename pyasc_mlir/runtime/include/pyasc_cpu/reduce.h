@@ -330,7 +330,8 @@ inline void PairReduce(const LocalTensor<T>& dst, const LocalTensor<T>& src, int
   const l0::Stride st{srcBlkStride, srcRepStride};
   const T* s = detail::CheckUB(api, "src", src, l0::Extent<T>(p, st));
   const int64_t per = kLanes<T> / 2;
-  T* d = detail::CheckUB(api, "dst", dst, p.repeats ? (p.repeats - 1) * dstRepStride * per + per : 0);
+  T* d = CheckUBAt(api, "dst", dst, p.repeats ? (p.repeats - 1) * dstRepStride * per + per : 0,
+                   kBlock);
   struct Res { T v; bool ok; bool any; };
   std::vector<Res> res(static_cast<size_t>(p.repeats * per));
   RepeatLanes<T> g;
