@@ -88,10 +88,27 @@ def run_reduce(
     mask = lanes_of(dtype) if mask is None else mask
     o = np.zeros(dsize, dtype)
     tiling = struct.pack(
-        "<16i2Qfi", op, DT[dtype], form, repeat, len(x), dsize, work,
-        len(x) if inputs is None else inputs, int(fill), mask, dst_rep, src_blk, src_rep, order,
-        cal_index, dst_offset, *[int(b) for b in bits], FILL, 0,
-    )  # fmt: skip
+        "<16i2Qfi",
+        op,
+        DT[dtype],
+        form,
+        repeat,
+        len(x),
+        dsize,
+        work,
+        len(x) if inputs is None else inputs,
+        int(fill),
+        mask,
+        dst_rep,
+        src_blk,
+        src_rep,
+        order,
+        cal_index,
+        dst_offset,
+        *[int(b) for b in bits],
+        FILL,
+        0,
+    )
     kernel(libs, "reduce_ops_kernel", memcheck).run(1, [x, o], tiling)
     return o
 
@@ -164,10 +181,31 @@ def per_repeat(dtype, op, x, p, src_blk, src_rep, dst, dst_rep, order, off):
 
 def check_per_repeat(libs, op, dtype, x, **kw):
     o = run_reduce(libs, op, dtype, x, **kw)
-    args = dict(form=0, repeat=2, mask=lanes_of(dtype), bits=(0, 0), dst_rep=1, src_blk=1, src_rep=8, order=0, dst_offset=0)  # fmt: skip
+    args = dict(
+        form=0,
+        repeat=2,
+        mask=lanes_of(dtype),
+        bits=(0, 0),
+        dst_rep=1,
+        src_blk=1,
+        src_rep=8,
+        order=0,
+        dst_offset=0,
+    )
     args.update({k: v for k, v in kw.items() if k in args})
     p = ref.plan(dtype, args["form"], args["mask"], args["bits"], args["repeat"])
-    want = per_repeat(dtype, op, x, p, args["src_blk"], args["src_rep"], np.full(len(o), FILL, dtype), args["dst_rep"], args["order"], args["dst_offset"])  # fmt: skip
+    want = per_repeat(
+        dtype,
+        op,
+        x,
+        p,
+        args["src_blk"],
+        args["src_rep"],
+        np.full(len(o), FILL, dtype),
+        args["dst_rep"],
+        args["order"],
+        args["dst_offset"],
+    )
     assert_bits(o, want)
     return o
 
@@ -196,8 +234,17 @@ def test_per_repeat_reductions_every_mask_form(libs, op, dtype):
 @pytest.mark.parametrize("strides", [(1, 2, 8), (3, 1, 16), (0, 1, 4), (2, 3, 0)])
 def test_per_repeat_reductions_strides(libs, op, dtype, strides):
     dst_rep, src_blk, src_rep = strides
-    check_per_repeat(libs, op, dtype, data(dtype), mask=lanes_of(dtype) - 5, repeat=5,
-                     dst_rep=dst_rep, src_blk=src_blk, src_rep=src_rep)  # fmt: skip
+    check_per_repeat(
+        libs,
+        op,
+        dtype,
+        data(dtype),
+        mask=lanes_of(dtype) - 5,
+        repeat=5,
+        dst_rep=dst_rep,
+        src_blk=src_blk,
+        src_rep=src_rep,
+    )
 
 
 @pytest.mark.parametrize("dtype", [F16, F32])
@@ -301,8 +348,25 @@ def test_reduce_level0_forms(libs, op, dtype):
     bits = HALF_BITS if dtype == F16 else FLOAT_BITS
     size = 300 * n
     for x in (data(dtype, size, -1, 1), special(dtype, size)):
-        for form, mask, repeat, src_rep in ((0, n, 1, 8), (0, n - 3, 65, 8), (0, 7, 260, 8), (1, 0, 3, 16), (0, n, 129, 4)):  # fmt: skip
-            o = run_reduce(libs, op, dtype, x, form=form, mask=mask, bits=bits, repeat=repeat, src_rep=src_rep, cal_index=1)  # fmt: skip
+        for form, mask, repeat, src_rep in (
+            (0, n, 1, 8),
+            (0, n - 3, 65, 8),
+            (0, 7, 260, 8),
+            (1, 0, 3, 16),
+            (0, n, 129, 4),
+        ):
+            o = run_reduce(
+                libs,
+                op,
+                dtype,
+                x,
+                form=form,
+                mask=mask,
+                bits=bits,
+                repeat=repeat,
+                src_rep=src_rep,
+                cal_index=1,
+            )
             want = level0_ref(dtype, op, x, ref.plan(dtype, form, mask, bits, repeat), src_rep)
             assert_bits(o[: len(want)], want)
 
@@ -441,7 +505,17 @@ def test_reduce_limits_are_refused(libs):
     refused(libs, "mask 65 is outside [1, 64]", MIN_L0, F32, x, mask=65, repeat=1)
     # half indices go up to 65535 (documented)
     big = np.ones(65552, F16)
-    refused(libs, "supports indices up to 65535 only", MAX_N, F16, big, repeat=65537, cal_index=1, dsize=16, work=2048)  # fmt: skip
+    refused(
+        libs,
+        "supports indices up to 65535 only",
+        MAX_N,
+        F16,
+        big,
+        repeat=65537,
+        cal_index=1,
+        dsize=16,
+        work=2048,
+    )
     run_reduce(libs, MAX_N, F16, big, repeat=65536, cal_index=1, dsize=16, work=2048)
     run_reduce(libs, MAX_N, F16, big, repeat=65537, cal_index=0, dsize=16, work=2048)
 
@@ -493,9 +567,19 @@ def run_gather(
     o = np.zeros(size, dtype)
     cnt = np.zeros(3, np.uint64)
     tiling = struct.pack(
-        "<3iI10i", GM_TYPES[dtype], pattern, reduce_mode, mask, *params, size, len(pat),
-        len(pat) if pinputs is None else pinputs, int(fill), counter_before, accessor_only,
-    )  # fmt: skip
+        "<3iI10i",
+        GM_TYPES[dtype],
+        pattern,
+        reduce_mode,
+        mask,
+        *params,
+        size,
+        len(pat),
+        len(pat) if pinputs is None else pinputs,
+        int(fill),
+        counter_before,
+        accessor_only,
+    )
     kernel(libs, "gather_mask_kernel", memcheck).run(1, [x, pat, o, cnt], tiling)
     return o, cnt
 
@@ -510,8 +594,16 @@ def gm_data(dtype, n=1024):
 def check_gather(libs, dtype, x, pattern=1, pbits=None, **kw):
     o, cnt = run_gather(libs, dtype, x, pattern, pbits=pbits, **kw)
     fill = np.full(len(x) * np.dtype(dtype).itemsize, 0x7B, np.uint8).view(dtype)
-    want, n = ref.gather_mask(dtype, x, fill, pattern, kw.get("reduce_mode", 0), kw.get("mask", 0),
-                              kw.get("params", (1, 1, 0, 0)), None if pbits is None else pbits)  # fmt: skip
+    want, n = ref.gather_mask(
+        dtype,
+        x,
+        fill,
+        pattern,
+        kw.get("reduce_mode", 0),
+        kw.get("mask", 0),
+        kw.get("params", (1, 1, 0, 0)),
+        None if pbits is None else pbits,
+    )
     assert_bits(o, want)
     assert int(cnt[0]) == n == int(cnt[1])
     assert int(cnt[2]) == 0  # the call leaves Normal mode behind
@@ -557,8 +649,18 @@ def test_gather_mask_moves_special_value_bits(libs):
     for dtype in (F16, F32):
         x = np.zeros(1024, dtype)
         u = x.view(np.uint16 if dtype == F16 else np.uint32)
-        u[:8] = [0x7E01, 0xFE55, 0x8000, 0x0001, 0x7C00, 0xFC00, 0x0000, 0x3C00] if dtype == F16 else [
-            0x7FC0_0001, 0xFFA0_0055, 0x8000_0000, 0x0000_0001, 0x7F80_0000, 0xFF80_0000, 0, 0x3F80_0000]  # fmt: skip
+        half_bits = [0x7E01, 0xFE55, 0x8000, 0x0001, 0x7C00, 0xFC00, 0x0000, 0x3C00]
+        float_bits = [
+            0x7FC0_0001,
+            0xFFA0_0055,
+            0x8000_0000,
+            1,
+            0x7F80_0000,
+            0xFF80_0000,
+            0,
+            0x3F80_0000,
+        ]
+        u[:8] = half_bits if dtype == F16 else float_bits
         o, _ = run_gather(libs, dtype, x, 7)
         assert (o.view(u.dtype)[:8] == u[:8]).all()  # NaN payloads, -0, subnormals unchanged
 
