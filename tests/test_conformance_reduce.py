@@ -730,3 +730,21 @@ def test_sample_reduce_sum_max_min(libs):
                 assert_bits(
                     o[slot * e : slot * e + 2], np.array([v, ref.index_bits(dtype, i)], dtype)
                 )
+
+
+def test_unsupported_element_types_do_not_compile():
+    import subprocess
+
+    from pyasc_mlir.platform import header_defines
+    from pyasc_mlir.runtime.cpu import INCLUDE_DIR
+
+    src = HERE / "reduce_type_errors.cpp"
+    cmd = ["g++", "-std=c++17", "-fsyntax-only", f"-I{INCLUDE_DIR}", *header_defines(PLATFORM)]
+    proc = subprocess.run([*cmd, str(src)], capture_output=True, text=True)
+    assert proc.returncode != 0
+    bad = [i for i, line in enumerate(src.read_text().splitlines(), 1) if "// ERR" in line]
+    assert len(bad) == 7
+    for line in bad:
+        assert f"reduce_type_errors.cpp:{line}:" in proc.stderr, proc.stderr
+    for needle in ("needs half or float", "src1Pattern must be uint16_t", "unsupported element"):
+        assert needle in proc.stderr, proc.stderr
