@@ -41,6 +41,14 @@ struct CoreState {
   uint8_t* sys_workspace = nullptr;  // SetSysWorkspace (pyasc_cpu/mix.h); null until set
   uint8_t cmp_mask[16] = {};          // CMPMASK register (pyasc_cpu/compare_select.h)
   uint8_t cmp_mask_defined[16] = {};  // its defined bits (memory check): none at block start
+  // What the reduction / GatherMask accessors return (pyasc_cpu/reduce_scalar.h,
+  // gather_mask.h): the last count-form ReduceSum, ReduceMax/Min, GatherMask of the block.
+  bool reduce_sum_set = false;
+  float reduce_sum = 0.0f;
+  bool reduce_extreme_set = false;
+  float reduce_extreme = 0.0f;
+  bool gather_mask_set = false;
+  uint64_t gather_mask_remain = 0;
 };
 
 // Hidden visibility for the same reason as State(): every kernel library keeps its own.
