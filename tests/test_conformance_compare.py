@@ -266,7 +266,8 @@ def test_compares_every_form(libs, dtype, mode):
             np.testing.assert_array_equal(o[: n // 8], pack(CMP[mode](x[:n], dtype(scalar))))
             assert (o[n // 8 :] == 0xAB).all()
     strides = (1, 3, 0, 2, 16, 0)
-    for op, kw in ((7, {"mask": 1}), (8, {"bits": (5, 0)})):
+    forms = ((7, {"mask": 1}), (8, {"bits": (5, 0)}), (14, {"mask": 1}), (15, {"bits": (5, 0)}))
+    for op, kw in forms:  # Compares, then CompareScalar (the older name), level-0 forms
         x, y, _, o = run(libs, op, dtype, mode=mode, repeat=2, strides=strides, scalar=1.0, **kw)
         ref = compare_l0_ref(dtype, x, y, mode, 2, strides, scalar=1.0)
         np.testing.assert_array_equal(o[: len(ref)], ref)

@@ -83,6 +83,8 @@ struct Run {
       case 11: Compare(a, b, Cm(), t.mask, Bin()); GetCmpMask(m[8]); break;  // misaligned
       case 12: SetCmpMask(z[16]); GetCmpMask(m[16]); break;  // 16-byte aligned views
       case 13: Compare(a, b, Cm(), t.mask, Bin()); GetCmpMask(small); break;  // 8 bytes
+      case 14: CompareScalar(M(), a, S(), Cm(), t.mask, t.repeat, Un()); break;
+      case 15: CompareScalar(M(), a, S(), Cm(), bits, t.repeat, Un()); break;
       default: cpu::Fail("test: bad compare op ", t.op);
     }
   }

@@ -61,9 +61,9 @@ void Kernel(GM_ADDR x, GM_ADDR p, GM_ADDR o, GM_ADDR cnt, const Tiling& t) {
                                          static_cast<uint16_t>(t.repeatTimes),
                                          static_cast<uint16_t>(t.src0RepeatStride),
                                          static_cast<uint8_t>(t.src1RepeatStride)};
-  if (t.builtIn)
-    AscendC::GatherMask(dst, src, static_cast<uint8_t>(t.builtIn), t.reduceMode != 0, t.mask,
-                        params, rsvdCnt);
+  if (t.builtIn)  // the reserved mode template argument spelled out, as some samples do
+    AscendC::GatherMask<T, AscendC::GatherMaskMode::DEFAULT>(
+        dst, src, static_cast<uint8_t>(t.builtIn), t.reduceMode != 0, t.mask, params, rsvdCnt);
   else
     AscendC::GatherMask(dst, src, pat, t.reduceMode != 0, t.mask, params, rsvdCnt);
   gc.SetValue(0, rsvdCnt);
