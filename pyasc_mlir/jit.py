@@ -18,6 +18,7 @@ from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facin
 from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.ast_frontend import build_module
 from pyasc_mlir.interop import same_kind_as, torch_to_numpy, uses_torch
+from pyasc_mlir.op_class import OpBase
 from pyasc_mlir.pipeline import check_tiling
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 from pyasc_mlir.types import DTYPES, TensorDesc
@@ -369,46 +370,29 @@ def jit(
 operator = jit
 
 
-class Op:
+class Op(OpBase):
     """Class form of an operator: subclass with ``inputs``/``outputs`` lists of ``TensorDesc``
-    and a ``forward`` method written like a ``@jit`` function.
+    (``None`` = any size), optionally ``version``, and a ``forward`` method written like a
+    ``@jit`` function (see :mod:`pyasc_mlir.op_class`).
 
-    ``MyOp.compile(output_dir=...)`` compiles it; ``MyOp()(*arrays)`` compiles once and runs.
+    ``pa.compile(MyOp, inputs=[...], output_dir=...)`` or ``MyOp.compile(...)`` compiles it;
+    ``MyOp()(*arrays)`` compiles the declared inputs once and runs.
     """
 
-    inputs: list[TensorDesc] = []
-    outputs: list[TensorDesc] = []
-    platform = DEFAULT_PLATFORM
     _compiled_op: ClassVar[CompiledOp]  # set per subclass on its first call
-
-    def forward(self, *args: Any) -> Any:  # pragma: no cover - overridden
-        raise NotImplementedError
 
     @classmethod
     @user_facing
-    def compile(cls, output_dir: str | Path | None = None) -> CompiledOp:
-        fwd = cls.forward
-        op = compile(
-            fwd,
-            [cls, *cls.inputs],
-            output_dir=output_dir,
-            platform=cls.platform,
-            name=cls.__name__.lower(),
-        )
-        declared = [(tuple(d.shape), d.dtype) for d in cls.outputs]
-        got = [(tuple(d.shape), d.dtype) for d in op.outputs]
-        if declared and declared != got:
-            try:
-                file, line = inspect.getsourcefile(cls), inspect.getsourcelines(cls)[1]
-                loc = SourceLoc(file, line, 0) if file else None
-            except (OSError, TypeError):
-                loc = None
-            raise PyAscUsageError(
-                f"{cls.__name__}.forward returns {got} but outputs declares {declared}",
-                loc,
-                "make `outputs` match what forward returns (shape, dtype)",
-            )
-        return op
+    def compile(
+        cls,
+        output_dir: str | Path | None = None,
+        inputs: list[object] | None = None,
+        **options: Any,
+    ) -> CompiledOp:
+        """``pa.compile(cls, inputs, output_dir=output_dir, platform=cls.platform,
+        **options)`` (``inputs``: default the declared ones)."""
+        options.setdefault("platform", cls.platform)
+        return compile(cls, inputs, output_dir=output_dir, **options)
 
     @user_facing
     def __call__(self, *arrays: Any) -> Any:
