@@ -75,6 +75,15 @@ class JitFunction:
     CPU ``torch.Tensor`` arguments are accepted (``pyasc_mlir.torch.to_numpy``: no copy when
     contiguous, detached, bfloat16 and other devices refused); then the results are
     ``torch.Tensor``s too (NumPy in, NumPy out).
+
+    Shapes (``dynamic``): ``None`` (the default) is *automatic dynamic shapes*: the first call
+    compiles a static kernel for its shapes; the first call with other shapes of the same ranks
+    (dtypes and constants equal) compiles once more, as ``dynamic=True`` does, and from then on
+    a new shape of those ranks only computes the host tiling (no lowering, no g++), except
+    where a dim the kernel needs static changes (a reduced dim, a size-1 dim: one more
+    dynamic kernel for those sizes). An operator that cannot be dynamic (matmul, several
+    kernels, shape reads) is compiled statically for each new shape instead. ``True``: dynamic
+    from the first call; ``False``: always the exact static shapes (one kernel per shape).
     """
 
     def __init__(
@@ -87,11 +96,15 @@ class JitFunction:
         *,
         autotune: bool = False,
         tiling: dict[str, int] | None = None,
-        dynamic: bool = False,
+        dynamic: bool | None = None,
     ):
         self.fn = fn
         self.dynamic = dynamic
         self._dyn_ops: dict[tuple, list[CompiledOp]] = {}
+        self._ranks_seen: set[tuple] = set()
+        """Automatic dynamic shapes (``dynamic=None``): the rank keys compiled statically once."""
+        self._static_ranks: set[tuple] = set()
+        """... and those whose kernel cannot be dynamic (compiled per shape)."""
         self.backend = backend
         self.platform = platform
         self.double_buffer = double_buffer
@@ -189,10 +202,14 @@ class JitFunction:
     def compile(self, *args: Any) -> CompiledOp:
         """Compile for these arguments (arrays, CPU tensors or ``TensorDesc``) without
         running."""
+        return self._compile(args, bool(self.dynamic))
+
+    def _compile(self, args: tuple[Any, ...], dynamic: bool) -> CompiledOp:
+        """:meth:`compile`, as ``compile(dynamic=dynamic)``."""
         args = self._numpy_args(args)
         self._check_call(args)
         descs: list[object] = [_desc(a) for a in args]
-        sig = tuple(repr(d) for d in descs)
+        sig = (*(repr(d) for d in descs), dynamic)
         self._forget_if_globals_changed()
         if self.always_compile or sig not in self._compiled:
             with reads.recording() as log:
@@ -203,18 +220,18 @@ class JitFunction:
                     double_buffer=self.double_buffer,
                     cache=not self.always_compile,
                     tiling=self._tiling(descs),
-                    dynamic=self.dynamic,
+                    dynamic=dynamic,
                 )
                 self.compilations += 1
                 if not log.ran:  # a cache hit: run the frontend once, for what it reads
-                    self._record_reads(descs)
+                    self._record_reads(descs, dynamic)
             self._watch.extend(log.reads)
         return self._compiled[sig]
 
-    def _record_reads(self, descs: list[object]) -> None:
+    def _record_reads(self, descs: list[object], dynamic: bool) -> None:
         """Evaluate the operator in the frontend only (no passes, no g++), so that the
         recording around it sees the compile-time values it reads."""
-        concrete, _ = pipeline.dynamic_request(self.fn, descs, self.dynamic)
+        concrete, _ = pipeline.dynamic_request(self.fn, descs, dynamic)
         build_module(self.fn, list(concrete), self.fn.__name__)
 
     def _forget_if_globals_changed(self) -> None:
@@ -222,6 +239,8 @@ class JitFunction:
             self._compiled.clear()
             self._fast.clear()
             self._dyn_ops.clear()
+            self._ranks_seen.clear()
+            self._static_ranks.clear()
             self._watch = []
 
     def _tiling(self, descs: list[object]) -> dict[str, int] | None:
@@ -281,8 +300,25 @@ class JitFunction:
         for op in ops:
             if op.accepts(shapes):
                 return op
-        op = self.compile(*args)
+        op = self._compile(args, True)
         ops.append(op)
+        return op
+
+    def _auto_op(self, args: tuple[Any, ...], arrays: list[np.ndarray]) -> CompiledOp:
+        """Automatic dynamic shapes (``dynamic=None``), for shapes without a kernel yet: the
+        first shapes of these ranks compile statically, later ones as ``dynamic=True`` (or
+        statically again when the operator cannot be dynamic)."""
+        rank, _ = self._call_key(args, rank_only=True)
+        assert rank is not None  # the shape key of these arguments was not None either
+        if rank in self._static_ranks or (
+            rank not in self._ranks_seen and rank not in self._dyn_ops
+        ):
+            self._ranks_seen.add(rank)
+            return self._compile(args, False)
+        op = self._dynamic_op(rank, args, arrays)
+        if not op.dynamic:  # no dynamic recipe: per-shape static kernels from now on
+            self._static_ranks.add(rank)
+            self._dyn_ops.pop(rank, None)
         return op
 
     @user_facing
@@ -296,14 +332,17 @@ class JitFunction:
         key: tuple[Any, ...] | None = None
         self._forget_if_globals_changed()
         if not self.always_compile:
-            key, arrays = self._call_key(args, rank_only=self.dynamic)
-        if self.dynamic and key is not None:
+            key, arrays = self._call_key(args, rank_only=self.dynamic is True)
+        if self.dynamic is True and key is not None:
             op = self._dynamic_op(key, args, arrays)
         else:
             cached = self._fast.get(key) if key is not None else None
             if cached is None:
-                cached = self.compile(*args)
+                auto = key is not None and self.dynamic is None
+                cached = self._auto_op(args, arrays) if auto else self.compile(*args)
                 if key is not None:
+                    if len(self._fast) > 4096:
+                        self._fast.clear()
                     self._fast[key] = cached
             op = cached
             if key is None:
@@ -336,13 +375,15 @@ def jit(
     always_compile: bool = False,
     autotune: bool = False,
     tiling: dict[str, int] | None = None,
-    dynamic: bool = False,
+    dynamic: bool | None = None,
 ) -> Any:
     """Decorator: ``@jit`` or ``@jit(backend="interp")``. See ``JitFunction``.
 
     ``dynamic=True`` compiles one kernel per ranks and dtypes (and per value of the dims the
     kernel needs static: reduced and other inner dims, size-1 dims): a call with new leading
     dims only computes the host tiling, no lowering and no g++ (see ``compile(dynamic=...)``).
+    ``None`` (default): static kernels until the first shape change of a rank, then as
+    ``True`` (automatic dynamic shapes, see ``JitFunction``); ``False``: static kernels only.
 
     ``autotune=True`` searches tile, blockDim and buffers per signature by the cost model
     (``pyasc_mlir.autotune``; the winner is cached and printed with its pin);
