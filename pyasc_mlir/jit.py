@@ -101,8 +101,9 @@ class JitFunction:
         self.fn = fn
         self.dynamic = dynamic
         self._dyn_ops: dict[tuple, list[CompiledOp]] = {}
-        self._ranks_seen: set[tuple] = set()
-        """Automatic dynamic shapes (``dynamic=None``): the rank keys compiled statically once."""
+        self._ranks_seen: dict[tuple, list[object]] = {}
+        """Automatic dynamic shapes (``dynamic=None``): the rank keys compiled statically once,
+        with the argument descriptions of that first compile."""
         self._static_ranks: set[tuple] = set()
         """... and those whose kernel cannot be dynamic (compiled per shape)."""
         self.backend = backend
@@ -204,11 +205,16 @@ class JitFunction:
         running."""
         return self._compile(args, bool(self.dynamic))
 
-    def _compile(self, args: tuple[Any, ...], dynamic: bool) -> CompiledOp:
-        """:meth:`compile`, as ``compile(dynamic=dynamic)``."""
+    def _compile(
+        self, args: tuple[Any, ...], dynamic: bool, like: list[object] | None = None
+    ) -> CompiledOp:
+        """:meth:`compile`, as ``compile(dynamic=dynamic)``; ``like``: the descriptions of an
+        earlier call, whose sizes > 1 replace this call's size-1 dims (see :func:`_widen`)."""
         args = self._numpy_args(args)
         self._check_call(args)
         descs: list[object] = [_desc(a) for a in args]
+        if like is not None:
+            descs = [_widen(d, w) for d, w in zip(descs, like, strict=True)]
         sig = (*(repr(d) for d in descs), dynamic)
         self._forget_if_globals_changed()
         if self.always_compile or sig not in self._compiled:
@@ -290,7 +296,11 @@ class JitFunction:
         return tuple(key), arrays
 
     def _dynamic_op(
-        self, key: tuple[Any, ...], args: tuple[Any, ...], arrays: list[np.ndarray]
+        self,
+        key: tuple[Any, ...],
+        args: tuple[Any, ...],
+        arrays: list[np.ndarray],
+        like: list[object] | None = None,
     ) -> CompiledOp:
         """``dynamic=True``: a kernel compiled for these ranks and dtypes (``key``) whose
         static dims fit these arrays (compiled on a miss: the first call, or new static
@@ -300,7 +310,9 @@ class JitFunction:
         for op in ops:
             if op.accepts(shapes):
                 return op
-        op = self._compile(args, True)
+        op = self._compile(args, True, like)
+        if like is not None and not op.accepts(shapes):  # a size-1 dim that broadcasts
+            op = self._compile(args, True)
         ops.append(op)
         return op
 
@@ -313,9 +325,9 @@ class JitFunction:
         if rank in self._static_ranks or (
             rank not in self._ranks_seen and rank not in self._dyn_ops
         ):
-            self._ranks_seen.add(rank)
+            self._ranks_seen[rank] = [_desc(a) for a in self._numpy_args(args)]
             return self._compile(args, False)
-        op = self._dynamic_op(rank, args, arrays)
+        op = self._dynamic_op(rank, args, arrays, self._ranks_seen.get(rank))
         if not op.dynamic:  # no dynamic recipe: per-shape static kernels from now on
             self._static_ranks.add(rank)
             self._dyn_ops.pop(rank, None)
@@ -349,6 +361,24 @@ class JitFunction:
                 arrays = _flat_arrays(args)
         result = op._call(arrays, self.backend)
         return same_kind_as(given, result) if tensors else result
+
+
+def _widen(desc: object, like: object) -> object:
+    """``desc`` with each size-1 dim that is larger in ``like`` (an earlier call's description
+    of the same argument) at that size: ``compile(dynamic=True)`` makes only dims > 1 dynamic
+    (a size-1 dim may broadcast), so a first shape change to one row still gives a kernel that
+    takes every row count."""
+    if isinstance(desc, tuple) and isinstance(like, tuple) and len(desc) == len(like):
+        return tuple(_widen(d, w) for d, w in zip(desc, like, strict=True))
+    if not isinstance(desc, TensorDesc) or not isinstance(like, TensorDesc):
+        return desc
+    if len(desc.shape) != len(like.shape):
+        return desc
+    shape = [
+        w if d == 1 and w is not None and w > 1 else d
+        for d, w in zip(desc.shape, like.shape, strict=True)
+    ]
+    return TensorDesc(shape, desc.dtype)
 
 
 def _plain(fn: Callable[..., Any]) -> str:
