@@ -142,10 +142,10 @@ def compile(
     lib = op_library.library_for(library, output_dir)
     ver = op_library.check_version(version or "1")
     if lib is not None and output_dir is None:
-        stem = name or getattr(fn, "__name__", "op")
+        stem = str(name or getattr(fn, "__name__", "op"))
         output_dir = op_library.folder_for(lib, stem, ver, list(inputs or ()), platform)
     args = (inputs, output_dir, platform, double_buffer, cache, name, tiling, dynamic)
-    op = _compile(fn, *args)  # type: ignore[arg-type]  # fn: a function once resolved
+    op = _compile(fn, *args)
     if call is not None:
         call.check_outputs(op.outputs)
     if lib is not None:

@@ -14,7 +14,7 @@ from pyasc_mlir import pipeline
 from pyasc_mlir.autotune import tune
 from pyasc_mlir.compiled_op import BACKENDS, CompiledOp
 from pyasc_mlir.driver import compile
-from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
+from pyasc_mlir.errors import PyAscError, PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.ast_frontend import build_module
 from pyasc_mlir.interop import same_kind_as, torch_to_numpy, uses_torch
@@ -447,10 +447,13 @@ class Op(OpBase):
     ``@jit`` function (see :mod:`pyasc_mlir.op_class`).
 
     ``pa.compile(MyOp, inputs=[...], output_dir=...)`` or ``MyOp.compile(...)`` compiles it;
-    ``MyOp()(*arrays)`` compiles the declared inputs once and runs.
+    ``MyOp()(*arrays)`` compiles the declared inputs once and runs; when they cannot be
+    compiled with their ``None`` dims dynamic (a matmul, a reduced dim), it compiles the
+    arrays' shapes instead, once per shape.
     """
 
-    _compiled_op: ClassVar[CompiledOp]  # set per subclass on its first call
+    _compiled_op: ClassVar[CompiledOp | dict[str, CompiledOp]]
+    """Set per subclass on its first call: the declared compile, or the per-shape ones."""
 
     @classmethod
     @user_facing
@@ -467,6 +470,22 @@ class Op(OpBase):
 
     @user_facing
     def __call__(self, *arrays: Any) -> Any:
-        if "_compiled_op" not in vars(type(self)):  # per class, not inherited
-            type(self)._compiled_op = type(self).compile()
-        return type(self)._compiled_op(*arrays)
+        cls = type(self)
+        if "_compiled_op" not in vars(cls):  # per class, not inherited
+            try:
+                cls._compiled_op = cls.compile()
+            except PyAscError:
+                if all(None not in d.shape for d in cls.inputs):
+                    raise  # static declarations: a real error
+                cls._compiled_op = {}  # the None dims cannot be dynamic: compile per shape
+        ops = cls._compiled_op
+        if isinstance(ops, CompiledOp):
+            return ops(*arrays)
+        descs: list[object] = [
+            TensorDesc.of(np.asarray(torch_to_numpy(a, f"argument {i} of {cls.__name__}()")))
+            for i, a in enumerate(arrays)
+        ]
+        sig = repr(descs)
+        if sig not in ops:
+            ops[sig] = cls.compile(inputs=descs)
+        return ops[sig](*arrays)

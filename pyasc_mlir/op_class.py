@@ -106,6 +106,7 @@ def resolve(fn: object, inputs: Sequence[object] | None, name: str | None) -> Cl
         PyAscUsageError: located at the caller: a class that is not an ``Op`` subclass, no
             inputs given or declared, or inputs that do not fit the declared ones (count,
             dtype, rank, a declared size)."""
+    self_arg: object
     if isinstance(fn, OpBase):
         cls, self_arg = type(fn), fn
     elif isinstance(fn, type) and issubclass(fn, OpBase):

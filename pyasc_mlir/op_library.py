@@ -288,7 +288,7 @@ def _is_folder(target: str | Path) -> bool:
     folder), not an operator name."""
     if isinstance(target, Path):
         return True
-    seps = {os.sep, os.altsep} - {None}
+    seps = [s for s in (os.sep, os.altsep) if s is not None]
     return any(s in target for s in seps) or Path(target).is_dir() or not _SAFE.fullmatch(target)
 
 
@@ -320,7 +320,7 @@ def load(
             )
         folder = Path(target)
         return CompiledOp(folder, verify_folder(folder))
-    folder, e = find(target, version, inputs, platform)
+    folder, e = find(str(target), version, inputs, platform)
     info = verify_folder(folder)
     check_entry(folder, e, info)
     return CompiledOp(folder, info)

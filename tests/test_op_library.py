@@ -135,6 +135,20 @@ def test_five_input_swiglu_class(rows, dtype, tmp_path):
     assert_close(pa.load_op(tmp_path / "swiglu")(*args), want, dtype, reduction=True)
 
 
+def test_an_instance_call_of_a_matmul_class_compiles_per_shape():
+    """SwiGLU's ``None`` dim cannot be dynamic (a Cube kernel): ``SwiGLU()(...)`` compiles the
+    arrays' shapes, once per shape, instead of failing."""
+    rng = np.random.default_rng(3)
+    for rows in (2, 5, 2):
+        shapes = [(rows, 64), (64, 96), (64, 96), (96,), (96,)]
+        args = [(rng.standard_normal(s) * 0.3).astype(np.float16) for s in shapes]
+        assert_close(SwiGLU()(*args), swiglu_ref(*args), "float16", reduction=True)
+    assert sorted(SwiGLU._compiled_op) == sorted(  # two shapes, two kernels
+        repr([pa.TensorDesc(s, "float16") for s in [(r, 64), (64, 96), (64, 96), (96,), (96,)]])
+        for r in (2, 5)
+    )
+
+
 def misuse(fn, *words):
     with pytest.raises(pa.PyAscUsageError) as err:
         fn()
