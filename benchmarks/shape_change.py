@@ -60,7 +60,10 @@ def _raw_run_ms(op: Any, args: tuple[np.ndarray, ...]) -> float:
     kernel = CpuKernel(op.library)
     launch = op._launch_for(tuple(a.shape for a in args))  # noqa: SLF001 - the measured path
     ins = [args[i] for i in op.info.get("kernel_args", range(len(args)))]
-    gm = [*ins, *(np.zeros(s, d.np_dtype) for s, d in zip(launch.out_shapes, op.outputs, strict=True))]
+    gm = [
+        *ins,
+        *(np.zeros(s, d.np_dtype) for s, d in zip(launch.out_shapes, op.outputs, strict=True)),
+    ]
     ts = []
     for _ in range(5):
         t0 = time.perf_counter()
