@@ -325,8 +325,9 @@ class JitFunction:
         if rank in self._static_ranks or (
             rank not in self._ranks_seen and rank not in self._dyn_ops
         ):
+            op = self._compile(args, False)  # checks the arguments first
             self._ranks_seen[rank] = [_desc(a) for a in self._numpy_args(args)]
-            return self._compile(args, False)
+            return op
         op = self._dynamic_op(rank, args, arrays, self._ranks_seen.get(rank))
         if not op.dynamic:  # no dynamic recipe: per-shape static kernels from now on
             self._static_ranks.add(rank)
