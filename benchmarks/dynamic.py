@@ -15,7 +15,6 @@ timed in alternation.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,7 +30,7 @@ def _raw(op: Any, arrays: tuple[np.ndarray, ...], fresh: bool = False) -> Any:
     must: a large output is a fresh mmap whose pages fault in on first touch)."""
     from pyasc_mlir.runtime.cpu import CpuKernel
 
-    kernel = CpuKernel(Path(op.info["library"]))
+    kernel = CpuKernel(op.library)
     ins = [np.ascontiguousarray(arrays[i]) for i in op.info.get("kernel_args", range(len(arrays)))]
     launch = op._launch_for(tuple(a.shape for a in arrays))
     specs = [(s, d.np_dtype) for s, d in zip(launch.out_shapes, op.outputs, strict=True)]

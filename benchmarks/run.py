@@ -277,7 +277,7 @@ def raw_runner(op: Any, arrays: tuple[np.ndarray, ...], fresh_outputs: bool = Fa
     large outputs the kernel then first-touches fresh pages)."""
     from pyasc_mlir.runtime.cpu import CpuKernel
 
-    kernel = CpuKernel(Path(op.info["library"]))
+    kernel = CpuKernel(op.library)
     ins = [np.ascontiguousarray(arrays[i]) for i in op.info.get("kernel_args", range(len(arrays)))]
     outs = [np.zeros(d.shape, d.np_dtype) for d in op.outputs]
     tiling = np.array(list(op.info["tiling"].values()), dtype=np.int64).tobytes()

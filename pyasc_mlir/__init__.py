@@ -26,6 +26,7 @@ from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.driver import clear_memory_cache, compile, load_op
 from pyasc_mlir.errors import PyAscCompileError, PyAscError, PyAscUsageError
 from pyasc_mlir.jit import JitFunction, Op, jit, operator
+from pyasc_mlir.op_library import add_op_library
 from pyasc_mlir.ops import *  # noqa: F403
 from pyasc_mlir.ops import __all__ as _ops_all
 from pyasc_mlir.profiler import profiler
@@ -40,6 +41,7 @@ __all__ = [
     "PyAscError",
     "PyAscUsageError",
     "TensorDesc",
+    "add_op_library",
     "clear_memory_cache",
     "compile",
     "driver",

@@ -31,6 +31,7 @@ from pyasc_mlir.dynamic import DynamicTiling
 from pyasc_mlir.emitter import kernels, tiling_fields
 from pyasc_mlir.errors import PyAscUsageError, caller_loc
 from pyasc_mlir.integrity import info_checksum, seal
+from pyasc_mlir.output import library_path
 from pyasc_mlir.pipeline import result_descs, top_function
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 from pyasc_mlir.version import __version__
@@ -333,7 +334,7 @@ def read_cached_info(directory: Path, key: str) -> tuple[dict[str, Any] | None, 
             "checksum); rebuilding it"
         )
         return None, False
-    lib = Path(info["library"])
+    lib = library_path(directory, info)
     if not lib.is_file():
         warn_cache(f"the CPU library {lib} of {info_path} is missing; rebuilding it")
         return None, False

@@ -35,6 +35,7 @@ from pyasc_mlir.integrity import RECOMPILE, check_ir, signature_problem
 from pyasc_mlir.interop import same_kind_as, torch_to_numpy
 from pyasc_mlir.interpreter.core import make_interpreter, run_function
 from pyasc_mlir.interpreter.tile_impls import kernel_ub_bytes, set_block
+from pyasc_mlir.output import library_path
 from pyasc_mlir.pipeline import STAGES, make_context
 from pyasc_mlir.platform import get_platform
 from pyasc_mlir.profiler import notify as notify_profilers
@@ -110,6 +111,11 @@ class CompiledOp:
                 info["dynamic"]["shapes"],
                 info.get("arg_names") or [],
             )
+
+    @property
+    def library(self) -> Path:
+        """The CPU library file (``op.json``'s ``library``, relative to :attr:`directory`)."""
+        return library_path(self.directory, self.info)
 
     @property
     def dynamic(self) -> bool:
@@ -365,7 +371,7 @@ class CompiledOp:
                 self._cpu_memcheck = self._checked(cpu.CpuKernel(self._memcheck_library()))
             return self._cpu_memcheck
         if self._cpu is None:
-            self._cpu = self._checked(cpu.CpuKernel(Path(self.info["library"])))
+            self._cpu = self._checked(cpu.CpuKernel(self.library))
         return self._cpu
 
     def _checked(self, kernel: cpu.CpuKernel) -> cpu.CpuKernel:
@@ -386,7 +392,7 @@ class CompiledOp:
         CPU library (``memcheck``: the memory-check build, see :meth:`_cpu_kernel`)."""
         hit = self._cpu_multi.get(memcheck)
         if hit is None:
-            lib = self._memcheck_library() if memcheck else Path(self.info["library"])
+            lib = self._memcheck_library() if memcheck else self.library
             hit = {
                 k: self._checked(cpu.CpuKernel(lib, entry=f"pyasc_run_block_{k}"))
                 for k in dict.fromkeys(step.kernel for step in self._plan())

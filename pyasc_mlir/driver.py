@@ -20,27 +20,21 @@ The result is a :class:`pyasc_mlir.compiled_op.CompiledOp`; inputs: see its ``__
 
 from __future__ import annotations
 
-import json
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from pyasc_mlir import emitter, pipeline
+from pyasc_mlir import emitter, op_class, op_library, pipeline
 from pyasc_mlir.artifacts import (
     describe,
     describe_dynamic,
-    describe_empty,
     read_cached_info,
     write_artifacts,
 )
 from pyasc_mlir.cache import (
-    atomic_write,
-    cache_dir,
     cache_enabled,
     cache_key,
     compile_options,
@@ -49,10 +43,14 @@ from pyasc_mlir.cache import (
 )
 from pyasc_mlir.compile_args import check_call, check_results
 from pyasc_mlir.compiled_op import CompiledOp
+from pyasc_mlir.empty_op import compile_empty
 from pyasc_mlir.errors import PyAscCompileError, user_facing
-from pyasc_mlir.integrity import signature, verify_folder
+from pyasc_mlir.integrity import signature
+from pyasc_mlir.lowering_log import Observer, observer
+from pyasc_mlir.output import Entry, drop_stale_libraries, entry, place_library
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 from pyasc_mlir.runtime.library import operator_library
+from pyasc_mlir.types import TensorDesc
 from pyasc_mlir.version import __version__
 
 __all__ = ["CompiledOp", "clear_memory_cache", "compile", "load_op"]
@@ -65,40 +63,10 @@ def clear_memory_cache() -> None:
     _MEMORY_CACHE.clear()
 
 
-@dataclass
-class _Entry:
-    """Where one ``compile`` call puts its result: the cache key, the output folder (``keep``:
-    the temporary folder holding it when the cache is disabled), whether g++ runs even where
-    the library cache has the build (``fresh``) and whether the library is published into
-    the library cache (``shared``)."""
-
-    key: str
-    directory: Path
-    keep: tempfile.TemporaryDirectory[str] | None
-    fresh: bool
-    shared: bool
-
-
-def _entry(
-    output_dir: str | Path | None, key: str, name: str, read_cache: bool, write_cache: bool
-) -> _Entry:
-    """The output folder: ``output_dir``, the cache entry of ``key``, or (cache disabled) a
-    temporary folder."""
-    keep: tempfile.TemporaryDirectory[str] | None = None
-    if output_dir is not None:
-        directory = Path(output_dir)
-    elif write_cache:
-        directory = cache_dir() / "ops" / key
-    else:  # PYASC_CACHE_DISABLE=1: nothing goes to (or comes from) the cache
-        keep = tempfile.TemporaryDirectory(prefix=f"pyasc-{name}-")
-        directory = Path(keep.name)
-    return _Entry(key, directory, keep, fresh=not read_cache, shared=write_cache)
-
-
 @user_facing
 def compile(
-    fn: Callable[..., Any],
-    inputs: Sequence[object],
+    fn: Callable[..., Any] | type,
+    inputs: Sequence[object] | None = None,
     output_dir: str | Path | None = None,
     platform: str = DEFAULT_PLATFORM,
     double_buffer: bool = True,
@@ -106,17 +74,30 @@ def compile(
     name: str | None = None,
     tiling: dict[str, int] | None = None,
     dynamic: bool = False,
+    library: str | Path | None = None,
+    version: str | None = None,
 ) -> CompiledOp:
     """Compile a Python operator for the given argument descriptions.
 
     Args:
-        fn: the operator (a plain Python function over tensors).
+        fn: the operator: a plain Python function over tensors, or an ``Op`` subclass (or
+            instance; :mod:`pyasc_mlir.op_class`), whose ``forward`` is compiled.
         inputs: a list with one entry per parameter: ``TensorDesc(shape, dtype)`` for
             tensors, or a Python (or NumPy scalar) int/float/bool/str compile-time constant.
             Every tensor, argument or result, must fit the platform's device memory
-            (``Platform.hbm_bytes``).
-        output_dir: where to write ``kernel.cpp``, ``host.cpp``, ``cpu_entry.cpp``,
-            ``op.json`` (default: a folder in the cache).
+            (``Platform.hbm_bytes``). For an ``Op`` class: its declared ``inputs`` with
+            concrete sizes for the ``None`` dims (a static kernel), or left out (the declared
+            ones, ``None`` dims dynamic).
+        output_dir: where to write ``kernel.cpp``, ``host.cpp``, ``cpu_entry.cpp``, the IR
+            of every stage, the CPU library and ``op.json`` (default: a folder in the cache).
+            The folder is relocatable (:mod:`pyasc_mlir.output`): copied anywhere, ``load_op``
+            loads and runs it with an empty cache. When its parent folder holds a
+            ``registry.json``, the operator is registered there.
+        library: an operator library folder (:mod:`pyasc_mlir.op_library`): the operator is
+            compiled into ``library/<name>-<version>-<signature hash>`` (unless
+            ``output_dir`` names a folder inside it) and recorded in its ``registry.json``.
+        version: the version recorded in the registry (default: the ``Op`` class's
+            ``version``, else ``"1"``).
         platform: Ascend SoC from ``pyasc_mlir.platform.PLATFORMS``.
         double_buffer: two rotating copy-in/copy-out buffers (MTE2/V/MTE3 overlap).
         cache: reuse an earlier compilation with the same key (memory, then disk). ``False``
@@ -134,7 +115,8 @@ def compile(
             their given sizes. Dims given as ``None`` in a ``TensorDesc`` are dynamic in any
             case, and one that the kernel needs static is a located error. A kernel with
             dynamic dims computes its tiling on the host at call time (``CompiledOp.dynamic``;
-            ``None`` in ``inputs``/``outputs``); see ``docs/DESIGN.md``.
+            ``None`` in ``inputs``/``outputs``); see ``docs/DESIGN.md``. ``False`` keeps the
+            exact static shapes (a ``@jit`` function turns dynamic by itself on a shape change).
 
     Returns:
         A ``CompiledOp``; ``info`` holds name, inputs, outputs, block_dim, tiling, ub_bytes,
@@ -147,11 +129,42 @@ def compile(
 
     Raises:
         PyAscCompileError: the operator cannot be compiled (with its source location).
-        PyAscUsageError: at the caller's line: ``fn`` is not a function, ``inputs`` is not a
-            list, an unknown platform, a tensor larger than the device memory, or a
-            ``PYASC_CACHE_DIR`` that is a file or not writable (cache enabled).
+        PyAscUsageError: at the caller's line: ``fn`` is not a function or ``Op`` class,
+            ``inputs`` is not a list or does not fit the class's declared inputs, an unknown
+            platform, a tensor larger than the device memory, a ``PYASC_CACHE_DIR`` that is a
+            file or not writable (cache enabled), a corrupt ``registry.json``; at the class:
+            results that do not fit its declared ``outputs``.
         CompileError: g++ rejected the emitted code (a compiler bug).
     """
+    call = op_class.resolve(fn, inputs, name)
+    if call is not None:
+        fn, inputs, name, version = call.fn, call.inputs, call.name, version or call.version
+    lib = op_library.library_for(library, output_dir)
+    ver = op_library.check_version(version or "1")
+    if lib is not None and output_dir is None:
+        stem = str(name or getattr(fn, "__name__", "op"))
+        output_dir = op_library.folder_for(lib, stem, ver, list(inputs or ()), platform)
+    args = (inputs, output_dir, platform, double_buffer, cache, name, tiling, dynamic)
+    op = _compile(fn, *args)
+    if call is not None:
+        call.check_outputs(op.outputs)
+    if lib is not None:
+        op_library.register(lib, op.directory, op.info, ver)
+    return op
+
+
+def _compile(
+    fn: Callable[..., Any],
+    inputs: Sequence[object] | None,
+    output_dir: str | Path | None,
+    platform: str,
+    double_buffer: bool,
+    cache: bool,
+    name: str | None,
+    tiling: dict[str, int] | None,
+    dynamic: bool,
+) -> CompiledOp:
+    """:func:`compile` of a function into ``output_dir`` (the arguments as there)."""
     fn_name, inputs, plat = check_call(fn, inputs, platform)
     name = name or fn_name
     tile, block_dim, double_buffer = pipeline.check_tiling(tiling, double_buffer)
@@ -165,7 +178,7 @@ def compile(
     read_cache = cache and write_cache
     concrete, request = pipeline.dynamic_request(fn, inputs, dynamic)
 
-    def lower() -> tuple[dict[str, ModuleOp], list[str], dict[str, float]]:
+    def lower(watch: Observer | None = None) -> tuple[dict[str, ModuleOp], list[str], dict]:
         return pipeline.lower(
             fn,
             concrete,
@@ -177,25 +190,27 @@ def compile(
             dynamic=request,
             tile_m=tile_m,
             tile_n=tile_n,
+            watch=watch,
         )
 
     if read_cache and key in _MEMORY_CACHE and output_dir is None:
         return _MEMORY_CACHE[key]
-    entry = _entry(output_dir, key, name, read_cache, write_cache)
+    where = entry(output_dir, key, name, read_cache, write_cache)
     if any(0 in d.shape for d in pipeline.tensor_descs(inputs)):
-        return _compile_empty(fn, inputs, name, platform, entry)
+        return compile_empty(fn, inputs, name, platform, where)
     if read_cache:
         t0 = time.perf_counter()
-        info, entry.fresh = read_cached_info(entry.directory, key)  # fresh: corrupt library
+        info, where.fresh = read_cached_info(where.directory, key)  # fresh: corrupt library
         if info is not None:
             info["cache_hit"] = True
-            op = CompiledOp(entry.directory, info, lambda: lower()[0])
+            op = CompiledOp(where.directory, info, lambda: lower()[0])
             op.info["compile_ms"] = (time.perf_counter() - t0) * 1e3
             _MEMORY_CACHE[key] = op
             return op
     t0 = time.perf_counter()
+    watch = observer(name, key)
     try:
-        stages, _, times = lower()
+        stages, _, times = lower(watch)
     except PyAscCompileError as exc:
         if request and any(strict for _, _, strict in request["dims"]):
             exc.hint = (
@@ -204,7 +219,7 @@ def compile(
             ).strip()
         raise
     check_results(stages["tensor"], name, fn_name, plat)
-    op = _build(fn, inputs, concrete, request, (stages, times, t0), name, platform, entry)
+    op = _build(fn, inputs, concrete, request, (stages, times, t0, watch), name, platform, where)
     if write_cache:
         _MEMORY_CACHE[key] = op
     return op
@@ -215,15 +230,16 @@ def _build(
     inputs: Sequence[object],
     concrete: Sequence[object],
     request: dict[str, Any] | None,
-    lowered: tuple[dict[str, ModuleOp], dict[str, float], float],
+    lowered: tuple[dict[str, ModuleOp], dict[str, float], float, Observer | None],
     name: str,
     platform: str,
-    entry: _Entry,
+    entry: Entry,
 ) -> CompiledOp:
     """Emit the lowered operator, build its CPU library and write the artifacts into
-    ``entry``. ``lowered``: the stages and step times of ``pipeline.lower`` and the
-    ``perf_counter`` at its start; ``concrete``/``request``: see ``pipeline.dynamic_request``."""
-    stages, times, t0 = lowered
+    ``entry``. ``lowered``: the stages and step times of ``pipeline.lower``, the
+    ``perf_counter`` at its start and its observer (which also gets the sources);
+    ``concrete``/``request``: see ``pipeline.dynamic_request``."""
+    stages, times, t0, watch = lowered
     module = stages["ascendc"]
     descs = pipeline.tensor_descs(concrete)
     info = describe(stages, name, descs, platform)
@@ -235,6 +251,8 @@ def _build(
         "host.cpp": emitter.emit_host_source(module, [list(d.static_shape) for d in descs]),
         "cpu_entry.cpp": emitter.emit_cpu_entry(module, signature(info)),
     }
+    if watch is not None:
+        watch.sources(sources)
     lower_ms = (time.perf_counter() - t0) * 1e3
     t1 = time.perf_counter()
     built = {f: sources[f] for f in ("kernel.cpp", "cpu_entry.cpp")}
@@ -242,7 +260,7 @@ def _build(
     gxx_ms = (time.perf_counter() - t1) * 1e3
     info.update(
         key=entry.key,
-        library=str(lib),
+        library=place_library(lib, entry),
         library_sha256=file_sha256(lib) if lib.is_file() else None,
         source_sha256={f: text_sha256(text) for f, text in built.items()},
         compile_ms=lower_ms + gxx_ms,
@@ -253,35 +271,21 @@ def _build(
         version=__version__,
     )
     write_artifacts(entry.directory, sources, stages, info)
-    return CompiledOp(entry.directory, info, lambda: stages, stages=stages, keep=entry.keep)
-
-
-def _compile_empty(
-    fn: Callable[..., Any], inputs: Sequence[object], name: str, platform: str, entry: _Entry
-) -> CompiledOp:
-    """An operator with a zero-size input dimension: the frontend gives the result shapes and
-    no kernel is built. Empty results are returned as empty arrays; a result that is not empty
-    (e.g. a sum over the zero-size axis) is computed by the tensor-level interpreter."""
-    t0 = time.perf_counter()
-    module, outs = pipeline.lower_empty(fn, inputs, name)
-    info = describe_empty(
-        name,
-        platform,
-        entry.key,
-        pipeline.tensor_descs(inputs),
-        outs,
-        pipeline.tensor_arg_names(fn, inputs),
-        (time.perf_counter() - t0) * 1e3,
-    )
-    if entry.keep is None:
-        atomic_write(entry.directory / "op.json", json.dumps(info, indent=2))
-    stages = {"tensor": module}
+    if entry.local:
+        drop_stale_libraries(entry.directory, info)
     return CompiledOp(entry.directory, info, lambda: stages, stages=stages, keep=entry.keep)
 
 
 @user_facing
-def load_op(directory: str | Path) -> CompiledOp:
-    """Load a compiled operator from the folder ``compile`` wrote (CPU backend only).
+def load_op(
+    target: str | Path,
+    version: str | None = None,
+    inputs: Sequence[TensorDesc] | None = None,
+    platform: str | None = None,
+) -> CompiledOp:
+    """Load a compiled operator (CPU backend only): from the folder ``compile`` wrote, or by
+    name from the operator libraries (``PYASC_OP_PATH``, ``pa.add_op_library``; ``version``,
+    ``inputs`` and ``platform`` choose among its entries; :func:`pyasc_mlir.op_library.find`).
 
     Everything the CPU build trusts is checked first (:func:`pyasc_mlir.integrity.verify_folder`):
     ``op.json``'s checksum, the library's own signature against ``op.json``, its SHA-256, the
@@ -289,7 +293,7 @@ def load_op(directory: str | Path) -> CompiledOp:
 
     Raises:
         PyAscUsageError: the folder holds no valid ``op.json``, or an artifact is missing,
-            damaged or edited (the message names the file and what differs).
+            damaged or edited (the message names the file and what differs); no library
+            lists the name, or several signatures fit (the message lists them).
     """
-    info = verify_folder(Path(directory))
-    return CompiledOp(Path(directory), info)
+    return op_library.load(target, version, inputs, platform)

@@ -90,16 +90,23 @@ class PyAscUsageError(PyAscError, ValueError):
 _LEVELS = {"error": 0, "warning": 0, "info": 1, "debug": 2, "trace": 3}
 
 
+LOG_LEVEL_VARS = ("PYASC_LOG_LEVEL", "PA_LOG_LEVEL")
+"""The log-level variables: ours and the seed's spelling (the higher level wins)."""
+
+
 def log_level() -> int:
-    """``PYASC_LOG_LEVEL`` as an int (``0`` default; ``debug`` = 2). At 2 and above, errors keep
-    pyasc-mlir's internal stack (for bug reports)."""
-    text = os.environ.get("PYASC_LOG_LEVEL", "").strip().lower()
-    if not text:
-        return 0
-    try:
-        return int(text)
-    except ValueError:
-        return _LEVELS.get(text, 0)
+    """``PYASC_LOG_LEVEL`` (or ``PA_LOG_LEVEL``; the higher wins) as an int (``0`` default;
+    ``debug`` = 2, ``trace`` = 3). At 2 and above, errors keep pyasc-mlir's internal stack (for
+    bug reports); at 3 every lowering prints its IR after each pass
+    (:mod:`pyasc_mlir.lowering_log`)."""
+    level = 0
+    for var in LOG_LEVEL_VARS:
+        text = os.environ.get(var, "").strip().lower()
+        try:
+            level = max(level, int(text) if text else 0)
+        except ValueError:
+            level = max(level, _LEVELS.get(text, 0))
+    return level
 
 
 @functools.cache

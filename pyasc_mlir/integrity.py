@@ -31,6 +31,7 @@ from typing import Any
 
 from pyasc_mlir.cache import file_sha256, text_sha256
 from pyasc_mlir.errors import PyAscUsageError, caller_loc
+from pyasc_mlir.output import library_path
 from pyasc_mlir.pipeline import STAGES
 from pyasc_mlir.runtime import cpu
 from pyasc_mlir.runtime.library import library_problem
@@ -199,7 +200,7 @@ def verify_folder(directory: Path) -> dict[str, Any]:
             RECOMPILE,
         )
     if info.get("library"):
-        lib = Path(info["library"])
+        lib = library_path(directory, info)
         check_library(info, lib, path)
         if file_sha256(lib) != info.get("library_sha256"):
             raise PyAscUsageError(

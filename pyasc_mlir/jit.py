@@ -14,10 +14,11 @@ from pyasc_mlir import pipeline
 from pyasc_mlir.autotune import tune
 from pyasc_mlir.compiled_op import BACKENDS, CompiledOp
 from pyasc_mlir.driver import compile
-from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
+from pyasc_mlir.errors import PyAscError, PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.ast_frontend import build_module
 from pyasc_mlir.interop import same_kind_as, torch_to_numpy, uses_torch
+from pyasc_mlir.op_class import OpBase
 from pyasc_mlir.pipeline import check_tiling
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 from pyasc_mlir.types import DTYPES, TensorDesc
@@ -74,6 +75,15 @@ class JitFunction:
     CPU ``torch.Tensor`` arguments are accepted (``pyasc_mlir.torch.to_numpy``: no copy when
     contiguous, detached, bfloat16 and other devices refused); then the results are
     ``torch.Tensor``s too (NumPy in, NumPy out).
+
+    Shapes (``dynamic``): ``None`` (the default) is *automatic dynamic shapes*: the first call
+    compiles a static kernel for its shapes; the first call with other shapes of the same ranks
+    (dtypes and constants equal) compiles once more, as ``dynamic=True`` does, and from then on
+    a new shape of those ranks only computes the host tiling (no lowering, no g++), except
+    where a dim the kernel needs static changes (a reduced dim, a size-1 dim: one more
+    dynamic kernel for those sizes). An operator that cannot be dynamic (matmul, several
+    kernels, shape reads) is compiled statically for each new shape instead. ``True``: dynamic
+    from the first call; ``False``: always the exact static shapes (one kernel per shape).
     """
 
     def __init__(
@@ -86,11 +96,16 @@ class JitFunction:
         *,
         autotune: bool = False,
         tiling: dict[str, int] | None = None,
-        dynamic: bool = False,
+        dynamic: bool | None = None,
     ):
         self.fn = fn
         self.dynamic = dynamic
         self._dyn_ops: dict[tuple, list[CompiledOp]] = {}
+        self._ranks_seen: dict[tuple, list[object]] = {}
+        """Automatic dynamic shapes (``dynamic=None``): the rank keys compiled statically once,
+        with the argument descriptions of that first compile."""
+        self._static_ranks: set[tuple] = set()
+        """... and those whose kernel cannot be dynamic (compiled per shape)."""
         self.backend = backend
         self.platform = platform
         self.double_buffer = double_buffer
@@ -188,10 +203,19 @@ class JitFunction:
     def compile(self, *args: Any) -> CompiledOp:
         """Compile for these arguments (arrays, CPU tensors or ``TensorDesc``) without
         running."""
+        return self._compile(args, bool(self.dynamic))
+
+    def _compile(
+        self, args: tuple[Any, ...], dynamic: bool, like: list[object] | None = None
+    ) -> CompiledOp:
+        """:meth:`compile`, as ``compile(dynamic=dynamic)``; ``like``: the descriptions of an
+        earlier call, whose sizes > 1 replace this call's size-1 dims (see :func:`_widen`)."""
         args = self._numpy_args(args)
         self._check_call(args)
         descs: list[object] = [_desc(a) for a in args]
-        sig = tuple(repr(d) for d in descs)
+        if like is not None:
+            descs = [_widen(d, w) for d, w in zip(descs, like, strict=True)]
+        sig = (*(repr(d) for d in descs), dynamic)
         self._forget_if_globals_changed()
         if self.always_compile or sig not in self._compiled:
             with reads.recording() as log:
@@ -202,18 +226,18 @@ class JitFunction:
                     double_buffer=self.double_buffer,
                     cache=not self.always_compile,
                     tiling=self._tiling(descs),
-                    dynamic=self.dynamic,
+                    dynamic=dynamic,
                 )
                 self.compilations += 1
                 if not log.ran:  # a cache hit: run the frontend once, for what it reads
-                    self._record_reads(descs)
+                    self._record_reads(descs, dynamic)
             self._watch.extend(log.reads)
         return self._compiled[sig]
 
-    def _record_reads(self, descs: list[object]) -> None:
+    def _record_reads(self, descs: list[object], dynamic: bool) -> None:
         """Evaluate the operator in the frontend only (no passes, no g++), so that the
         recording around it sees the compile-time values it reads."""
-        concrete, _ = pipeline.dynamic_request(self.fn, descs, self.dynamic)
+        concrete, _ = pipeline.dynamic_request(self.fn, descs, dynamic)
         build_module(self.fn, list(concrete), self.fn.__name__)
 
     def _forget_if_globals_changed(self) -> None:
@@ -221,6 +245,8 @@ class JitFunction:
             self._compiled.clear()
             self._fast.clear()
             self._dyn_ops.clear()
+            self._ranks_seen.clear()
+            self._static_ranks.clear()
             self._watch = []
 
     def _tiling(self, descs: list[object]) -> dict[str, int] | None:
@@ -270,7 +296,11 @@ class JitFunction:
         return tuple(key), arrays
 
     def _dynamic_op(
-        self, key: tuple[Any, ...], args: tuple[Any, ...], arrays: list[np.ndarray]
+        self,
+        key: tuple[Any, ...],
+        args: tuple[Any, ...],
+        arrays: list[np.ndarray],
+        like: list[object] | None = None,
     ) -> CompiledOp:
         """``dynamic=True``: a kernel compiled for these ranks and dtypes (``key``) whose
         static dims fit these arrays (compiled on a miss: the first call, or new static
@@ -280,8 +310,28 @@ class JitFunction:
         for op in ops:
             if op.accepts(shapes):
                 return op
-        op = self.compile(*args)
+        op = self._compile(args, True, like)
+        if like is not None and not op.accepts(shapes):  # a size-1 dim that broadcasts
+            op = self._compile(args, True)
         ops.append(op)
+        return op
+
+    def _auto_op(self, args: tuple[Any, ...], arrays: list[np.ndarray]) -> CompiledOp:
+        """Automatic dynamic shapes (``dynamic=None``), for shapes without a kernel yet: the
+        first shapes of these ranks compile statically, later ones as ``dynamic=True`` (or
+        statically again when the operator cannot be dynamic)."""
+        rank, _ = self._call_key(args, rank_only=True)
+        assert rank is not None  # the shape key of these arguments was not None either
+        if rank in self._static_ranks or (
+            rank not in self._ranks_seen and rank not in self._dyn_ops
+        ):
+            op = self._compile(args, False)  # checks the arguments first
+            self._ranks_seen[rank] = [_desc(a) for a in self._numpy_args(args)]
+            return op
+        op = self._dynamic_op(rank, args, arrays, self._ranks_seen.get(rank))
+        if not op.dynamic:  # no dynamic recipe: per-shape static kernels from now on
+            self._static_ranks.add(rank)
+            self._dyn_ops.pop(rank, None)
         return op
 
     @user_facing
@@ -295,20 +345,41 @@ class JitFunction:
         key: tuple[Any, ...] | None = None
         self._forget_if_globals_changed()
         if not self.always_compile:
-            key, arrays = self._call_key(args, rank_only=self.dynamic)
-        if self.dynamic and key is not None:
+            key, arrays = self._call_key(args, rank_only=self.dynamic is True)
+        if self.dynamic is True and key is not None:
             op = self._dynamic_op(key, args, arrays)
         else:
             cached = self._fast.get(key) if key is not None else None
             if cached is None:
-                cached = self.compile(*args)
+                auto = key is not None and self.dynamic is None
+                cached = self._auto_op(args, arrays) if auto else self.compile(*args)
                 if key is not None:
+                    if len(self._fast) > 4096:
+                        self._fast.clear()
                     self._fast[key] = cached
             op = cached
             if key is None:
                 arrays = _flat_arrays(args)
         result = op._call(arrays, self.backend)
         return same_kind_as(given, result) if tensors else result
+
+
+def _widen(desc: object, like: object) -> object:
+    """``desc`` with each size-1 dim that is larger in ``like`` (an earlier call's description
+    of the same argument) at that size: ``compile(dynamic=True)`` makes only dims > 1 dynamic
+    (a size-1 dim may broadcast), so a first shape change to one row still gives a kernel that
+    takes every row count."""
+    if isinstance(desc, tuple) and isinstance(like, tuple) and len(desc) == len(like):
+        return tuple(_widen(d, w) for d, w in zip(desc, like, strict=True))
+    if not isinstance(desc, TensorDesc) or not isinstance(like, TensorDesc):
+        return desc
+    if len(desc.shape) != len(like.shape):
+        return desc
+    shape = [
+        w if d == 1 and w is not None and w > 1 else d
+        for d, w in zip(desc.shape, like.shape, strict=True)
+    ]
+    return TensorDesc(shape, desc.dtype)
 
 
 def _plain(fn: Callable[..., Any]) -> str:
@@ -335,13 +406,15 @@ def jit(
     always_compile: bool = False,
     autotune: bool = False,
     tiling: dict[str, int] | None = None,
-    dynamic: bool = False,
+    dynamic: bool | None = None,
 ) -> Any:
     """Decorator: ``@jit`` or ``@jit(backend="interp")``. See ``JitFunction``.
 
     ``dynamic=True`` compiles one kernel per ranks and dtypes (and per value of the dims the
     kernel needs static: reduced and other inner dims, size-1 dims): a call with new leading
     dims only computes the host tiling, no lowering and no g++ (see ``compile(dynamic=...)``).
+    ``None`` (default): static kernels until the first shape change of a rank, then as
+    ``True`` (automatic dynamic shapes, see ``JitFunction``); ``False``: static kernels only.
 
     ``autotune=True`` searches tile, blockDim and buffers per signature by the cost model
     (``pyasc_mlir.autotune``; the winner is cached and printed with its pin);
@@ -369,49 +442,51 @@ def jit(
 operator = jit
 
 
-class Op:
+class Op(OpBase):
     """Class form of an operator: subclass with ``inputs``/``outputs`` lists of ``TensorDesc``
-    and a ``forward`` method written like a ``@jit`` function.
+    (``None`` = any size), optionally ``version``, and a ``forward`` method written like a
+    ``@jit`` function (see :mod:`pyasc_mlir.op_class`).
 
-    ``MyOp.compile(output_dir=...)`` compiles it; ``MyOp()(*arrays)`` compiles once and runs.
+    ``pa.compile(MyOp, inputs=[...], output_dir=...)`` or ``MyOp.compile(...)`` compiles it;
+    ``MyOp()(*arrays)`` compiles the declared inputs once and runs; when they cannot be
+    compiled with their ``None`` dims dynamic (a matmul, a reduced dim), it compiles the
+    arrays' shapes instead, once per shape.
     """
 
-    inputs: list[TensorDesc] = []
-    outputs: list[TensorDesc] = []
-    platform = DEFAULT_PLATFORM
-    _compiled_op: ClassVar[CompiledOp]  # set per subclass on its first call
-
-    def forward(self, *args: Any) -> Any:  # pragma: no cover - overridden
-        raise NotImplementedError
+    _compiled_op: ClassVar[CompiledOp | dict[str, CompiledOp]]
+    """Set per subclass on its first call: the declared compile, or the per-shape ones."""
 
     @classmethod
     @user_facing
-    def compile(cls, output_dir: str | Path | None = None) -> CompiledOp:
-        fwd = cls.forward
-        op = compile(
-            fwd,
-            [cls, *cls.inputs],
-            output_dir=output_dir,
-            platform=cls.platform,
-            name=cls.__name__.lower(),
-        )
-        declared = [(tuple(d.shape), d.dtype) for d in cls.outputs]
-        got = [(tuple(d.shape), d.dtype) for d in op.outputs]
-        if declared and declared != got:
-            try:
-                file, line = inspect.getsourcefile(cls), inspect.getsourcelines(cls)[1]
-                loc = SourceLoc(file, line, 0) if file else None
-            except (OSError, TypeError):
-                loc = None
-            raise PyAscUsageError(
-                f"{cls.__name__}.forward returns {got} but outputs declares {declared}",
-                loc,
-                "make `outputs` match what forward returns (shape, dtype)",
-            )
-        return op
+    def compile(
+        cls,
+        output_dir: str | Path | None = None,
+        inputs: list[object] | None = None,
+        **options: Any,
+    ) -> CompiledOp:
+        """``pa.compile(cls, inputs, output_dir=output_dir, platform=cls.platform,
+        **options)`` (``inputs``: default the declared ones)."""
+        options.setdefault("platform", cls.platform)
+        return compile(cls, inputs, output_dir=output_dir, **options)
 
     @user_facing
     def __call__(self, *arrays: Any) -> Any:
-        if "_compiled_op" not in vars(type(self)):  # per class, not inherited
-            type(self)._compiled_op = type(self).compile()
-        return type(self)._compiled_op(*arrays)
+        cls = type(self)
+        if "_compiled_op" not in vars(cls):  # per class, not inherited
+            try:
+                cls._compiled_op = cls.compile()
+            except PyAscError:
+                if all(None not in d.shape for d in cls.inputs):
+                    raise  # static declarations: a real error
+                cls._compiled_op = {}  # the None dims cannot be dynamic: compile per shape
+        ops = cls._compiled_op
+        if isinstance(ops, CompiledOp):
+            return ops(*arrays)
+        descs: list[object] = [
+            TensorDesc.of(np.asarray(torch_to_numpy(a, f"argument {i} of {cls.__name__}()")))
+            for i, a in enumerate(arrays)
+        ]
+        sig = repr(descs)
+        if sig not in ops:
+            ops[sig] = cls.compile(inputs=descs)
+        return ops[sig](*arrays)

@@ -26,6 +26,7 @@ from pyasc_mlir.dialects.ascendc import Ascendc
 from pyasc_mlir.dialects.attrs import DYNAMIC_REQUEST_ATTR
 from pyasc_mlir.errors import PyAscCompileError, PyAscUsageError, SourceLoc, caller_loc
 from pyasc_mlir.frontend.ast_frontend import SHAPE_READ_ATTR, build_module
+from pyasc_mlir.lowering_log import FRONTEND, Observer, observer
 from pyasc_mlir.passes.common import loc_of
 from pyasc_mlir.passes.registry import PASSES, PIPELINES
 from pyasc_mlir.types import TensorDesc, np_dtype_of
@@ -103,6 +104,7 @@ def lower(
     dynamic: dict[str, Any] | None = None,
     tile_m: int = 0,
     tile_n: int = 0,
+    watch: Observer | None = None,
 ) -> tuple[dict[str, ModuleOp], list[str], dict[str, float]]:
     """Frontend and pass pipeline: ``(stages, result dtypes, seconds per step)``; ``stages``
     maps each of :data:`STAGES` to its module, the times cover ``"frontend"`` and every pass.
@@ -110,10 +112,14 @@ def lower(
     ``dynamic``: the dynamic-dim request for ``asc-tile`` (see :func:`dynamic_request`), put on
     the top-level function. ``fuse=False``: one kernel per tensor op. ``tile``: asc-tile's
     pinned tile; ``tile_m``/``tile_n``: asc-lower-cube's pinned block; ``block_dim``: both
-    passes' pinned cores (0 = automatic).
+    passes' pinned cores (0 = automatic). ``watch``: sees the IR after every step
+    (:mod:`pyasc_mlir.lowering_log`; default: the one ``PYASC_LOG_LEVEL``/``PYASC_DUMP_DIR``
+    ask for, if any).
 
     Raises:
-        PyAscCompileError: the frontend or a pass rejects the operator (located)."""
+        PyAscCompileError: the frontend or a pass rejects the operator (located).
+        PyAscUsageError: ``PYASC_DUMP_DIR`` cannot be written."""
+    watch = watch if watch is not None else observer(name)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     module, result_dtypes = build_module(fn, list(inputs), name)
@@ -123,6 +129,8 @@ def lower(
             json.dumps(dynamic)
         )
     times["frontend"] = time.perf_counter() - t0
+    if watch is not None:
+        watch.after(FRONTEND, module)
     ctx = make_context()
     stages = {"tensor": module.clone()}
     options = pass_options(platform, double_buffer, fuse, tile, block_dim, tile_m, tile_n)
@@ -130,6 +138,8 @@ def lower(
         t0 = time.perf_counter()
         PASSES[pass_name]()(**options[pass_name]).apply(ctx, module)
         times[pass_name] = time.perf_counter() - t0
+        if watch is not None:
+            watch.after(pass_name, module)
         if pass_name == TILE_STAGE_AFTER:
             stages["tile"] = module.clone()
     stages["ascendc"] = module

@@ -391,7 +391,7 @@ def test_cache_disable_reads_and_writes_nothing(cache_env, monkeypatch, gxx_runs
     assert len(gxx_runs) == n + 2
     for op in (a, b):
         assert not op.directory.is_relative_to(root)
-        assert Path(op.info["library"]).is_relative_to(op.directory)
+        assert op.library.is_relative_to(op.directory)  # op.json: relative
         check_result(op)
     assert sorted(p.name for p in (root / "cpu").iterdir()) == entries
     assert sorted((root / "ops").iterdir()) == ops_before

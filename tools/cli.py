@@ -3,6 +3,7 @@
 ``pyasc tune`` give the modeled profile and autotune one operator (``FILE::FUNC --shape ...``);
 ``pyasc cpu-run KERNEL.cpp --entry NAME --block-dim N ARG...`` builds a hand-written Ascend C
 kernel with the CPU runtime and runs it (``pyasc_mlir.tools.cpu_run``).
+``pyasc ops list`` lists the operators of the operator libraries (``pyasc_mlir.op_library``).
 
 Usage: ``pyasc demo [options]``; ``pyasc fuzz --programs N --seed S [options]``;
 ``pyasc --version``. Exit code 0 when every result is within tolerance (fuzz: no mismatch or
@@ -12,21 +13,22 @@ crash), 1 otherwise, 2 on a usage error.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 
 from pyasc_mlir import __version__
-from pyasc_mlir.errors import PyAscError
+from pyasc_mlir.errors import PyAscError, log_level
 from pyasc_mlir.fuzzing import main as fuzz_main
 from pyasc_mlir.tools.cpu_run import run_cpu_run
 from pyasc_mlir.tools.demo import run_demo
+from pyasc_mlir.tools.ops import run_ops
 from pyasc_mlir.tools.profile import run_profile
 from pyasc_mlir.tools.tune import run_tune
 
 _TARGET_COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "profile": run_profile,
     "tune": run_tune,
+    "ops": run_ops,
 }
 """The commands on one operator ``FILE::FUNC``; a :class:`PyAscError` they raise is printed
 (exit code 1)."""
@@ -64,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         "inputs (see `pyasc cpu-run --help`)",
         add_help=False,
     )
+    sub.add_parser(
+        "ops",
+        help="`pyasc ops list`: name, version and signatures of the registered operators",
+        add_help=False,
+    )
     args, rest = parser.parse_known_args(argv)
     args.rest = rest
     if args.version:
@@ -88,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run_demo(args.rest)
     except PyAscError as exc:
-        if int(os.environ.get("PYASC_LOG_LEVEL", "0")) >= 2:
+        if log_level() >= 2:
             raise
         print(exc, file=sys.stderr)
         return 1
