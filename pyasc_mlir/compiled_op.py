@@ -39,7 +39,7 @@ from pyasc_mlir.pipeline import STAGES, make_context
 from pyasc_mlir.platform import get_platform
 from pyasc_mlir.profiler import notify as notify_profilers
 from pyasc_mlir.runtime import cpu
-from pyasc_mlir.types import TensorDesc
+from pyasc_mlir.types import TensorDesc, astype, is_float_dtype
 
 
 @dataclass
@@ -230,7 +230,7 @@ class CompiledOp:
         if arr.dtype == d.np_dtype:
             return arr
         what = f"{self._arg_name(i)} of {self.name}()"
-        if arr.dtype.kind not in "fiu":
+        if arr.dtype.kind not in "fiu" and not is_float_dtype(arr.dtype):
             raise PyAscUsageError(
                 f"{what} has dtype {arr.dtype}; the operator was compiled for {d.dtype}",
                 caller_loc(),
@@ -238,9 +238,9 @@ class CompiledOp:
                 f"this one explicitly, e.g. x.astype(np.{d.dtype})",
             )
         with np.errstate(over="ignore", invalid="ignore"):
-            conv = arr.astype(d.np_dtype)
+            conv = astype(arr, d.np_dtype)
         bad = ~np.isfinite(conv)
-        if arr.dtype.kind == "f":
+        if is_float_dtype(arr.dtype):
             bad &= np.isfinite(arr)
         if bad.any():
             idx = tuple(int(k) for k in np.argwhere(bad)[0])

@@ -163,7 +163,7 @@ class JitFunction:
             if dt.name not in DTYPES:
                 raise PyAscUsageError(
                     f"argument {i} of {self.fn.__name__}() holds {dt} elements; tensors are "
-                    "float16 or float32",
+                    "float16, bfloat16 or float32",
                     caller_loc(),
                     "convert it first: x.astype(np.float32) (NumPy) or x.float() (torch); a "
                     "CompiledOp from pyasc_mlir.compile converts float and integer arrays to its "

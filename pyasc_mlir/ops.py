@@ -27,7 +27,7 @@ Matrix products and layout (static shapes, checked at compile time):
 - Shape helpers: ``match_shape(x, pattern)``, ``assert_same_rank(*tensors)``,
   ``assert_compatible(tensors, exclude_dim=None)``.
 
-Also the dtype constants :data:`float16` and :data:`float32`.
+Also the dtype constants :data:`float16`, :data:`bfloat16` and :data:`float32`.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ __all__ = [
     "DType",
     "OutsideOperatorError",
     "float16",
+    "bfloat16",
     "float32",
     "bool_",
     *opset.elementwise_functions(),
@@ -68,7 +69,7 @@ class OutsideOperatorError(PyAscUsageError):
 
 
 class DType:
-    """A tensor dtype constant (``float16``, ``float32``; ``bool`` for masks).
+    """A tensor dtype constant (``float16``, ``bfloat16``, ``float32``; ``bool`` for masks).
 
     Compares equal to the same dtype spelled as a string (``"float16"``, ``"fp16"``), a NumPy
     type or ``np.dtype``; ``np.dtype(pyasc_mlir.float16)`` works.
@@ -81,8 +82,10 @@ class DType:
 
     @property
     def dtype(self) -> np.dtype:
-        """The NumPy dtype."""
-        return np.dtype(self.name)
+        """The NumPy dtype (``ml_dtypes.bfloat16`` for bfloat16)."""
+        from pyasc_mlir.types import DTYPES
+
+        return DTYPES.get(self.name) or np.dtype(self.name)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, DType):
@@ -109,6 +112,9 @@ float16 = DType("float16")
 """Half precision (IEEE binary16)."""
 float32 = DType("float32")
 """Single precision (IEEE binary32)."""
+bfloat16 = DType("bfloat16")
+"""Brain float: 8 exponent bits as float32, 7 mantissa bits (NumPy: ``ml_dtypes.bfloat16``);
+computed in float32 inside an operator and rounded once, as float16 is."""
 bool_ = DType("bool")
 """The dtype of masks (results of comparisons)."""
 
