@@ -56,7 +56,7 @@ def torch_to_numpy(value: Any, what: str) -> Any:
     ``torch.library`` kernel, where autograd is handled above) it is read as it is.
 
     Raises:
-        PyAscUsageError: a tensor not on the CPU, sparse, bfloat16, without a NumPy dtype, or
+        PyAscUsageError: a tensor not on the CPU, sparse, without a NumPy dtype, or
             that requires grad in grad mode (located at the caller; hint: ``.detach()``).
     """
     tensor = _torch_tensor_type()

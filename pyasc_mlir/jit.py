@@ -67,12 +67,13 @@ class JitFunction:
     ``"interp"`` (the IR interpreter). ``always_compile``: compile again on every call
     (bypassing the caches; the fresh result refreshes the disk cache).
 
-    Input rule: the tensor dtypes come from the arrays, so arrays must be float16 or float32
+    Input rule: the tensor dtypes come from the arrays, so arrays must be float16, bfloat16
+    (``ml_dtypes.bfloat16``) or float32
     (float64, integer and bool arrays are refused: convert them with ``astype`` first, or
     compile a signature with ``pyasc_mlir.compile`` whose ``CompiledOp`` converts numeric
     inputs); non-contiguous views are copied; zero-size dimensions give empty results.
     CPU ``torch.Tensor`` arguments are accepted (``pyasc_mlir.torch.to_numpy``: no copy when
-    contiguous, detached, bfloat16 and other devices refused); then the results are
+    contiguous, detached, other devices refused; ``torch.bfloat16`` allowed); then the results are
     ``torch.Tensor``s too (NumPy in, NumPy out).
     """
 
