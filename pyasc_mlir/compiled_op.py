@@ -29,6 +29,7 @@ from pyasc_mlir.checks import (
     nonfinite_origin,
     numeric_check_enabled,
 )
+from pyasc_mlir.device import aligned_empty
 from pyasc_mlir.dynamic import DynamicTiling, ShapeMismatch
 from pyasc_mlir.errors import PyAscUsageError, caller_loc, user_facing
 from pyasc_mlir.integrity import RECOMPILE, check_ir, signature_problem
@@ -53,9 +54,11 @@ class Launch:
     out_shapes: list[tuple[int, ...]]
 
 
-new_output: Callable[[tuple[int, ...], np.dtype], np.ndarray] = np.empty
-"""Allocates a kernel's result array, uninitialised: every kernel writes every element of its
-results (``tests/test_multi_kernel.py`` checks that with a stand-in that fills NaN)."""
+new_output: Callable[[tuple[int, ...], np.dtype], np.ndarray] = aligned_empty
+"""Allocates a kernel's result array in device memory (64-byte aligned), uninitialised: every
+kernel writes every element of its results (``tests/test_multi_kernel.py`` checks that with a
+stand-in that fills NaN). Called with device tensors, an operator returns these arrays as
+``pa.Tensor``s (no copy)."""
 
 
 BACKENDS = ("cpu", "interp")

@@ -17,7 +17,7 @@ from pyasc_mlir.driver import compile
 from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.ast_frontend import build_module
-from pyasc_mlir.interop import same_kind_as, torch_to_numpy, uses_torch
+from pyasc_mlir.interop import same_kind_as, torch_to_numpy, uses_tensors
 from pyasc_mlir.pipeline import check_tiling
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 from pyasc_mlir.types import DTYPES, TensorDesc
@@ -290,7 +290,7 @@ class JitFunction:
         if kwargs:
             args = self._bind(args, kwargs)
         given = args
-        tensors = uses_torch(given)  # False at once while torch is not imported
+        tensors = uses_tensors(given)  # torch.Tensor or pa.Tensor arguments
         if tensors:
             args = self._numpy_args(args)
         key: tuple[Any, ...] | None = None

@@ -32,6 +32,8 @@ Also the dtype constants :data:`float16`, :data:`bfloat16` and :data:`float32`.
 
 from __future__ import annotations
 
+import functools
+import types
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -122,8 +124,9 @@ bool_ = DType("bool")
 def _outside(name: str) -> NoReturn:
     raise OutsideOperatorError(
         f"pyasc_mlir.{name}() can only be used inside an operator compiled by pyasc_mlir "
-        "(a @pyasc_mlir.jit function or an Op's forward); it does not compute on Python or "
-        "NumPy values. For NumPy arrays use the numpy function of the same purpose."
+        "(a @pyasc_mlir.jit function or an Op's forward) or on device tensors (pa.Tensor: "
+        "pa.from_numpy(x)); it does not compute on Python or NumPy values. For NumPy arrays "
+        "use the numpy function of the same purpose."
     )
 
 
@@ -255,3 +258,31 @@ def assert_compatible(tensors: Any, exclude_dim: Any = None) -> Any:
     Raises (at compile time, located): a rank or dim mismatch (the message names the shapes).
     """
     _outside("assert_compatible")
+
+
+def _eager_marker(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a marker) that runs eagerly when a device tensor (``pa.Tensor``) is among its
+    arguments (:func:`pyasc_mlir.eager.call_function`) and raises
+    :class:`OutsideOperatorError` otherwise, as before. The frontend knows the wrapper (it is
+    the module attribute), so identity checks still hold."""
+
+    @functools.wraps(fn)
+    def marker(*args: Any, **kwargs: Any) -> Any:
+        from pyasc_mlir.device import has_tensor
+
+        if has_tensor(args) or has_tensor(kwargs.values()):
+            from pyasc_mlir.eager import call_function
+
+            return call_function(fn.__name__, args, kwargs)
+        return fn(*args, **kwargs)
+
+    return marker
+
+
+def _is_marker(value: Any) -> bool:
+    return isinstance(value, types.FunctionType) and "_outside" in value.__code__.co_names
+
+
+# Every marker defined above (elementwise, reductions, layout, shape helpers and any added
+# later) becomes eager on device tensors.
+globals().update({n: _eager_marker(globals()[n]) for n in __all__ if _is_marker(globals()[n])})

@@ -116,10 +116,21 @@ def astype(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return x
     if dtype == BF16:
         with np.errstate(all="ignore"):
-            return f32_to_bf16(x if x.dtype == np.float32 else astype(x, np.dtype(np.float32)))
+            return f32_to_bf16(x if x.dtype == np.float32 else _to_f32_odd(x))
     if x.dtype == BF16:
         return bf16_to_f32(x).astype(dtype, copy=False)
     return x.astype(dtype)
+
+
+def _to_f32_odd(x: np.ndarray) -> np.ndarray:
+    """``x`` (float16/64 or integers) to float32 rounded to odd: an inexact result gets its
+    last bit set, so rounding it again to the 8-bit bfloat16 significand rounds once."""
+    wide = x.astype(np.float64)
+    y = wide.astype(np.float32)
+    inexact = (y.astype(np.float64) != wide) & np.isfinite(y)
+    toward = np.nextafter(y, np.where(wide > y, np.float32(np.inf), np.float32(-np.inf)))
+    even = (y.view(np.uint32) & 1) == 0
+    return np.where(inexact & even, toward, y).astype(np.float32)
 
 
 INT64_MAX = 2**63 - 1
