@@ -24,8 +24,8 @@ no data-movement kernel runs. Per forward pass the operators below run:
 
 Activations are float32, float16 or bfloat16 (``dtype``); with float16 (bfloat16) the weights
 are float16 (bfloat16) too and every kernel computes in float32 (matmuls accumulate in float32
-on the Cube), rounding once to the 16-bit dtype on output. :attr:`PyAscMiniLM.stats` records, per operator, the compiled kernels,
-fused op count and GM bytes from the compiled op's ``info``.
+on the Cube), rounding once to the 16-bit dtype on output. :attr:`PyAscMiniLM.stats` records,
+per operator, the compiled kernels, fused op count and GM bytes from the compiled op's ``info``.
 """
 
 from __future__ import annotations
