@@ -33,6 +33,7 @@ __all__ = [
     "bound_method",
     "cached_operators",
     "call_function",
+    "operators",
     "run_expression",
     "tensor_methods",
 ]
@@ -45,9 +46,14 @@ _OPERATORS: dict[str, Any] = {}
 """Generated source -> its ``JitFunction``."""
 
 
+def operators() -> list[Any]:
+    """The eager operators made in this process (``JitFunction`` objects: one per expression and
+    argument structure; each holds its kernels per shapes and dtypes)."""
+    return list(_OPERATORS.values())
+
+
 def cached_operators() -> int:
-    """How many eager operators are compiled and cached in this process (one per expression
-    and argument structure; each holds its kernels per shapes and dtypes)."""
+    """How many eager operators this process made (see :func:`operators`)."""
     return len(_OPERATORS)
 
 
