@@ -303,6 +303,10 @@ def from_numpy(array: Any, dtype: object = None) -> Tensor:
             "say which one, e.g. pa.from_numpy(x, dtype=pa.float32)",
         )
     want = host.dtype if dtype is None else _dtype(dtype)
+    out = aligned_empty(host.shape, want)
+    if host.dtype == want:  # a plain copy: nothing to round or check
+        out[...] = host
+        return Tensor(out)
     if host.dtype.kind not in "fiu" and not is_float_dtype(host.dtype):
         raise PyAscUsageError(
             f"pa.from_numpy() of a {host.dtype} array: only float and integer arrays convert",
@@ -322,6 +326,5 @@ def from_numpy(array: Any, dtype: object = None) -> Tensor:
             caller_loc(),
             "scale the input, or use dtype=pa.float32",
         )
-    out = aligned_empty(host.shape, want)
     out[...] = conv
     return Tensor(out)

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import functools
 import linecache
+import sys
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -121,12 +123,14 @@ def _relocated(exc: PyAscError, where: SourceLoc | None, body: str) -> PyAscErro
         return PyAscUsageError(message, where, exc.hint)
 
 
-def _run(body: str, src: _Source, where: SourceLoc | None) -> Any:
+def _run(body: str, src: _Source, frame: FrameType) -> Any:
+    """Run the operator of ``body``; an error is located at ``frame`` (the user's call: found
+    only when needed, as walking the stack costs more than a cached call)."""
     op = _operator(body, src)
     try:
         result = op(*src.values)
     except PyAscError as exc:
-        raise _relocated(exc, where, body) from None
+        raise _relocated(exc, caller_loc(frame), body) from None
     if isinstance(result, np.ndarray):
         return Tensor(result)
     return tuple(Tensor(r) for r in result)
@@ -136,10 +140,9 @@ def _run(body: str, src: _Source, where: SourceLoc | None) -> Any:
 def run_expression(template: str, operands: tuple[Any, ...]) -> Any:
     """Run ``template`` (``"{0} + {1}"``) on ``operands`` eagerly; the results as device
     tensors. Raises the operator's ``PyAscError``, located at the caller."""
-    where = caller_loc()
     src = _Source()
     body = template.format(*(src.text(v) for v in operands))
-    return _run(body, src, where)
+    return _run(body, src, sys._getframe(1))
 
 
 def _call_text(callee: str, args: tuple[Any, ...], kwargs: dict[str, Any], src: _Source) -> str:
@@ -152,9 +155,8 @@ def _call_text(callee: str, args: tuple[Any, ...], kwargs: dict[str, Any], src: 
 def call_function(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``pa.<name>(*args, **kwargs)`` run eagerly (some argument is a device tensor); the
     results as device tensors. Raises the operator's ``PyAscError``, located at the caller."""
-    where = caller_loc()
     src = _Source()
-    return _run(_call_text(f"pa.{name}", args, kwargs, src), src, where)
+    return _run(_call_text(f"pa.{name}", args, kwargs, src), src, sys._getframe(1))
 
 
 def bound_method(tensor: Tensor, name: str) -> Any:
@@ -162,10 +164,9 @@ def bound_method(tensor: Tensor, name: str) -> Any:
 
     @user_facing
     def method(*args: Any, **kwargs: Any) -> Any:
-        where = caller_loc()
         src = _Source()
         this = src.text(tensor)
-        return _run(_call_text(f"{this}.{name}", args, kwargs, src), src, where)
+        return _run(_call_text(f"{this}.{name}", args, kwargs, src), src, sys._getframe(1))
 
     method.__name__ = method.__qualname__ = name
     return method
