@@ -294,3 +294,27 @@ def test_torch_bfloat16_in_and_out_without_copies() -> None:
     assert view.dtype == BF16 and view.ctypes.data == x.data_ptr()  # the same memory
     back = from_numpy(view)
     assert back.dtype == torch.bfloat16 and back.data_ptr() == x.data_ptr()
+
+
+def exp_only(x):
+    return pa.exp(x)
+
+
+def test_numeric_check_sees_bfloat16_overflow() -> None:
+    op = pa.compile(exp_only, [TensorDesc((40,), "bfloat16")])
+    x = astype(np.full(40, 100.0, np.float32), BF16)  # exp(100) = 2.7e43 > 3.39e38
+    pa.enable_numeric_check(True)
+    try:
+        with pytest.raises(pa.NumericCheckError, match="holds Inf at element 0"):
+            op(x)
+    finally:
+        pa.enable_numeric_check(False)
+    assert np.isinf(f32(op(x))).all()
+
+
+def test_dynamic_rows_in_bfloat16() -> None:
+    f = pa.jit(softmax, dynamic=True)
+    for rows in (3, 9, 17):
+        x = rand_bf16((rows, 40), rows)
+        assert_close(f(x), softmax_ref(f32(x)), BF16)
+    assert f.compilations == 1
