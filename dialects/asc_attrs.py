@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     BoolAttr,
     Float16Type,
     Float32Type,
@@ -101,8 +102,8 @@ def buffer_type(elements: int, dtype: Attribute, scope: str) -> MemRefType:
 
 
 def element_bits(t: Attribute) -> int:
-    """Width in bits of a scalar type (f16 16, f32 32, i1 1, i8 8 ...)."""
-    if isinstance(t, Float16Type):
+    """Width in bits of a scalar type (f16 and bf16 16, f32 32, i1 1, i8 8 ...)."""
+    if isinstance(t, Float16Type | BFloat16Type):
         return 16
     if isinstance(t, Float32Type):
         return 32
@@ -143,10 +144,12 @@ def check_kind(op: IRDLOperation, value: str, allowed: Sequence[str], what: str)
 
 
 def float_tensor(op: IRDLOperation, t: Attribute, what: str) -> TensorType:
-    """``t`` as a ``TensorType`` of f16 or f32; raises ``VerifyException`` naming ``op`` and
-    ``what`` (``"operand"``, ``"lhs"``, ...) otherwise."""
-    if not isinstance(t, TensorType) or not isinstance(t.element_type, Float16Type | Float32Type):
-        raise VerifyException(f"{op.name}: {what} must be a tensor of f16 or f32, got {t}")
+    """``t`` as a ``TensorType`` of f16, bf16 or f32; raises ``VerifyException`` naming ``op``
+    and ``what`` (``"operand"``, ``"lhs"``, ...) otherwise."""
+    if not isinstance(t, TensorType) or not isinstance(
+        t.element_type, Float16Type | BFloat16Type | Float32Type
+    ):
+        raise VerifyException(f"{op.name}: {what} must be a tensor of f16, bf16 or f32, got {t}")
     return t
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     BoolAttr,
     FlatSymbolRefAttr,
     Float16Type,
@@ -479,9 +480,9 @@ class MmadOp(TransposeFlags):
         a = gm_buffer(self, self.a, "operand a")
         b = gm_buffer(self, self.b, "operand b")
         if a.element_type != b.element_type or not isinstance(
-            a.element_type, Float16Type | Float32Type
+            a.element_type, Float16Type | BFloat16Type | Float32Type
         ):
-            raise VerifyException(f"{self.name}: a and b must share one dtype, f16 or f32")
+            raise VerifyException(f"{self.name}: a and b must share one dtype, f16, bf16 or f32")
         check_not_negative(
             self,
             a_offset=self.a_offset,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     BoolAttr,
     Float16Type,
     Float32Type,
@@ -110,8 +111,8 @@ class MatmulObjectOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if not isinstance(self.result.type.element_type, Float16Type | Float32Type):
-            raise VerifyException(f"{self.name}: A/B element type must be f16 or f32")
+        if not isinstance(self.result.type.element_type, Float16Type | BFloat16Type | Float32Type):
+            raise VerifyException(f"{self.name}: A/B element type must be f16, bf16 or f32")
 
 
 @irdl_op_definition

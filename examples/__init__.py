@@ -48,6 +48,8 @@ ALL: list[tuple[str, types.ModuleType]] = [
 ]
 
 FP16_TOL = 1e-3
+BF16_TOL = 8e-3
+"""bfloat16 results: rtol = atol = 8e-3 (the fp16 rule scaled by the 8x coarser ulp)."""
 FP32_TOL = 1e-5
 FP32_REDUCTION_TOL = 1e-4
 
@@ -56,6 +58,8 @@ def tolerance(dtype: Any, reduction: bool) -> float:
     """rtol = atol for a result of ``dtype`` (see ``shared/ASCEND_FACTS.md``)."""
     if np.dtype(dtype) == np.float16:
         return FP16_TOL
+    if np.dtype(dtype).name == "bfloat16":  # 8 significant bits (float16: 11)
+        return BF16_TOL
     return FP32_REDUCTION_TOL if reduction else FP32_TOL
 
 
@@ -188,6 +192,7 @@ __all__ = [
     "max_abs_error",
     "within_tolerance",
     "FP16_TOL",
+    "BF16_TOL",
     "FP32_TOL",
     "FP32_REDUCTION_TOL",
 ]

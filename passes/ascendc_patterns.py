@@ -18,7 +18,7 @@ place, each by the Ascend C call(s) it stands for, so the op order is the kernel
 from __future__ import annotations
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import Float16Type, Float32Type, FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, FloatAttr, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -125,7 +125,7 @@ class VDupPattern(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: asc.VDupOp, rewriter: PatternRewriter) -> None:
         dtype = ac.elem(op.dst.type)
-        assert isinstance(dtype, Float16Type | Float32Type)
+        assert isinstance(dtype, Float16Type | BFloat16Type | Float32Type)
         out = _at(op, rewriter)
         v = out.add_value(arith.ConstantOp(FloatAttr(op.value.value.data, dtype)))
         out.add(ac.DuplicateOp(op.dst, v, op.count))

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import (
-    Float16Type,
     IndexType,
     IntegerType,
     MemRefType,
@@ -186,9 +185,7 @@ class _Converter:
             self.st.vmap[op.result] = out.add_value(ac.AllocTensorOp(self.st.queues[op], dtype))
             return
         assert self.st.tbuf is not None and op.offset is not None
-        nbytes = (
-            1 if isinstance(dtype, IntegerType) else (2 if isinstance(dtype, Float16Type) else 4)
-        )
+        nbytes = 1 if isinstance(dtype, IntegerType) else asc.element_bits(dtype) // 8
         rel = op.offset.value.data - self.st.calc_base
         self.st.vmap[op.result] = out.add_value(ac.TBufGetOp(self.st.tbuf, rel // nbytes, dtype))
 

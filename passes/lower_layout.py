@@ -276,7 +276,7 @@ class AscLowerLayoutPass(ModulePass):
             bits = asc.element_bits(rt.element_type)
             if bits not in (16, 32):
                 raise PyAscCompileError(
-                    f"{lop.name} of {rt}: data-movement kernels move f16 or f32 values",
+                    f"{lop.name} of {rt}: data-movement kernels move f16, bf16 or f32 values",
                     loc_of(lop),
                     "masks are moved as 1.0/0.0 by the frontend",
                 )

@@ -23,6 +23,7 @@ from pyasc_mlir.checks import (
     numeric_check_enabled,
 )
 from pyasc_mlir.compiled_op import CompiledOp
+from pyasc_mlir.device import Tensor, empty, from_numpy, full, ones, randn, zeros
 from pyasc_mlir.driver import clear_memory_cache, compile, load_op
 from pyasc_mlir.errors import PyAscCompileError, PyAscError, PyAscUsageError
 from pyasc_mlir.jit import JitFunction, Op, jit, operator
@@ -40,11 +41,18 @@ __all__ = [
     "PyAscCompileError",
     "PyAscError",
     "PyAscUsageError",
+    "Tensor",
     "TensorDesc",
     "add_op_library",
     "clear_memory_cache",
     "compile",
     "driver",
+    "empty",
+    "from_numpy",
+    "full",
+    "ones",
+    "randn",
+    "zeros",
     "jit",
     "load_op",
     "operator",

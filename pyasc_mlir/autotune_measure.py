@@ -81,7 +81,7 @@ def measure_candidates(
             continue
         outs = op.run_cpu(*arrays)
         for o, r in zip(outs, ref, strict=True):
-            tol = 1e-2 if o.dtype == np.float16 else 1e-5
+            tol = 1e-2 if o.dtype.itemsize == 2 else 1e-5  # float16, bfloat16
             if not np.allclose(
                 o.astype(np.float32), r.astype(np.float32), rtol=tol, atol=tol, equal_nan=True
             ):

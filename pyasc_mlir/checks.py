@@ -43,6 +43,7 @@ from xdsl.interpreter import Interpreter
 
 from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.errors import PyAscError, SourceLoc
+from pyasc_mlir.types import is_float_dtype
 
 __all__ = [
     "MEMORY_CHECK_ENV",
@@ -192,7 +193,8 @@ class NumericCheckError(PyAscError):
             if from_input
             else "check the inputs reaching that op "
             "(e.g. log or sqrt of values <= 0, overflow of float16 beyond 65504, "
-            "0/0); guard them with pa.where/pa.maximum or compute in float32",
+            "of bfloat16 beyond 3.39e38, 0/0); guard them with pa.where/pa.maximum or compute "
+            "in float32",
         )
         self.output = output
         self.index = index
@@ -219,7 +221,7 @@ def check_outputs(
     """
     for k, out in enumerate(outputs):
         a = np.asarray(out)
-        if a.dtype.kind != "f" or a.size == 0:
+        if not is_float_dtype(a.dtype) or a.size == 0:
             continue
         bad = ~np.isfinite(a.reshape(-1))
         if not bad.any():
@@ -252,13 +254,13 @@ def nonfinite_origin(module: Any, name: str, args: Sequence[Any]) -> tuple[str, 
 
     for k, a in enumerate(args):
         arr = np.asarray(a)
-        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        if is_float_dtype(arr.dtype) and not np.isfinite(arr).all():
             return (f"input {k}", None)
     found: list[tuple[str, str | None]] = []
 
     def finite(vals: Sequence[Any]) -> bool:
         for v in vals:
-            if isinstance(v, np.ndarray) and v.dtype.kind == "f" and not np.isfinite(v).all():
+            if isinstance(v, np.ndarray) and is_float_dtype(v.dtype) and not np.isfinite(v).all():
                 return False
         return True
 

@@ -29,6 +29,7 @@ from pyasc_mlir.checks import (
     nonfinite_origin,
     numeric_check_enabled,
 )
+from pyasc_mlir.device import aligned_empty
 from pyasc_mlir.dynamic import DynamicTiling, ShapeMismatch
 from pyasc_mlir.errors import PyAscUsageError, caller_loc, user_facing
 from pyasc_mlir.integrity import RECOMPILE, check_ir, signature_problem
@@ -40,7 +41,7 @@ from pyasc_mlir.pipeline import STAGES, make_context
 from pyasc_mlir.platform import get_platform
 from pyasc_mlir.profiler import notify as notify_profilers
 from pyasc_mlir.runtime import cpu
-from pyasc_mlir.types import TensorDesc
+from pyasc_mlir.types import TensorDesc, astype, is_float_dtype
 
 
 @dataclass
@@ -54,9 +55,11 @@ class Launch:
     out_shapes: list[tuple[int, ...]]
 
 
-new_output: Callable[[tuple[int, ...], np.dtype], np.ndarray] = np.empty
-"""Allocates a kernel's result array, uninitialised: every kernel writes every element of its
-results (``tests/test_multi_kernel.py`` checks that with a stand-in that fills NaN)."""
+new_output: Callable[[tuple[int, ...], np.dtype], np.ndarray] = aligned_empty
+"""Allocates a kernel's result array in device memory (64-byte aligned), uninitialised: every
+kernel writes every element of its results (``tests/test_multi_kernel.py`` checks that with a
+stand-in that fills NaN). Called with device tensors, an operator returns these arrays as
+``pa.Tensor``s (no copy)."""
 
 
 BACKENDS = ("cpu", "interp")
@@ -236,7 +239,7 @@ class CompiledOp:
         if arr.dtype == d.np_dtype:
             return arr
         what = f"{self._arg_name(i)} of {self.name}()"
-        if arr.dtype.kind not in "fiu":
+        if arr.dtype.kind not in "fiu" and not is_float_dtype(arr.dtype):
             raise PyAscUsageError(
                 f"{what} has dtype {arr.dtype}; the operator was compiled for {d.dtype}",
                 caller_loc(),
@@ -244,9 +247,9 @@ class CompiledOp:
                 f"this one explicitly, e.g. x.astype(np.{d.dtype})",
             )
         with np.errstate(over="ignore", invalid="ignore"):
-            conv = arr.astype(d.np_dtype)
+            conv = astype(arr, d.np_dtype)
         bad = ~np.isfinite(conv)
-        if arr.dtype.kind == "f":
+        if is_float_dtype(arr.dtype):
             bad &= np.isfinite(arr)
         if bad.any():
             idx = tuple(int(k) for k in np.argwhere(bad)[0])

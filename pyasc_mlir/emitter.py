@@ -25,6 +25,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    BFloat16Type,
     DictionaryAttr,
     Float16Type,
     Float32Type,
@@ -116,6 +117,8 @@ def c_type(t: Attribute) -> str:
         return "int64_t"
     if isinstance(t, Float16Type):
         return "half"
+    if isinstance(t, BFloat16Type):
+        return "bfloat16_t"
     if isinstance(t, Float32Type):
         return "float"
     if isinstance(t, IntegerType):

@@ -17,7 +17,7 @@ from pyasc_mlir.driver import compile
 from pyasc_mlir.errors import PyAscError, PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.ast_frontend import build_module
-from pyasc_mlir.interop import same_kind_as, torch_to_numpy, uses_torch
+from pyasc_mlir.interop import same_kind_as, torch_to_numpy, uses_tensors
 from pyasc_mlir.op_class import OpBase
 from pyasc_mlir.pipeline import check_tiling
 from pyasc_mlir.platform import DEFAULT_PLATFORM
@@ -68,12 +68,13 @@ class JitFunction:
     ``"interp"`` (the IR interpreter). ``always_compile``: compile again on every call
     (bypassing the caches; the fresh result refreshes the disk cache).
 
-    Input rule: the tensor dtypes come from the arrays, so arrays must be float16 or float32
+    Input rule: the tensor dtypes come from the arrays, so arrays must be float16, bfloat16
+    (``ml_dtypes.bfloat16``) or float32
     (float64, integer and bool arrays are refused: convert them with ``astype`` first, or
     compile a signature with ``pyasc_mlir.compile`` whose ``CompiledOp`` converts numeric
     inputs); non-contiguous views are copied; zero-size dimensions give empty results.
     CPU ``torch.Tensor`` arguments are accepted (``pyasc_mlir.torch.to_numpy``: no copy when
-    contiguous, detached, bfloat16 and other devices refused); then the results are
+    contiguous, detached, other devices refused; ``torch.bfloat16`` allowed); then the results are
     ``torch.Tensor``s too (NumPy in, NumPy out).
 
     Shapes (``dynamic``): ``None`` (the default) is *automatic dynamic shapes*: the first call
@@ -178,7 +179,7 @@ class JitFunction:
             if dt.name not in DTYPES:
                 raise PyAscUsageError(
                     f"argument {i} of {self.fn.__name__}() holds {dt} elements; tensors are "
-                    "float16 or float32",
+                    "float16, bfloat16 or float32",
                     caller_loc(),
                     "convert it first: x.astype(np.float32) (NumPy) or x.float() (torch); a "
                     "CompiledOp from pyasc_mlir.compile converts float and integer arrays to its "
@@ -339,7 +340,7 @@ class JitFunction:
         if kwargs:
             args = self._bind(args, kwargs)
         given = args
-        tensors = uses_torch(given)  # False at once while torch is not imported
+        tensors = uses_tensors(given)  # torch.Tensor or pa.Tensor arguments
         if tensors:
             args = self._numpy_args(args)
         key: tuple[Any, ...] | None = None

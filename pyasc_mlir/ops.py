@@ -30,11 +30,13 @@ Matrix products and layout (static shapes, checked at compile time):
 - Shape helpers: ``match_shape(x, pattern)``, ``assert_same_rank(*tensors)``,
   ``assert_compatible(tensors, exclude_dim=None)``.
 
-Also the dtype constants :data:`float16` and :data:`float32`.
+Also the dtype constants :data:`float16`, :data:`bfloat16` and :data:`float32`.
 """
 
 from __future__ import annotations
 
+import functools
+import types
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -49,6 +51,7 @@ __all__ = [
     "DType",
     "OutsideOperatorError",
     "float16",
+    "bfloat16",
     "float32",
     "bool_",
     *opset.elementwise_functions(),
@@ -74,7 +77,7 @@ class OutsideOperatorError(PyAscUsageError):
 
 
 class DType:
-    """A tensor dtype constant (``float16``, ``float32``; ``bool`` for masks).
+    """A tensor dtype constant (``float16``, ``bfloat16``, ``float32``; ``bool`` for masks).
 
     Compares equal to the same dtype spelled as a string (``"float16"``, ``"fp16"``), a NumPy
     type or ``np.dtype``; ``np.dtype(pyasc_mlir.float16)`` works.
@@ -87,8 +90,10 @@ class DType:
 
     @property
     def dtype(self) -> np.dtype:
-        """The NumPy dtype."""
-        return np.dtype(self.name)
+        """The NumPy dtype (``ml_dtypes.bfloat16`` for bfloat16)."""
+        from pyasc_mlir.types import DTYPES
+
+        return DTYPES.get(self.name) or np.dtype(self.name)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, DType):
@@ -115,6 +120,9 @@ float16 = DType("float16")
 """Half precision (IEEE binary16)."""
 float32 = DType("float32")
 """Single precision (IEEE binary32)."""
+bfloat16 = DType("bfloat16")
+"""Brain float: 8 exponent bits as float32, 7 mantissa bits (NumPy: ``ml_dtypes.bfloat16``);
+computed in float32 inside an operator and rounded once, as float16 is."""
 bool_ = DType("bool")
 """The dtype of masks (results of comparisons)."""
 
@@ -122,8 +130,9 @@ bool_ = DType("bool")
 def _outside(name: str) -> NoReturn:
     raise OutsideOperatorError(
         f"pyasc_mlir.{name}() can only be used inside an operator compiled by pyasc_mlir "
-        "(a @pyasc_mlir.jit function or an Op's forward); it does not compute on Python or "
-        "NumPy values. For NumPy arrays use the numpy function of the same purpose."
+        "(a @pyasc_mlir.jit function or an Op's forward) or on device tensors (pa.Tensor: "
+        "pa.from_numpy(x)); it does not compute on Python or NumPy values. For NumPy arrays "
+        "use the numpy function of the same purpose."
     )
 
 
@@ -304,3 +313,31 @@ def assert_compatible(tensors: Any, exclude_dim: Any = None) -> Any:
     Raises (at compile time, located): a rank or dim mismatch (the message names the shapes).
     """
     _outside("assert_compatible")
+
+
+def _eager_marker(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a marker) that runs eagerly when a device tensor (``pa.Tensor``) is among its
+    arguments (:func:`pyasc_mlir.eager.call_function`) and raises
+    :class:`OutsideOperatorError` otherwise, as before. The frontend knows the wrapper (it is
+    the module attribute), so identity checks still hold."""
+
+    @functools.wraps(fn)
+    def marker(*args: Any, **kwargs: Any) -> Any:
+        from pyasc_mlir.device import has_tensor
+
+        if has_tensor(args) or has_tensor(kwargs.values()):
+            from pyasc_mlir.eager import call_function
+
+            return call_function(fn.__name__, args, kwargs)
+        return fn(*args, **kwargs)
+
+    return marker
+
+
+def _is_marker(value: Any) -> bool:
+    return isinstance(value, types.FunctionType) and "_outside" in value.__code__.co_names
+
+
+# Every marker defined above (elementwise, reductions, layout, shape helpers and any added
+# later) becomes eager on device tensors.
+globals().update({n: _eager_marker(globals()[n]) for n in __all__ if _is_marker(globals()[n])})

@@ -50,6 +50,7 @@ NAMESPACE = "pyasc"
 
 _TORCH_DTYPES: dict[str, torch.dtype] = {
     "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
     "float32": torch.float32,
     "bool": torch.bool,
 }
@@ -64,7 +65,7 @@ def _desc_of(t: torch.Tensor, what: str) -> TensorDesc:
     dtype = {v: k for k, v in _TORCH_DTYPES.items()}.get(t.dtype)
     if dtype is None or dtype == "bool":
         raise PyAscUsageError(
-            f"{what} is a torch {t.dtype} tensor; tensors are float16 or float32",
+            f"{what} is a torch {t.dtype} tensor; tensors are float16, bfloat16 or float32",
             caller_loc(),
             "convert it with .float() or .half()",
         )
@@ -247,10 +248,10 @@ def custom_op(
     Returns:
         A :class:`TorchOp`: calling it returns a tensor (a tuple for several results).
 
-    Tensors: CPU float16/float32 (see :func:`to_numpy`); meta and fake tensors get results of
-    the shapes and dtypes the compiler gives (the fake implementation compiles the operator
-    for those shapes, so no shape is guessed). Registering a name again replaces the earlier
-    definition.
+    Tensors: CPU float16/bfloat16/float32 (see :func:`to_numpy`); meta and fake tensors get
+    results of the shapes and dtypes the compiler gives (the fake implementation compiles the
+    operator for those shapes, so no shape is guessed). Registering a name again replaces the
+    earlier definition.
 
     Raises:
         PyAscUsageError: ``fn`` is not an operator, a parameter cannot be expressed in a

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from pyasc_mlir.errors import PyAscUsageError, caller_loc
+from pyasc_mlir.types import BF16
 
 _DEVICE_HINT = (
     "move it to the CPU with .cpu() first (pyasc-mlir runs the CPU build of the "
@@ -20,7 +21,7 @@ _DEVICE_HINT = (
 
 def check_tensor(t: torch.Tensor, what: str, allow_meta: bool = False) -> None:
     """Refuse a tensor pyasc-mlir cannot run: not on the CPU (``meta`` only with
-    ``allow_meta``), not strided (sparse, nested) or bfloat16 (not supported yet).
+    ``allow_meta``) or not strided (sparse, nested).
 
     Raises:
         PyAscUsageError: located at the caller's line, naming ``what`` (e.g. ``"argument 0 of
@@ -39,23 +40,17 @@ def check_tensor(t: torch.Tensor, what: str, allow_meta: bool = False) -> None:
             caller_loc(),
             "convert it with .to_dense() first",
         )
-    if t.dtype == torch.bfloat16:
-        raise PyAscUsageError(
-            f"{what} is a torch.bfloat16 tensor; bfloat16 is not supported "
-            "(tensors are float16 or float32)",
-            caller_loc(),
-            "convert it with .float() (or .half()) first",
-        )
 
 
 def to_numpy(t: torch.Tensor, what: str) -> np.ndarray:
     """A CPU tensor as a NumPy array, sharing its memory where possible.
 
-    Input rule: the tensor must be on the CPU, dense and not bfloat16 (see
-    :func:`check_tensor`). A tensor that requires grad is detached (the result is not part of
-    the autograd graph); a non-contiguous one is made contiguous (a copy); a contiguous one is
-    viewed with ``Tensor.numpy()`` without a copy. The dtype rules of the caller (``@jit``:
-    float16/float32 only; ``CompiledOp``: numeric arrays converted) then apply to the array.
+    Input rule: the tensor must be on the CPU and dense (see :func:`check_tensor`). A tensor
+    that requires grad is detached (the result is not part of the autograd graph); a
+    non-contiguous one is made contiguous (a copy); a contiguous one is viewed with
+    ``Tensor.numpy()`` without a copy (a ``torch.bfloat16`` one as an ``ml_dtypes.bfloat16``
+    array on the same memory). The dtype rules of the caller (``@jit``: float16, bfloat16 or
+    float32 only; ``CompiledOp``: numeric arrays converted) then apply to the array.
 
     Raises:
         PyAscUsageError: a tensor :func:`check_tensor` refuses, or a dtype NumPy lacks.
@@ -64,6 +59,8 @@ def to_numpy(t: torch.Tensor, what: str) -> np.ndarray:
     t = t.detach().resolve_conj().resolve_neg()
     if not t.is_contiguous():
         t = t.contiguous()
+    if t.dtype == torch.bfloat16:  # NumPy has no bfloat16: the same bits as ml_dtypes'
+        return t.view(torch.uint16).numpy().view(BF16)
     try:
         return t.numpy()
     except (TypeError, RuntimeError) as exc:
@@ -76,5 +73,9 @@ def to_numpy(t: torch.Tensor, what: str) -> np.ndarray:
 
 def from_numpy(a: np.ndarray) -> torch.Tensor:
     """A result array as a CPU tensor sharing its memory (read-only arrays are copied, as
-    ``torch.from_numpy`` needs a writable one)."""
-    return torch.from_numpy(a if a.flags.writeable else a.copy())
+    ``torch.from_numpy`` needs a writable one); an ``ml_dtypes.bfloat16`` array becomes a
+    ``torch.bfloat16`` tensor on the same memory."""
+    a = a if a.flags.writeable else a.copy()
+    if a.dtype == BF16:
+        return torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16)
+    return torch.from_numpy(a)

@@ -5,20 +5,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType
 from xdsl.ir import Attribute
 
 from pyasc_mlir.errors import PyAscDtypeError, PyAscUsageError, caller_loc
 
-_DTYPE_HINT = "tensors are float16 or float32 (bfloat16 and integers are not supported yet)"
+_DTYPE_HINT = "tensors are float16, bfloat16 or float32 (integers are not supported yet)"
 
-DTYPES: dict[str, np.dtype] = {"float16": np.dtype(np.float16), "float32": np.dtype(np.float32)}
-"""Supported tensor dtypes (names as NumPy spells them)."""
+BF16 = np.dtype(ml_dtypes.bfloat16)
+"""NumPy's spelling of bfloat16 (``ml_dtypes.bfloat16``: 1 sign, 8 exponent, 7 mantissa bits)."""
+
+DTYPES: dict[str, np.dtype] = {
+    "float16": np.dtype(np.float16),
+    "bfloat16": BF16,
+    "float32": np.dtype(np.float32),
+}
+"""Supported tensor dtypes (names as NumPy and ml_dtypes spell them)."""
+
+HALF_DTYPES = ("float16", "bfloat16")
+"""The 16-bit storage dtypes: computed in float32 inside an operator and rounded once."""
 
 
 def dtype_name(dtype: object) -> str:
-    """Normalise ``"float16"``/``"fp16"``/``np.float16``/``np.dtype`` to ``"float16"`` etc.
+    """Normalise ``"float16"``/``"fp16"``/``np.float16``/``np.dtype``/``torch.float16`` to
+    ``"float16"`` etc. (``"bf16"``, ``ml_dtypes.bfloat16``, ``torch.bfloat16``: ``"bfloat16"``).
 
     Raises:
         TypeError: an unsupported dtype; the message lists the supported ones.
@@ -27,12 +39,15 @@ def dtype_name(dtype: object) -> str:
         "fp16": "float16",
         "half": "float16",
         "f16": "float16",
+        "bf16": "bfloat16",
         "fp32": "float32",
         "float": "float32",
         "f32": "float32",
     }
     if isinstance(dtype, str):
         name = aliases.get(dtype, dtype)
+    elif type(dtype).__module__ == "torch":  # torch.float16 / torch.bfloat16 / torch.float32
+        name = str(dtype).removeprefix("torch.")
     else:
         try:
             # np.dtype accepts more than its stubs' overloads name; TypeError is caught below
@@ -47,19 +62,75 @@ def dtype_name(dtype: object) -> str:
 
 
 def ir_type(name: str) -> Attribute:
-    """The xDSL element type of a dtype name (``float16`` -> ``f16``)."""
-    return {"float16": Float16Type(), "float32": Float32Type(), "bool": IntegerType(1)}[name]
+    """The xDSL element type of a dtype name (``float16`` -> ``f16``, ``bfloat16`` -> ``bf16``)."""
+    types = {"float16": Float16Type(), "bfloat16": BFloat16Type(), "float32": Float32Type()}
+    return types[name] if name in types else {"bool": IntegerType(1)}[name]
 
 
 def np_dtype_of(t: Attribute) -> np.dtype:
     """The NumPy dtype of an xDSL element type."""
     if isinstance(t, Float16Type):
         return np.dtype(np.float16)
+    if isinstance(t, BFloat16Type):
+        return BF16
     if isinstance(t, Float32Type):
         return np.dtype(np.float32)
     if isinstance(t, IntegerType) and t.width.data == 1:
         return np.dtype(np.bool_)
     raise TypeError(f"no NumPy dtype for {t}")
+
+
+def is_float_dtype(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is a floating-point dtype (NumPy's kind ``f``, or bfloat16, whose
+    NumPy kind is ``V``)."""
+    return dtype.kind == "f" or dtype == BF16
+
+
+def f32_to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 ``x`` rounded to bfloat16, to nearest with ties to even (subnormals kept,
+    overflow to infinity), a NaN staying a quiet NaN with its sign and top payload bits: bit
+    for bit what the CPU runtime's ``bfloat16_t`` does (``pyasc_cpu/bf16.h``;
+    ``ml_dtypes``' own cast differs on NaN payloads).
+
+    Shapes: any; returns an array of ``x``'s shape and dtype :data:`BF16`."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = ((u + np.uint32(0x7FFF) + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    quiet = ((u >> 16) | 0x0040).astype(np.uint16)
+    return np.where(nan, quiet, rounded).view(BF16)
+
+
+def bf16_to_f32(x: np.ndarray) -> np.ndarray:
+    """bfloat16 ``x`` widened to float32 exactly (its 16 bits become the top half, NaN
+    payloads kept), as the CPU runtime reads a ``bfloat16_t``. Shapes: any."""
+    u = np.ascontiguousarray(x, dtype=BF16).view(np.uint16).astype(np.uint32)
+    return (u << 16).view(np.float32)
+
+
+def astype(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``x.astype(dtype)`` (round to nearest even), with bfloat16 on either side converted bit
+    for bit as the CPU runtime does (:func:`f32_to_bf16`, :func:`bf16_to_f32`; to bfloat16
+    through float32). Returns ``x`` itself when it already has ``dtype``."""
+    x = np.asarray(x)
+    if x.dtype == dtype:
+        return x
+    if dtype == BF16:
+        with np.errstate(all="ignore"):
+            return f32_to_bf16(x if x.dtype == np.float32 else _to_f32_odd(x))
+    if x.dtype == BF16:
+        return bf16_to_f32(x).astype(dtype, copy=False)
+    return x.astype(dtype)
+
+
+def _to_f32_odd(x: np.ndarray) -> np.ndarray:
+    """``x`` (float16/64 or integers) to float32 rounded to odd: an inexact result gets its
+    last bit set, so rounding it again to the 8-bit bfloat16 significand rounds once."""
+    wide = x.astype(np.float64)
+    y = wide.astype(np.float32)
+    inexact = (y.astype(np.float64) != wide) & np.isfinite(y)
+    toward = np.nextafter(y, np.where(wide > y, np.float32(np.inf), np.float32(-np.inf)))
+    even = (y.view(np.uint32) & 1) == 0
+    return np.where(inexact & even, toward, y).astype(np.float32)
 
 
 INT64_MAX = 2**63 - 1
@@ -106,8 +177,8 @@ def check_shape(shape: object) -> tuple[int | None, ...]:
 
 @dataclass(frozen=True)
 class TensorDesc:
-    """A tensor argument or result: ``shape`` (elements per dim) and ``dtype`` (``"float16"``
-    or ``"float32"``).
+    """A tensor argument or result: ``shape`` (elements per dim) and ``dtype`` (``"float16"``,
+    ``"bfloat16"`` or ``"float32"``).
 
     A dim given as ``None`` is dynamic: ``compile`` builds one kernel for every size of it and
     computes the tiling on the host at call time. Only dims of the leading, tiled part of the

@@ -40,7 +40,7 @@ from pyasc_mlir.frontend.values import (
     is_int,
     is_number,
 )
-from pyasc_mlir.types import dtype_name, ir_type
+from pyasc_mlir.types import DTYPES, HALF_DTYPES, dtype_name, ir_type
 
 __all__ = ["Semantic"]
 
@@ -79,6 +79,8 @@ class Semantic(Component):
         want = ir_type(dtype)
         if t.element_type == want:
             return v
+        if dtype in HALF_DTYPES and asc.element_bits(t.element_type) == 16:
+            v = self.convert(v, "float32", node)  # f16 <-> bf16: no Cast pair, via f32 (exact)
         key = (v, dtype)
         if key not in self._casts:
             self._casts[key] = self.emit(asc.CastOp(v, want), node).results[0]
@@ -129,9 +131,10 @@ class Semantic(Component):
 
     @staticmethod
     def promote(values: Sequence[Any]) -> str:
-        """float16 if every (non-mask) tensor operand is float16, else float32."""
-        dts = [v.dtype for v in values if isinstance(v, SymbolicTensor) and v.dtype != "bool"]
-        return "float16" if dts and all(d == "float16" for d in dts) else "float32"
+        """float16 (bfloat16) if every (non-mask) tensor operand is float16 (bfloat16), else
+        float32."""
+        dts = {v.dtype for v in values if isinstance(v, SymbolicTensor) and v.dtype != "bool"}
+        return dts.pop() if len(dts) == 1 and dts <= set(HALF_DTYPES) else "float32"
 
     def check_arith(self, v: Any, node: ast.AST, what: str) -> None:
         """Reject ``v`` as an arithmetic operand (``what`` names the operation) unless it
@@ -327,11 +330,11 @@ class Semantic(Component):
         name = self.dtype_of(dtype, node)
         if not isinstance(x, SymbolicTensor):
             self.check_arith(x, node, "cast()")
-            return float(np.dtype(name).type(x))
+            return float(DTYPES[name].type(x))
         if x.dtype == "bool":
             return SymbolicTensor(self.mask_as_f32(x, x.shape, node), name, x.shape)
-        if name == "float16":
-            return SymbolicTensor(self.convert(x.value, "float16", node), name, x.shape)
+        if name in HALF_DTYPES:
+            return SymbolicTensor(self.convert(x.value, name, node), name, x.shape)
         return SymbolicTensor(x.value, name, x.shape)
 
     def dtype_of(self, dtype: Any, node: ast.AST) -> str:
@@ -344,9 +347,11 @@ class Semantic(Component):
                 name = dtype_name(dtype)
             except TypeError:
                 name = "unsupported"
-        if name not in ("float16", "float32"):
+        if name not in DTYPES:
             self.error(
-                f"unsupported dtype {dtype!r}", node, "use pyasc_mlir.float16 or pyasc_mlir.float32"
+                f"unsupported dtype {dtype!r}",
+                node,
+                "use pyasc_mlir.float16, pyasc_mlir.bfloat16 or pyasc_mlir.float32",
             )
         return name
 

@@ -30,6 +30,7 @@ from pyasc_mlir.frontend.values import (
     is_int,
     shapes_text,
 )
+from pyasc_mlir.types import HALF_DTYPES
 
 __all__ = ["LayoutSemantic"]
 
@@ -53,7 +54,9 @@ class LayoutSemantic(Semantic):
         if node.attr == "ndim":
             return obj.ndim
         if node.attr == "dtype":
-            return {"float16": ops.float16, "float32": ops.float32}.get(obj.dtype, ops.bool_)
+            return {"float16": ops.float16, "bfloat16": ops.bfloat16, "float32": ops.float32}.get(
+                obj.dtype, ops.bool_
+            )
         if node.attr == "T":
             if obj.ndim != 2:
                 self.error(
@@ -309,7 +312,7 @@ class LayoutSemantic(Semantic):
             # The Cube reads one dtype. Both operands f16 for the user (one computed in f32):
             # round it to f16, as an f16 model on the NPU does (accumulation stays f32), so
             # the f16 one is read in place. Otherwise f32 (an f32 input is never rounded).
-            want = "float16" if a.dtype == b.dtype == "float16" else "float32"
+            want = a.dtype if a.dtype == b.dtype and a.dtype in HALF_DTYPES else "float32"
             va, vb = self.convert(va, want, node), self.convert(vb, want, node)
         r = self.emit(asc.MatmulOp(va, vb, ta, tb), node).results[0]
         return SymbolicTensor(r, self.promote([a, b]), shape)

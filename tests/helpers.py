@@ -3,7 +3,8 @@
 Import them as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path``; fixtures
 live in ``conftest.py``, which pytest loads itself and test modules do not import).
 
-Tolerances (``shared/ASCEND_FACTS.md``): rtol = atol = 1e-3 for float16 results, 1e-5 for
+Tolerances (``shared/ASCEND_FACTS.md``): rtol = atol = 1e-3 for float16 results (8e-3 for
+bfloat16: the same rule for its 8 significant bits), 1e-5 for
 float32 results and 1e-4 for float32 reductions, unless a test passes its own ``rtol``/``atol``.
 References take their inputs in the precision the caller chose (cast before calling: float32
 for "computed in float32, rounded once", float64 for an exact reference).
@@ -27,15 +28,18 @@ from xdsl.parser import Parser
 import pyasc_mlir as pa
 
 F16_TOL = 1e-3
+BF16_TOL = 8e-3
 F32_TOL = 1e-5
 F32_REDUCTION_TOL = 1e-4
 
 
 def tolerance(dtype: Any, reduction: bool = False) -> dict[str, float]:
-    """The project's ``rtol``/``atol`` for results of ``dtype`` (float16 or float32; a reduction
-    accumulates more rounding in float32)."""
+    """The project's ``rtol``/``atol`` for results of ``dtype`` (float16, bfloat16 or float32; a
+    reduction accumulates more rounding in float32)."""
     if np.dtype(dtype) == np.float16:
         return {"rtol": F16_TOL, "atol": F16_TOL}
+    if np.dtype(dtype).name == "bfloat16":
+        return {"rtol": BF16_TOL, "atol": BF16_TOL}
     tol = F32_REDUCTION_TOL if reduction else F32_TOL
     return {"rtol": tol, "atol": tol}
 

@@ -303,7 +303,11 @@ def test_jit_refuses_dtypes_without_a_tensor_type(dtype):
     with pytest.raises(PyAscUsageError) as info:
         pa.jit(axpy)(x, x)  # ERR jit_dtype
     check(
-        info.value, "jit_dtype", f"holds {np.dtype(dtype)} elements", "float16 or float32", "astype"
+        info.value,
+        "jit_dtype",
+        f"holds {np.dtype(dtype)} elements",
+        "float16, bfloat16 or float32",
+        "astype",
     )
 
 
@@ -427,7 +431,7 @@ def test_tensor_desc_with_an_unsupported_dtype_is_a_located_usage_error():
     with pytest.raises(pa.PyAscUsageError) as info:
         pa.TensorDesc((4, 16), "int32")
     assert isinstance(info.value, TypeError)
-    assert "test_errors.py" in str(info.value) and "float16 or float32" in str(info.value)
+    assert "test_errors.py" in str(info.value) and "float16, bfloat16 or float32" in str(info.value)
 
 
 def _list_add(a, b):

@@ -438,7 +438,7 @@ def test_demo_lists_rows_and_rejects_bad_arguments(capsys: pytest.CaptureFixture
     for case in CASES:
         assert case.name in out
     assert "all-MiniLM-L6-v2" in out
-    assert run_demo(["--dtypes", "bfloat16"]) == 2
+    assert run_demo(["--dtypes", "int8"]) == 2
     assert run_demo(["--only", "no_such_kernel"]) == 2
     assert run_demo(["--no-such-flag"]) == 2
 

@@ -3,7 +3,7 @@ in order, intermediates in GM arrays between them (``op.info["launches"]``/``["r
 
 Every CPU run here allocates results through a stand-in that fills them with NaN, so a kernel
 that leaves an element of an output or of an intermediate unwritten fails the comparison
-(``run_cpu`` allocates with ``np.empty``)."""
+(``run_cpu`` allocates uninitialised arrays: ``device.aligned_empty``)."""
 
 from __future__ import annotations
 
@@ -265,7 +265,7 @@ def test_zero_size_dims() -> None:
 
 @pytest.mark.parametrize("case", ["reductions", "concat", "slice"])
 def test_single_kernel_writes_every_output_element(case: str, nan_outputs: None) -> None:
-    """The ``np.empty`` result arrays are safe: these kernels overwrite every NaN."""
+    """The uninitialised result arrays are safe: these kernels overwrite every NaN."""
     x = RNG.uniform(-1, 1, (9, 33)).astype(np.float16)
     y = RNG.uniform(-1, 1, (4, 33)).astype(np.float16)
     if case == "reductions":

@@ -1,6 +1,6 @@
 """PyTorch interop (``pyasc_mlir.torch``): CPU ``torch.Tensor`` arguments to ``@jit`` functions
 and ``CompiledOp`` (torch in -> torch out, NumPy in -> NumPy out, mixed -> torch), memory
-sharing, the refused tensors (other devices, bfloat16) with located errors, and
+sharing, the refused tensors (other devices, integer dtypes) with located errors, and
 ``custom_op`` (``torch.library``) called from an ``nn.Module``, on CPU, meta and fake tensors.
 
 Skipped as a whole, with its reason, when PyTorch is not installed (``pip install
@@ -195,13 +195,13 @@ def test_refused_tensors_have_located_errors() -> None:
         ".cpu()",
     )
     with pytest.raises(PyAscUsageError) as info:
-        gated(x, x.to(torch.bfloat16), w)  # ERR call5
+        gated(x, x.to(torch.int32), w)  # ERR call5
     assert_located(
         info.value,
         tagged_line(__file__, "call5"),
         "argument 1 of gated()",
-        "bfloat16 is not supported",
-        ".float()",
+        "holds int32 elements; tensors are float16, bfloat16 or float32",
+        "x.float()",
     )
     op = pa.compile(
         gated, [pa.TensorDesc((7, 33), "float32")] * 2 + [pa.TensorDesc((33,), "float32")]
@@ -312,12 +312,12 @@ def test_custom_op_passes_torch_opcheck(rms_op: TorchOp) -> None:
 def test_custom_op_refuses_other_devices_at_the_call(rms_op: TorchOp) -> None:
     x = rand((7, 33), torch.float32)
     with pytest.raises(PyAscUsageError) as info:
-        rms_op(x, torch.ones(33, dtype=torch.bfloat16))  # ERR call8
+        rms_op(x, torch.ones(33, dtype=torch.int32))  # ERR call8
     assert_located(
         info.value,
         tagged_line(__file__, "call8"),
-        "argument 1 of pyasc::rms_scale_test",
-        "bfloat16 is not supported",
+        "argument 1 of rms_scale() holds int32 elements",
+        "tensors are float16, bfloat16 or float32",
     )
     with pytest.raises(PyAscUsageError, match="parameter 'mode' has default None"):
         custom_op(lambda_like_op)

@@ -1,6 +1,6 @@
 """``pyasc demo``: compile every example operator and run it on real all-MiniLM-L6-v2 data.
 
-For each example case and dtype (float32, float16) the demo compiles the operator with
+For each example case and dtype (float32, float16, bfloat16) the demo compiles the operator with
 ``pyasc_mlir.compile``, runs the CPU build of the emitted Ascend C and the IR interpreter on the
 final (ascendc-level) IR, and compares both with the example's float64 NumPy reference. It
 prints one row per kernel:
@@ -40,7 +40,7 @@ import numpy as np
 import pyasc_mlir as pa
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DTYPES = ("float32", "float16")
+DTYPES = ("float32", "float16", "bfloat16")
 
 
 def _import_examples() -> ModuleType:
@@ -404,7 +404,7 @@ def print_report(
         print(f"  {row.name:30s} {row.data}", file=out)
     print(
         "\nTolerance: rtol = atol = tol; a result passes when max over elements of "
-        "|got - ref| - tol*|ref| <= tol (fp16: 1e-3; fp32: 1e-5, reductions 1e-4). "
+        "|got - ref| - tol*|ref| <= tol (fp16: 1e-3; bf16: 8e-3; fp32: 1e-5, reductions 1e-4). "
         "'!' marks an error outside tolerance. The reference is float64 NumPy on the same "
         "(dtype-rounded) inputs, rounded to the dtype.",
         file=out,
@@ -442,7 +442,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dtypes",
         default=",".join(DTYPES),
-        help="comma-separated dtypes (default: float32,float16)",
+        help="comma-separated dtypes (default: float32,float16,bfloat16)",
     )
     p.add_argument(
         "--only", default="", help="comma-separated case names (e.g. softmax,norm_family.rms)"

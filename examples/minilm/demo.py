@@ -38,7 +38,7 @@ def _format_matrix(m: np.ndarray) -> str:
     return "\n".join([head, *rows])
 
 
-THRESHOLDS = {"float32": 0.9999, "float16": 0.999}
+THRESHOLDS = {"float32": 0.9999, "float16": 0.999, "bfloat16": 0.999}
 """Smallest acceptable per-sentence cosine similarity to the reference, per activation dtype."""
 
 

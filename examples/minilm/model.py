@@ -22,10 +22,10 @@ no data-movement kernel runs. Per forward pass the operators below run:
     dense_gelu            gelu_erf(x W^T + b) (FFN up)                      cube+epi     6
     mean_pool_normalize   masked mean over tokens, then L2 normalisation    vector       1
 
-Activations are float32 or float16 (``dtype``); with float16 the weights are float16 too and
-every kernel computes in float32 (matmuls accumulate in float32 on the Cube), rounding once
-to float16 on output. :attr:`PyAscMiniLM.stats` records, per operator, the compiled kernels,
-fused op count and GM bytes from the compiled op's ``info``.
+Activations are float32, float16 or bfloat16 (``dtype``); with float16 (bfloat16) the weights
+are float16 (bfloat16) too and every kernel computes in float32 (matmuls accumulate in float32
+on the Cube), rounding once to the 16-bit dtype on output. :attr:`PyAscMiniLM.stats` records,
+per operator, the compiled kernels, fused op count and GM bytes from the compiled op's ``info``.
 """
 
 from __future__ import annotations
@@ -184,8 +184,8 @@ class PyAscMiniLM:
 
     Args:
         params: float32 weights (:func:`~examples.minilm.weights.load_params`).
-        dtype: activation and weight dtype, ``"float32"`` or ``"float16"`` (accumulation is
-            float32 either way).
+        dtype: activation and weight dtype, ``"float32"``, ``"float16"`` or ``"bfloat16"``
+            (``ml_dtypes.bfloat16`` arrays; accumulation is float32 either way).
         backend: ``"cpu"`` (CPU build of the emitted Ascend C) or ``"interp"`` (interpreter).
 
     Raises:
@@ -193,11 +193,11 @@ class PyAscMiniLM:
     """
 
     def __init__(self, params: EncoderParams, dtype: str = "float32", backend: str = "cpu"):
-        if dtype not in ("float32", "float16"):
-            raise ValueError(f"dtype must be 'float32' or 'float16', got {dtype!r}")
+        if dtype not in ("float32", "float16", "bfloat16"):
+            raise ValueError(f"dtype must be 'float32', 'float16' or 'bfloat16', got {dtype!r}")
         if backend not in ("cpu", "interp"):
             raise ValueError(f"backend must be 'cpu' or 'interp', got {backend!r}")
-        self.dtype = np.dtype(dtype)
+        self.dtype = pa.TensorDesc((), dtype).np_dtype  # ml_dtypes.bfloat16 for bfloat16
         self.backend = backend
         self.config = params.config
         p = params.astype(self.dtype)

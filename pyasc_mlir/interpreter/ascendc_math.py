@@ -13,6 +13,7 @@ from pyasc_mlir.dialects import opset
 from pyasc_mlir.interpreter.ascendc_state import F16
 from pyasc_mlir.interpreter.tile_cast import convert
 from pyasc_mlir.platform import VECTOR_REPEAT_BYTES, ceil_div
+from pyasc_mlir.types import BF16, astype
 
 __all__ = [
     "BINARY",
@@ -76,8 +77,9 @@ ROUND_MODES = {v: k for k, v in ac.ROUND.items()}
 
 
 def compute_lanes(x: np.ndarray) -> np.ndarray:
-    """Compute lanes: f16 is widened to f32; everything else computes in its own type."""
-    return x.astype(np.float32) if x.dtype == F16 else x
+    """Compute lanes: f16 and bf16 are widened to f32; everything else computes in its own
+    type."""
+    return astype(x, np.dtype(np.float32)) if x.dtype in (F16, BF16) else x
 
 
 def cast_values(src: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:

@@ -8,7 +8,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, StringAttr
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, StringAttr
 from xdsl.interpreter import InterpreterFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
@@ -18,6 +18,7 @@ from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.interpreter.tile_state import BlockState
 from pyasc_mlir.platform import DATA_BLOCK_BYTES, round_up, ub_usable
+from pyasc_mlir.types import BF16
 
 __all__ = [
     "ALLOCATED",
@@ -82,7 +83,8 @@ def round32(n: int) -> int:
 F16 = np.dtype(np.float16)
 F32 = np.dtype(np.float32)
 U8 = np.dtype(np.uint8)
-"""The numpy dtypes of ``half``, ``float`` and ``uint8_t`` elements."""
+"""The numpy dtypes of ``half``, ``float`` and ``uint8_t`` elements (``bfloat16_t``:
+:data:`pyasc_mlir.types.BF16`)."""
 
 
 def local_dtype(t: Attribute) -> np.dtype:
@@ -90,6 +92,8 @@ def local_dtype(t: Attribute) -> np.dtype:
     (``i8`` is ``uint8_t`` as the emitter prints it; ``i1`` GM data is packed ``uint8``)."""
     if isinstance(t, Float16Type):
         return F16
+    if isinstance(t, BFloat16Type):
+        return BF16
     if isinstance(t, Float32Type):
         return F32
     if isinstance(t, IntegerType):

@@ -40,6 +40,7 @@ from pyasc_mlir.interpreter.ascendc_state import (
 )
 from pyasc_mlir.interpreter.tile_state import as_int, block_state
 from pyasc_mlir.platform import VECTOR_REPEAT_BYTES
+from pyasc_mlir.types import BF16, astype
 
 __all__ = ["AscendcVectorFunctions"]
 
@@ -71,8 +72,8 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
         api = op.api.data
         d, a, b = _elementwise_operands(interpreter, op, api, as_int(n), dst, src0=lhs, src1=rhs)
         with np.errstate(all="ignore"):
-            if d.dtype == F16:
-                d[...] = BINARY[api](a.astype(np.float32), b.astype(np.float32))
+            if d.dtype in (F16, BF16):
+                d[...] = astype(BINARY[api](compute_lanes(a), compute_lanes(b)), d.dtype)
             else:
                 BINARY[api](a, b, out=d)
         return ()
@@ -86,7 +87,7 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
         api = op.api.data
         d, s = _elementwise_operands(interpreter, op, api, as_int(n), dst, src=src)
         with np.errstate(all="ignore"):
-            d[...] = UNARY[api](compute_lanes(s))
+            d[...] = astype(UNARY[api](compute_lanes(s)), d.dtype)
         return ()
 
     @impl(ac.VecScalarOp)
@@ -99,8 +100,8 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
         d, s = _elementwise_operands(interpreter, op, api, as_int(n), dst, src=src)
         with np.errstate(all="ignore"):
             scalar = d.dtype.type(op.scalar.value.data)
-            if d.dtype == F16:
-                d[...] = SCALAR[api](s.astype(np.float32), np.float32(scalar))
+            if d.dtype in (F16, BF16):
+                d[...] = astype(SCALAR[api](compute_lanes(s), np.float32(scalar)), d.dtype)
             else:
                 SCALAR[api](s, scalar, out=d)
         return ()

@@ -35,7 +35,7 @@ from xdsl.ir import Attribute
 
 from pyasc_mlir.dialects import asc, opset
 from pyasc_mlir.dialects.opset_numerics import erf
-from pyasc_mlir.types import np_dtype_of
+from pyasc_mlir.types import astype, np_dtype_of
 
 __all__ = ["BINARY", "COMPARE", "UNARY", "AscTensorFunctions", "erf"]
 
@@ -64,7 +64,7 @@ COMPARE = _semantics(opset.COMPARE)
 def _result(t: Attribute, value: Any) -> np.ndarray:
     """``value`` as a C-contiguous array of tensor type ``t`` (dtype and shape)."""
     assert isinstance(t, TensorType)
-    out = np.asarray(value).astype(np_dtype_of(t.element_type), copy=False)
+    out = astype(np.asarray(value), np_dtype_of(t.element_type))
     shape = tuple(t.get_shape())
     if out.shape != shape:
         out = out.reshape(shape)

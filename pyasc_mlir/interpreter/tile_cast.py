@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
+from pyasc_mlir.types import BF16, astype
+
 __all__ = ["convert"]
 
 
@@ -67,6 +69,48 @@ def _round_float(x: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
     return y
 
 
+def _convert_bf16(src: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
+    """A ``Cast`` with bfloat16 on one side, the pairs the Atlas A2 table documents: bf16 ->
+    f32 (exact), f32 -> bf16 (``none``/``rint``: to nearest even, bit for bit as the CPU
+    runtime; the directed modes through the generic float rounding) and bf16 -> int32."""
+    f32 = np.dtype(np.float32)
+    if src.dtype == BF16:
+        wide = astype(src, f32)
+        return wide if dtype == f32 else _convert(wide, dtype, mode)
+    if src.dtype != f32:
+        raise InterpretationError(f"Cast from {src.dtype} to bfloat16 is not supported")
+    if mode in ("none", "rint"):
+        return astype(src, BF16)
+    nearest = astype(src, BF16)
+    near64 = astype(nearest, np.dtype(np.float64))
+    x64 = src.astype(np.float64)
+    up = _bf16_step(nearest, +1)
+    down = _bf16_step(nearest, -1)
+    if mode == "floor":
+        return np.where(near64 > x64, down, nearest)
+    if mode == "ceil":
+        return np.where(near64 < x64, up, nearest)
+    if mode == "trunc":
+        toward = np.where(x64 > 0, down, up)
+        return np.where(np.abs(near64) > np.abs(x64), toward, nearest)
+    if mode == "round":
+        away = np.where(x64 > 0, up, down)
+        away64 = astype(away, np.dtype(np.float64))
+        tie = (np.abs(near64) < np.abs(x64)) & (np.abs(away64 - x64) == np.abs(x64 - near64))
+        return np.where(tie, away, nearest)
+    raise InterpretationError(f"round mode {mode!r} does not apply to a cast to bfloat16")
+
+
+def _bf16_step(x: np.ndarray, direction: int) -> np.ndarray:
+    """The bfloat16 neighbour of ``x`` towards +inf (``direction`` 1) or -inf (-1)."""
+    return astype(
+        np.nextafter(astype(x, np.dtype(np.float32)), np.float32(direction * np.inf)).astype(
+            np.float32
+        ),
+        BF16,
+    )
+
+
 def convert(src: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
     """``Cast`` of ``src`` to ``dtype`` with an Ascend round mode (see ``asc.vcast``): to a
     float type, the nearest value in the direction the mode says (``odd``: round to odd);
@@ -77,6 +121,8 @@ def convert(src: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
 
 
 def _convert(src: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
+    if BF16 in (src.dtype, dtype) and src.dtype != dtype:
+        return _convert_bf16(src, dtype, mode)
     if dtype.kind == "f":
         if src.dtype == dtype:
             return src.copy() if mode == "none" else _round_integral(src, mode)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DictionaryAttr,
     Float16Type,
     Float32Type,
@@ -27,6 +28,7 @@ from pyasc_mlir.checks import MemoryCheckError, memory_check_enabled
 from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.dialects.attrs import PLATFORM_ATTR, TILING_ATTR
 from pyasc_mlir.platform import DEFAULT_PLATFORM, LANE_ALIGN, get_platform
+from pyasc_mlir.types import BF16
 
 __all__ = [
     "PLATFORM_ATTR",
@@ -98,6 +100,8 @@ def np_dtype(t: Attribute) -> np.dtype:
     """
     if isinstance(t, Float16Type):
         return np.dtype(np.float16)
+    if isinstance(t, BFloat16Type):
+        return BF16
     if isinstance(t, Float32Type):
         return np.dtype(np.float32)
     if isinstance(t, IntegerType):

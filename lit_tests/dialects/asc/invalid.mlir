@@ -13,7 +13,7 @@ func.func @bad_unary_kind(%x: tensor<4xf32>) {
 
 // -----
 
-// CHECK: Operation does not verify: asc.unary: operand must be a tensor of f16 or f32, got tensor<4xi32>
+// CHECK: Operation does not verify: asc.unary: operand must be a tensor of f16, bf16 or f32, got tensor<4xi32>
 func.func @unary_int_tensor(%x: tensor<4xi32>) {
   %y = asc.unary "exp" %x : tensor<4xi32>
   func.return
@@ -87,7 +87,7 @@ func.func @cast_shape(%x: tensor<4xf32>) {
 
 // -----
 
-// CHECK: Operation does not verify: asc.cast: result must be a tensor of f16 or f32, got tensor<4xi32>
+// CHECK: Operation does not verify: asc.cast: result must be a tensor of f16, bf16 or f32, got tensor<4xi32>
 func.func @cast_to_int(%x: tensor<4xf32>) {
   %y = asc.cast %x : tensor<4xf32> -> tensor<4xi32>
   func.return
@@ -175,7 +175,7 @@ func.func @reshape_count(%x: tensor<4x8xf32>) {
 
 // -----
 
-// CHECK: Operation does not verify: asc.constant: result must be a tensor of f16 or f32, got tensor<4xi32>
+// CHECK: Operation does not verify: asc.constant: result must be a tensor of f16, bf16 or f32, got tensor<4xi32>
 func.func @constant_int() {
   %y = asc.constant 1.0 : f64 -> tensor<4xi32>
   func.return

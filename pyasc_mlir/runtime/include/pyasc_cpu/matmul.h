@@ -6,7 +6,8 @@
 // DisableBias, SetOrgShape, SetSingleShape, SetTail, Iterate<sync>, IterateAll, GetTensorC
 // (to VECIN or GM; enSequentialWrite: contiguous [baseM, baseN] blocks, or each block at its
 // place in the [singleCoreM, singleCoreN] result), End; TCubeTiling; the system workspace
-// (SetSysWorkSpace). A and B are ND matrices in GM (half or float), C is float in GM or VECIN;
+// (SetSysWorkSpace). A and B are ND matrices in GM (half, bfloat16_t or float; the Atlas A2
+// Matmul API documents bfloat16_t A/B with float C), C is float in GM or VECIN;
 // the bias is [1, N] in GM. Products accumulate in float, k in order.
 #ifndef PYASC_CPU_MATMUL_H
 #define PYASC_CPU_MATMUL_H
@@ -117,8 +118,9 @@ class Matmul {
   using DstT = typename C_TYPE::T;
   using BiasT = typename BIAS_TYPE::T;
   static_assert(std::is_same_v<SrcT, typename B_TYPE::T>, "Matmul: A and B share one type");
-  static_assert(std::is_same_v<SrcT, half> || std::is_same_v<SrcT, float>,
-                "Matmul (CPU): A/B must be half or float");
+  static_assert(std::is_same_v<SrcT, half> || std::is_same_v<SrcT, bfloat16_t> ||
+                    std::is_same_v<SrcT, float>,
+                "Matmul (CPU): A/B must be half, bfloat16_t or float");
   static_assert(std::is_same_v<DstT, float>, "Matmul (CPU): C must be float");
   static_assert(std::is_same_v<BiasT, float> || std::is_same_v<BiasT, half>,
                 "Matmul (CPU): the bias must be float or half");
@@ -373,7 +375,7 @@ class Matmul {
   }
   void Compute() {
     const int64_t k = tk_;
-    // A block [rows_, k] and B block [k, cols_] as float (half converts exactly).
+    // A block [rows_, k] and B block [k, cols_] as float (half and bfloat16_t convert exactly).
     std::vector<float> a(static_cast<size_t>(rows_ * k)), b(static_cast<size_t>(k * cols_));
     if (transA_) {  // A stored [K, M], row stride M
       const SrcT* p = View("A", a_, k, r0_ + rows_, m_);
