@@ -14,8 +14,8 @@ expand into the op table's kinds (``exp``, ``erf``, ``tanh``, ``sigmoid``, ``rsq
 ``max``/``sum``/``mean`` reductions); ``asc-decompose`` lowers the transcendental and
 mean/var composites, and the whole expression fuses into one kernel like a hand-written one.
 
-Also :class:`Tensor` and :data:`Tuple` for annotations: ``def f(xs: pa.Tuple[pa.Tensor, ...],
-w: pa.Tensor) -> pa.Tensor``. Annotations are documentation only; the frontend does not read
+Also :data:`Tuple` (with ``pa.Tensor``, the device tensor) for annotations:
+``def f(xs: pa.Tuple[pa.Tensor, ...], w: pa.Tensor) -> pa.Tensor``. Annotations are documentation only; the frontend does not read
 them.
 """
 
@@ -25,7 +25,6 @@ import typing
 from typing import Any, NoReturn
 
 __all__ = [
-    "Tensor",
     "Tuple",
     "add",
     "sub",
@@ -56,21 +55,14 @@ __all__ = [
     "silu",
 ]
 
-TORCH_FUNCTIONS: tuple[str, ...] = tuple(n for n in __all__ if n not in ("Tensor", "Tuple"))
+TORCH_FUNCTIONS: tuple[str, ...] = tuple(n for n in __all__ if n != "Tuple")
 """The marker functions of this module (the frontend's table of spellings reads it)."""
-
-
-class Tensor:
-    """The annotation of a tensor parameter or result: ``def f(x: pa.Tensor) -> pa.Tensor``.
-
-    Only an annotation here: an operator's tensor arguments are NumPy arrays (or
-    ``TensorDesc`` s for ``pa.compile``), and the frontend does not read annotations.
-    """
 
 
 Tuple = typing.Tuple  # noqa: UP006 -- the spelling ``pa.Tuple[pa.Tensor, ...]``
 """``typing.Tuple``, for annotations such as ``xs: pa.Tuple[pa.Tensor, ...]`` (a tuple or list
-of tensors passed as one argument)."""
+of tensors passed as one argument). ``pa.Tensor`` is the device tensor (``pyasc_mlir.device``);
+the frontend does not read annotations, so it serves as the annotation of a tensor parameter."""
 
 
 def _outside(name: str) -> NoReturn:

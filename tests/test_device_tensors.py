@@ -198,9 +198,12 @@ def test_eager_operators_are_cached() -> None:
     before, kernels = eager.cached_operators(), _compilations()
     for _ in range(3):
         s = a + b
+    assert _compilations() == kernels  # no compile per call
     c = pa.randn(2, 8, dtype=pa.float32, seed=11) + pa.randn(2, 8, dtype=pa.float32, seed=12)
     assert eager.cached_operators() == before  # same expression and structure: same operator
-    assert _compilations() == kernels + 1  # one new kernel for the new shape, none per call
+    # a new shape: at most one new kernel (none if an earlier shape change already made the
+    # operator dynamic: @jit's automatic dynamic shapes)
+    assert kernels <= _compilations() <= kernels + 1
     np.testing.assert_array_equal(s.to_numpy(), a.to_numpy() + b.to_numpy())
     assert c.shape == (2, 8)
 

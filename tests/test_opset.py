@@ -37,9 +37,10 @@ def _ids(records):
 
 @pytest.fixture(scope="module")
 def header_api() -> tuple[set[str], set[str]]:
-    """(functions and macro-made ops the header defines, ``CMPMODE`` enumerators)."""
-    text = HEADER.read_text()
-    names = set(re.findall(r"^PYASC_\w+_OP\((\w+),", text, re.M))
+    """(functions and macro-made ops the header and the pyasc_cpu/ headers it includes define,
+    ``CMPMODE`` enumerators)."""
+    text = "\n".join(h.read_text() for h in [HEADER, *sorted(HEADER.parent.glob("pyasc_cpu/*.h"))])
+    names = set(re.findall(r"^PYASC_\w+\((\w+),", text, re.M))
     names |= set(re.findall(r"^inline\s+[\w:<>]+\s+(\w+)\s*\(", text, re.M))
     (modes,) = re.findall(r"enum class CMPMODE \{([^}]*)\}", text)
     return names, {m.split("=")[0].strip() for m in modes.split(",")}
