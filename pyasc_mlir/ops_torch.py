@@ -15,8 +15,8 @@ expand into the op table's kinds (``exp``, ``erf``, ``tanh``, ``sigmoid``, ``rsq
 mean/var composites, and the whole expression fuses into one kernel like a hand-written one.
 
 Also :data:`Tuple` (with ``pa.Tensor``, the device tensor) for annotations:
-``def f(xs: pa.Tuple[pa.Tensor, ...], w: pa.Tensor) -> pa.Tensor``. Annotations are documentation only; the frontend does not read
-them.
+``def f(xs: pa.Tuple[pa.Tensor, ...], w: pa.Tensor) -> pa.Tensor``. Annotations are
+documentation only; the frontend does not read them.
 """
 
 from __future__ import annotations
