@@ -136,6 +136,75 @@ class Platform:
         return ub_usable(self.ub_bytes)
 
 
+@dataclass(frozen=True)
+class CostConstants:
+    """The constants of the cost model (``pyasc_mlir.cost_model``; every time it gives is
+    MODELED). One set for all operators.
+
+    Attributes:
+        min_kernel_us: the least device time of any kernel (µs): launch, block dispatch and
+            the end-of-kernel synchronisation, overlapped with the kernel's own work (a kernel
+            takes ``max(min_kernel_us, its modeled work)``).
+        hbm_gbps: sustained chip bandwidth of GM traffic that reaches HBM (GB/s).
+        l2_write_gbps: chip rate of GM writes the L2 absorbs (GB/s).
+        l2_absorb_bytes: how much of a kernel's output the L2 absorbs (write-back) before
+            writes spill to HBM (bytes). Reads always come from HBM: the published runs evict
+            L2 before each run.
+        core_gm_bytes_per_cycle: most GM bytes one core's copy pipes move per cycle, so a
+            kernel on few cores does not get the chip's bandwidth.
+        cube_fp32_rate: fp32 Cube throughput relative to fp16 (fractals per cycle).
+        source: where the numbers come from.
+    """
+
+    min_kernel_us: float
+    hbm_gbps: float
+    l2_write_gbps: float
+    l2_absorb_bytes: float
+    core_gm_bytes_per_cycle: float
+    cube_fp32_rate: float
+    source: str
+
+
+COST_910B2 = CostConstants(
+    min_kernel_us=5.53,
+    hbm_gbps=1151.0,
+    l2_write_gbps=5217.0,
+    l2_absorb_bytes=137.8e6,
+    core_gm_bytes_per_cycle=32.0,
+    cube_fp32_rate=0.27,
+    source=(
+        "min_kernel_us, hbm_gbps, l2_write_gbps, l2_absorb_bytes: least-squares fit "
+        "(benchmarks/calibrate.py) to the published 910B2 device times of the built-in "
+        "Sigmoid and Maximum kernels of hicann/cann-bench (tasks/metadata/910b2.json; cases "
+        "in benchmarks/data/cann_bench_910b2.json; fit and validation errors in "
+        "benchmarks/results/calibration.md); core_gm_bytes_per_cycle: one 32-byte DataBlock "
+        "per cycle per core (an assumption: 48 AIV x 32 B x 1.8 GHz = 2.76 TB/s, above what "
+        "any published elementwise case reaches); cube_fp32_rate: fp32 GEMM at about 0.27x "
+        "the fp16 rate on the 910B2 (the measured figure quoted in issue 14)"
+    ),
+)
+"""The calibrated constants (Ascend 910B2)."""
+
+
+def cost_constants(platform: Platform) -> CostConstants:
+    """The cost-model constants of ``platform``: the 910B2 fit, its bandwidths scaled by the
+    platform's HBM bandwidth and its L2 absorption by the L2 size, relative to the 910B2's (an
+    ASSUMPTION for the SoCs no published measurement covers: 910B1/B3/B4, 310P3)."""
+    ref = PLATFORMS["910B2"].hbm_gbps
+    if platform.name == "910B2":
+        return COST_910B2
+    scale = platform.hbm_gbps / ref
+    return CostConstants(
+        COST_910B2.min_kernel_us,
+        COST_910B2.hbm_gbps * scale,
+        COST_910B2.l2_write_gbps * scale,
+        COST_910B2.l2_absorb_bytes * platform.l2_bytes / PLATFORMS["910B2"].l2_bytes,
+        COST_910B2.core_gm_bytes_per_cycle,
+        COST_910B2.cube_fp32_rate,
+        f"910B2 fit scaled by HBM bandwidth {platform.hbm_gbps:g}/{ref:g} GB/s (assumption)",
+    )
+
+
 HBM_SOURCES = {
     "910B": "64 GB HBM2e per Ascend 910B chip (Gitee AI compute docs, 'Ascend 910B', "
     "https://ai.gitee.com/docs/compute/clusters_gpu/ascend_gpu); some 910B4 boards "
