@@ -93,7 +93,7 @@ def prepare(cases: list[Case]) -> tuple[dict[Case, list[cost_model.KernelWalk]],
         try:
             done[c] = walks(c)
         except PyAscError as exc:
-            failed[c] = str(exc).splitlines()[0]
+            failed[c] = str(exc).splitlines()[0].replace(f"{ROOT}/", "")
     return done, failed
 
 

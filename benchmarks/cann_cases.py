@@ -28,7 +28,8 @@ PLATFORM = json.loads(DATA.read_text())["hardware"]
 @dataclass(frozen=True, eq=False)
 class Case:
     """One published case. ``published_us``: device time (µs) of the built-in on a 910B2;
-    ``lower_bound``: the row is the publication's cap, so the real time is at least this."""
+    ``lower_bound``: the row is the publication's cap, so the real time is at least this;
+    ``upper_bound``: a host-timed figure, so the device time is at most this."""
 
     op: str
     case: int
@@ -38,6 +39,7 @@ class Case:
     published_us: float
     t_hw_us: float
     lower_bound: bool
+    upper_bound: bool = False
 
     @property
     def label(self) -> str:
@@ -139,7 +141,41 @@ def _mish(c: Case) -> Callable[..., Any]:
     return mish
 
 
+def _attention(c: Case) -> Callable[..., Any]:
+    d = c.shapes[0][3]
+    scale = 1.0 / math.sqrt(d)
+
+    def attention(q, k, v):
+        s = pa.matmul(q.transpose(1, 2), k.transpose(1, 2), transpose_b=True) * scale
+        e = pa.exp(s - s.max(-1, keepdim=True))
+        return ((e / e.sum(-1, keepdim=True)) @ v.transpose(1, 2)).transpose(1, 2)
+
+    def attention_causal(q, k, v, mask):
+        s = pa.matmul(q.transpose(1, 2), k.transpose(1, 2), transpose_b=True) * scale + mask
+        e = pa.exp(s - s.max(-1, keepdim=True))
+        return ((e / e.sum(-1, keepdim=True)) @ v.transpose(1, 2)).transpose(1, 2)
+
+    return attention_causal if c.attrs.get("is_causal") else attention
+
+
+def _gemm(c: Case) -> Callable[..., Any]:
+    def gemm(a, b):
+        return a @ b
+
+    return gemm
+
+
+def extra_inputs(c: Case) -> list[list[int]]:
+    """Inputs our operator takes beyond the case's tensors: the causal mask of attention
+    (``[Sq, Skv]``, additive; the built-in takes a flag instead)."""
+    if c.op == "attention" and c.attrs.get("is_causal"):
+        return [[c.shapes[0][1], c.shapes[1][1]]]
+    return []
+
+
 OPERATORS: dict[str, Callable[[Case], Callable[..., Any]]] = {
+    "attention": _attention,
+    "gemm": _gemm,
     "sigmoid": _sigmoid,
     "exp": _exp,
     "maximum": _maximum,
@@ -158,7 +194,7 @@ def walks(c: Case) -> list[cost_model.KernelWalk]:
         PyAscError: the operator does not compile for this case (dtype, shape, UB).
     """
     fn = OPERATORS[c.op](c)
-    descs = [pa.TensorDesc(tuple(s), c.dtype) for s in c.shapes]
+    descs = [pa.TensorDesc(tuple(s), c.dtype) for s in [*c.shapes, *extra_inputs(c)]]
     stages, _, _ = pipeline.lower(fn, descs, fn.__name__, PLATFORM, True)
     plat = get_platform(PLATFORM)
     return [cost_model.walk_kernel(k, plat) for k in kernels(stages["ascendc"])]

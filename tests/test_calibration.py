@@ -25,8 +25,10 @@ BY_LABEL = {c.label.split()[0]: c for c in CASES}
 
 def test_data_file_lower_bounds_follow_the_publications_cap():
     # published = min(measured, max(10 * t_hw, 10 us)): a row at the cap is a lower bound
-    assert len(CASES) == 160
+    assert len(CASES) == 164
     for c in CASES:
+        if c.upper_bound:  # the GEMM figure: host-timed, no t_hw
+            continue
         cap = max(10 * c.t_hw_us, 10.0)
         assert c.lower_bound == (abs(c.published_us - cap) <= 0.011), c.label
     assert BY_LABEL["exp#1"].lower_bound and not BY_LABEL["sigmoid#4"].lower_bound
