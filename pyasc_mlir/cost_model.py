@@ -52,7 +52,7 @@ import math
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from pyasc_mlir.dialects import ascendc as ac
@@ -81,7 +81,31 @@ SCALAR_OP_CYCLES = 4
 CUBE_ISSUE_CYCLES = 64
 """Assumed fixed cost of one Matmul Iterate + GetTensorC round (message, L1/L0 loads), cycles."""
 MAX_UNROLL = 4096
-PIPES = ("MTE2", "V", "MTE3", "S", "M")
+PIPES = ("MTE2", "V", "MTE3", "S", "M", "MTE2C")
+"""The modeled pipes: the vector core's MTE2 (GM -> UB), V, MTE3 (UB -> GM), S (scalar), M (the
+Cube's fractal products) and MTE2C (the Cube core's MTE2: A and B from GM into L1)."""
+
+
+@dataclass
+class _Iterate:
+    """One ``Matmul::Iterate`` (``count`` alike): cube cycles, A/B bytes from GM into L1, the
+    bytes of the first L1 chunk (``stepKa`` K slices, loaded before the first product) and
+    whether L1 is double buffered (``depthA1 = 2 * stepKa``: the next chunk loads while the
+    cube works on the current one)."""
+
+    m: float
+    ab_bytes: int
+    fill_bytes: int
+    overlapped: bool
+    count: float = 1.0
+
+    def cycles(self, bytes_per_cycle: float) -> float:
+        """Duration on the Cube core at ``bytes_per_cycle`` of A/B stream (module doc)."""
+        stream = self.ab_bytes / bytes_per_cycle
+        if not self.overlapped:
+            return self.m + stream
+        fill = self.fill_bytes / bytes_per_cycle
+        return fill + max(self.m, stream - fill)
 
 
 @dataclass
@@ -93,9 +117,16 @@ class _Cost:
     m: float = 0.0
     mte2_bytes: int = 0
     mte3_bytes: int = 0
+    cube_bytes: int = 0
+    iterates: list[_Iterate] = field(default_factory=list)
 
     def add(self, other: _Cost, times: float = 1.0) -> None:
         self.m += other.m * times
+        self.cube_bytes += int(other.cube_bytes * times)
+        self.iterates.extend(
+            _Iterate(i.m, i.ab_bytes, i.fill_bytes, i.overlapped, i.count * times)
+            for i in other.iterates
+        )
         self.mte2 += other.mte2 * times
         self.v += other.v * times
         self.mte3 += other.mte3 * times
@@ -148,6 +179,15 @@ def _elem_bytes(t: object) -> int:
     return max(1, element_bits(e) // 8)
 
 
+_CUBE_OPS = (
+    ac.MatmulObjectOp,
+    ac.MatmulSetTailOp,
+    ac.MatmulIterateOp,
+    ac.MatmulSetTensorAOp,
+    ac.MatmulSetTensorBOp,
+)
+
+
 class _Walker:
     def __init__(self, kernel: func.FuncOp, platform: Platform):
         self.kernel = kernel
@@ -158,6 +198,7 @@ class _Walker:
         self.platform = platform
         self.tails: dict[SSAValue, tuple[int, int, int]] = {}
         self.matmul_index: dict[SSAValue, int] = {}
+        self.cube_sources: dict[SSAValue, int] = {}
 
     def _val(self, v: SSAValue) -> int:
         return self.env.get(v, 0)
@@ -248,37 +289,54 @@ class _Walker:
             )
         elif isinstance(op, ac.GetValueOp):
             cost.s += SCALAR_OP_CYCLES
-        elif isinstance(op, ac.MatmulObjectOp | ac.MatmulSetTailOp | ac.MatmulIterateOp):
+        elif isinstance(op, _CUBE_OPS):
             self._cube(op, cost)
         elif isinstance(op, scf.ForOp):
             self._loop(op, cost)
 
     def _cube(self, op: Operation, cost: _Cost) -> None:
-        """Matmul objects: remember their index and tail; cost each Iterate (module doc)."""
+        """Matmul objects: remember their index, tail and GM operands; cost each Iterate
+        (module doc)."""
         if isinstance(op, ac.MatmulObjectOp):
             self.matmul_index[op.result] = len(self.matmul_index)
             return
         if isinstance(op, ac.MatmulSetTailOp):
             self.tails[op.mm] = (self._val(op.m), self._val(op.n), self._val(op.k))
             return
+        if isinstance(op, ac.MatmulSetTensorAOp | ac.MatmulSetTensorBOp):
+            self._note_source(op.tensor)
+            return
         assert isinstance(op, ac.MatmulIterateOp)
         i = self.matmul_index.get(op.mm, 0)
-        t = {
-            f: self.tiling.get(f"mm{i}_{f}", 0)
-            for f in ("singleCoreM", "singleCoreN", "singleCoreK", "baseN")
-        }
+        fields = ("singleCoreM", "singleCoreN", "singleCoreK", "baseN", "baseK", "stepKa")
+        t = {f: self.tiling.get(f"mm{i}_{f}", 0) for f in (*fields, "depthA1")}
         m, n, k = self.tails.get(op.mm, (t["singleCoreM"], t["singleCoreN"], t["singleCoreK"]))
         from pyasc_mlir.dialects.asc import element_bits
 
         sz = element_bits(op.mm.type.element_type) // 8  # type: ignore[attr-defined]
         rate = 1.0 if sz == 2 else self.cube_fp32_rate  # 16-bit types, else modelled as fp32
         fractals = ceil_div(m, CUBE_FRACTAL) * ceil_div(n, CUBE_FRACTAL) * ceil_div(k, CUBE_FRACTAL)
-        cost.m += fractals / rate + CUBE_ISSUE_CYCLES
+        cycles = fractals / rate + CUBE_ISSUE_CYCLES
+        cost.m += cycles
         ab = (m * k + k * n) * sz
+        chunk = min(k, max(1, t["stepKa"] * t["baseK"]))
+        double = t["depthA1"] >= 2 * t["stepKa"] > 0 and chunk < k
+        cost.cube_bytes += ab
+        cost.iterates.append(_Iterate(cycles, ab, (m + n) * chunk * sz, double))
         c_bytes = m * t["baseN"] * 4
-        cost.mte2_bytes += ab + c_bytes
+        cost.mte2_bytes += c_bytes
         if self.platform.arch == "dav-c220":
             cost.mte3_bytes += c_bytes
+
+    def _note_source(self, tensor: SSAValue) -> None:
+        """Record the kernel argument (GM tensor) a Matmul operand views and its bytes."""
+        v = tensor
+        while isinstance(v.owner, ac.SubviewOp):
+            v = v.owner.source
+        if isinstance(v.owner, ac.GlobalBufferOp):
+            t = v.owner.addr.type
+            if isinstance(t, MemRefType):
+                self.cube_sources[v.owner.addr] = math.prod(t.get_shape()) * _elem_bytes(v.type)
 
     def _block(self, block: Block, cost: _Cost) -> None:
         for op in block.ops:
@@ -356,16 +414,36 @@ def core_bytes_per_cycle(
     return min(share, c.core_gm_bytes_per_cycle)
 
 
-def _with_bandwidth(c: _Cost, bytes_per_cycle: float) -> _Cost:
-    """``c`` with its copy bytes turned into MTE2/MTE3 cycles."""
+def cube_bytes_per_cycle(
+    cube_bytes: float, unique_bytes: float, block_dim: int, platform: Platform, c: CostConstants
+) -> float:
+    """A/B bytes one Cube core moves from GM into L1 per cycle: its share of the chip's rate
+    for ``cube_bytes`` of Matmul reads, of which ``unique_bytes`` (the GM tensors the Matmul
+    objects read) come from HBM and the re-reads from the L2 at ``l2_read_gbps`` when the
+    unique bytes fit ``l2_absorb_bytes`` (from HBM otherwise); at most
+    ``CostConstants.cube_gm_bytes_per_cycle``."""
+    if cube_bytes <= 0:
+        return c.cube_gm_bytes_per_cycle
+    unique = min(cube_bytes, unique_bytes)
+    again = cube_bytes - unique
+    l2_rate = c.l2_read_gbps if unique <= c.l2_absorb_bytes else c.hbm_gbps
+    chip_s = unique / (c.hbm_gbps * 1e9) + again / (l2_rate * 1e9)
+    share = cube_bytes / chip_s / max(1, block_dim) / (platform.clock_mhz * 1e6)
+    return min(share, c.cube_gm_bytes_per_cycle)
+
+
+def _with_bandwidth(c: _Cost, bytes_per_cycle: float, cube_bpc: float) -> _Cost:
+    """``c`` with its copy bytes turned into MTE2/MTE3 cycles and its Iterates into the Cube
+    stage's cycles (``m``: products and the A/B stream, overlapped as L1 allows)."""
     return _Cost(
         c.mte2 + c.mte2_bytes / bytes_per_cycle,
         c.v,
         c.mte3 + c.mte3_bytes / bytes_per_cycle,
         c.s,
-        c.m,
+        sum(i.cycles(cube_bpc) * i.count for i in c.iterates),
         c.mte2_bytes,
         c.mte3_bytes,
+        c.cube_bytes,
     )
 
 
@@ -379,13 +457,16 @@ class KernelWalk:
     buffers: int
     pre: _Cost
     tiles: list[_Cost]
+    cube_unique_bytes: int = 0
+    """Bytes of the GM tensors the kernel's Matmul objects read (each counted once)."""
 
 
 def walk_kernel(kernel: func.FuncOp, platform: Platform) -> KernelWalk:
     """Walk one ascendc-level kernel for core 0 (module doc, step 1)."""
     w = _Walker(kernel, platform)
     pre, tiles = w.run()
-    return KernelWalk(kernel.sym_name.data, w.tiling["block_dim"], w.buffers, pre, tiles)
+    unique = sum(w.cube_sources.values())
+    return KernelWalk(kernel.sym_name.data, w.tiling["block_dim"], w.buffers, pre, tiles, unique)
 
 
 def time_walk(
@@ -406,16 +487,26 @@ def time_walk(
     bpc = core_bytes_per_cycle(
         raw.mte2_bytes * block_dim, raw.mte3_bytes * block_dim, block_dim, platform, c
     )
-    pre = _with_bandwidth(walk.pre, bpc)
-    tiles = [_with_bandwidth(t, bpc) for t in walk.tiles]
-    total = _with_bandwidth(raw, bpc)
+    cbpc = cube_bytes_per_cycle(
+        raw.cube_bytes * block_dim, walk.cube_unique_bytes, block_dim, platform, c
+    )
+    pre = _with_bandwidth(walk.pre, bpc, cbpc)
+    tiles = [_with_bandwidth(t, bpc, cbpc) for t in walk.tiles]
+    total = _with_bandwidth(raw, bpc, cbpc)
     # MTE2 and MTE3 share the core's GM bandwidth: the kernel cannot finish before all of its
     # bytes have crossed it, however the pipes overlap.
     shared_gm = (total.mte2_bytes + total.mte3_bytes) / bpc
     cycles = max(pre.mte2 + pre.m + pre.v + pre.s + pipeline_cycles(tiles, nbuf), shared_gm)
     to_us = 1.0 / platform.clock_mhz
-    busy = {"MTE2": total.mte2, "V": total.v, "MTE3": total.mte3, "S": total.s, "M": total.m}
-    gm = (total.mte2_bytes + total.mte3_bytes) * block_dim
+    busy = {
+        "MTE2": total.mte2,
+        "V": total.v,
+        "MTE3": total.mte3,
+        "S": total.s,
+        "M": raw.m,
+        "MTE2C": raw.cube_bytes / cbpc,
+    }
+    gm = (total.mte2_bytes + total.mte3_bytes + total.cube_bytes) * block_dim
     return KernelEstimate(
         name=walk.name,
         block_dim=block_dim,

@@ -153,6 +153,10 @@ class CostConstants:
         core_gm_bytes_per_cycle: most GM bytes one core's copy pipes move per cycle, so a
             kernel on few cores does not get the chip's bandwidth.
         cube_fp32_rate: fp32 Cube throughput relative to fp16 (fractals per cycle).
+        cube_gm_bytes_per_cycle: most GM bytes one Cube core's MTE2 moves into L1 per cycle
+            (A and B of ``Matmul::Iterate``).
+        l2_read_gbps: chip rate of GM reads the L2 serves: re-reads of data a kernel has
+            already read, when its unique input bytes fit ``l2_absorb_bytes`` (GB/s).
         source: where the numbers come from.
     """
 
@@ -162,6 +166,8 @@ class CostConstants:
     l2_absorb_bytes: float
     core_gm_bytes_per_cycle: float
     cube_fp32_rate: float
+    cube_gm_bytes_per_cycle: float
+    l2_read_gbps: float
     source: str
 
 
@@ -172,6 +178,8 @@ COST_910B2 = CostConstants(
     l2_absorb_bytes=137.8e6,
     core_gm_bytes_per_cycle=32.0,
     cube_fp32_rate=0.27,
+    cube_gm_bytes_per_cycle=88.0,
+    l2_read_gbps=5217.0,
     source=(
         "min_kernel_us, hbm_gbps, l2_write_gbps, l2_absorb_bytes: least-squares fit "
         "(benchmarks/calibrate.py) to the published 910B2 device times of the built-in "
@@ -180,7 +188,15 @@ COST_910B2 = CostConstants(
         "benchmarks/results/calibration.md); core_gm_bytes_per_cycle: one 32-byte DataBlock "
         "per cycle per core (an assumption: 48 AIV x 32 B x 1.8 GHz = 2.76 TB/s, above what "
         "any published elementwise case reaches); cube_fp32_rate: fp32 GEMM at about 0.27x "
-        "the fp16 rate on the 910B2 (the measured figure quoted in issue 14)"
+        "the fp16 rate on the 910B2 (the measured figure quoted in issue 14); "
+        "cube_gm_bytes_per_cycle: the LOWER BOUND the published fp16 GEMM 4096^3 (437 µs "
+        "host-timed on a 910B2, an upper bound on device time) implies: a kernel whose f32 "
+        "output blocks fit L0C (at most 128x256) and stream A and B over the whole K (K = 4096 "
+        "does not fit L1) moves at least 22 x (128 + 256) x 4096 x 2 B through the busiest of "
+        "24 Cube cores, so the rate is at least that over 437 µs x 1.8 GHz = 88.0 B/cycle "
+        "(benchmarks/calibrate_cube.py); l2_read_gbps: an ASSUMPTION, the fitted "
+        "l2_write_gbps (the only L2 rate the data measures); the GEMM figure implies at least "
+        "about 4.1 TB/s of L2 reads (benchmarks/calibrate_cube.py)"
     ),
 )
 """The calibrated constants (Ascend 910B2)."""
@@ -201,6 +217,8 @@ def cost_constants(platform: Platform) -> CostConstants:
         COST_910B2.l2_absorb_bytes * platform.l2_bytes / PLATFORMS["910B2"].l2_bytes,
         COST_910B2.core_gm_bytes_per_cycle,
         COST_910B2.cube_fp32_rate,
+        COST_910B2.cube_gm_bytes_per_cycle,
+        COST_910B2.l2_read_gbps * scale,
         f"910B2 fit scaled by HBM bandwidth {platform.hbm_gbps:g}/{ref:g} GB/s (assumption)",
     )
 
