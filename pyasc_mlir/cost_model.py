@@ -24,12 +24,19 @@ How a kernel is costed (core 0, which holds the largest share of work units):
    * M (cube, MODELED): each ``Matmul::Iterate`` of a ``[m, n]`` block over ``k`` costs
      ``ceil(m/16) * ceil(n/16) * ceil(k/16)`` fractal products at one per cycle for fp16
      (16x16x16 MACs per cycle, ASCEND_FACTS.md) and at ``CostConstants.cube_fp32_rate`` per
-     cycle for fp32, plus ``CUBE_ISSUE_CYCLES``. Its GM traffic is charged to MTE2 bytes: the A
-     block ``m x k`` and the B block ``k x n`` once per Iterate (no reuse across blocks
-     assumed), plus the f32 C block ``m x baseN`` that ``GetTensorC`` brings into UB; on
-     split-core SoCs (dav-c220) the C block also makes a GM round trip through the Matmul
-     workspace, charged to MTE3 bytes. The cube's cycles join the copy-in stage of the
-     recurrence below (the block arrives in UB when the cube is done).
+     cycle for fp32, plus ``CUBE_ISSUE_CYCLES``. Its A block ``m x k`` and B block ``k x n``
+     cross the Cube core's own MTE2 (pipe ``MTE2C``, GM -> L1) once per Iterate (no reuse
+     across blocks) at :func:`cube_bytes_per_cycle`: the unique bytes of the GM tensors the
+     Matmul objects read come from HBM, the re-reads from the L2 when those unique bytes fit
+     it, and one core gets its share of the chip's rate, at most
+     ``CostConstants.cube_gm_bytes_per_cycle`` (the lower bound the published fp16 GEMM
+     implies: ``benchmarks/calibrate_cube.py``). With L1 double buffered (``depthA1 = 2 *
+     stepKa``) the Iterate takes the first L1 chunk's load, then ``max(products, rest of the
+     stream)``; single buffered, products plus stream. The f32 C block ``m x baseN`` that
+     ``GetTensorC`` brings into UB is charged to the vector core's MTE2 bytes; on split-core
+     SoCs (dav-c220) the C block also makes a GM round trip through the Matmul workspace,
+     charged to MTE3 bytes. The Iterate's cycles join the copy-in stage of the recurrence
+     below (the block arrives in UB when the Cube is done: ``GetTensorC`` waits for it).
 3. Tiles are combined with a 3-stage pipeline recurrence over B buffers per queue (B = 2 with
    double buffering): ``A_i = max(A_{i-1}, V_{i-B}) + mte2_i + m_i``;
    ``V_i = max(A_i, V_{i-1}, C_{i-B}) + v_i + s_i``; ``C_i = max(V_i, C_{i-1}) + mte3_i``;

@@ -178,7 +178,7 @@ COST_910B2 = CostConstants(
     l2_absorb_bytes=137.8e6,
     core_gm_bytes_per_cycle=32.0,
     cube_fp32_rate=0.27,
-    cube_gm_bytes_per_cycle=88.0,
+    cube_gm_bytes_per_cycle=85.3,
     l2_read_gbps=5217.0,
     source=(
         "min_kernel_us, hbm_gbps, l2_write_gbps, l2_absorb_bytes: least-squares fit "
@@ -190,13 +190,13 @@ COST_910B2 = CostConstants(
         "any published elementwise case reaches); cube_fp32_rate: fp32 GEMM at about 0.27x "
         "the fp16 rate on the 910B2 (the measured figure quoted in issue 14); "
         "cube_gm_bytes_per_cycle: the LOWER BOUND the published fp16 GEMM 4096^3 (437 µs "
-        "host-timed on a 910B2, an upper bound on device time) implies: a kernel whose f32 "
-        "output blocks fit L0C (at most 128x256) and stream A and B over the whole K (K = 4096 "
-        "does not fit L1) moves at least 22 x (128 + 256) x 4096 x 2 B through the busiest of "
-        "24 Cube cores, so the rate is at least that over 437 µs x 1.8 GHz = 88.0 B/cycle "
-        "(benchmarks/calibrate_cube.py); l2_read_gbps: an ASSUMPTION, the fitted "
-        "l2_write_gbps (the only L2 rate the data measures); the GEMM figure implies at least "
-        "about 4.1 TB/s of L2 reads (benchmarks/calibrate_cube.py)"
+        "host-timed on a 910B2, so an upper bound on device time) implies, rounded down: output "
+        "blocks whose f32 accumulator fits L0C, each streaming its A rows and B columns over "
+        "the whole K, move at least 1.611 GB (128x256 blocks), 1/24 of it per Cube core at "
+        "least, in at most 437 µs at 1.8 GHz: >= 85.3 B/cycle (benchmarks/calibrate_cube.py, "
+        "benchmarks/results/calibration_cube.md); l2_read_gbps: an ASSUMPTION, the fitted "
+        "l2_write_gbps (the only L2 rate the data measures); the same GEMM needs at least "
+        "4.08 TB/s of L2 reads (benchmarks/calibrate_cube.py)"
     ),
 )
 """The calibrated constants (Ascend 910B2)."""
