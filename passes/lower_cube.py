@@ -57,6 +57,7 @@ from pyasc_mlir.platform import (
     DEFAULT_PLATFORM,
     LANE_ALIGN,
     Platform,
+    ceil_div,
     get_platform,
     round_up,
 )
@@ -481,7 +482,7 @@ def _stream_bytes(plan: CubePlan, cores: int, k: int, sz: int, exposed: bool) ->
     ``plan``'s blocks, plus, single buffered (``exposed``), each block's f32 result twice (the
     workspace read and the copy-out that double buffering would hide)."""
     m, n = min(plan.tile, plan.rows), min(plan.tile_n, plan.cols)
-    per_core = -(-block_units(plan, plan.tile, plan.tile_n) // max(1, cores))
+    per_core = ceil_div(block_units(plan, plan.tile, plan.tile_n), max(1, cores))
     extra = per_core * m * n * 2 * ACC_BYTES if exposed else 0
     return stream_elems(plan, plan.tile, plan.tile_n, cores) * k * sz + extra
 

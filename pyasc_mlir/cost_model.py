@@ -439,6 +439,22 @@ def cube_bytes_per_cycle(
     return min(share, c.cube_gm_bytes_per_cycle)
 
 
+def chip_seconds(
+    raw: _Cost, block_dim: int, unique_bytes: float, platform: Platform, c: CostConstants
+) -> float:
+    """The least time (s) of a kernel's whole GM traffic on the chip (``raw``: core 0's bytes,
+    times ``block_dim``): the vector cores' reads and the Cube cores' unique A/B bytes from HBM,
+    the Cube re-reads from the L2 (from HBM when the unique bytes do not fit it), the writes
+    under :func:`gm_seconds`'s L2 model: the vector and Cube cores share the HBM."""
+    cube = raw.cube_bytes * block_dim
+    unique = min(cube, unique_bytes)
+    again = cube - unique
+    fits = unique <= c.l2_absorb_bytes
+    reads = raw.mte2_bytes * block_dim + unique + (0 if fits else again)
+    base = gm_seconds(reads, raw.mte3_bytes * block_dim, platform, c)
+    return base + (again / (c.l2_read_gbps * 1e9) if fits else 0.0)
+
+
 def _with_bandwidth(c: _Cost, bytes_per_cycle: float, cube_bpc: float) -> _Cost:
     """``c`` with its copy bytes turned into MTE2/MTE3 cycles and its Iterates into the Cube
     stage's cycles (``m``: products and the A/B stream, overlapped as L1 allows)."""
@@ -503,7 +519,11 @@ def time_walk(
     # MTE2 and MTE3 share the core's GM bandwidth: the kernel cannot finish before all of its
     # bytes have crossed it, however the pipes overlap.
     shared_gm = (total.mte2_bytes + total.mte3_bytes) / bpc
-    cycles = max(pre.mte2 + pre.m + pre.v + pre.s + pipeline_cycles(tiles, nbuf), shared_gm)
+    # the vector and Cube cores share the chip's HBM: all of their traffic together
+    chip = chip_seconds(raw, block_dim, walk.cube_unique_bytes, platform, c) * platform.clock_mhz
+    cycles = max(
+        pre.mte2 + pre.m + pre.v + pre.s + pipeline_cycles(tiles, nbuf), shared_gm, chip * 1e6
+    )
     to_us = 1.0 / platform.clock_mhz
     busy = {
         "MTE2": total.mte2,
