@@ -130,7 +130,7 @@ def block_candidates(
     ms = [pin_m] if pin_m else range(CUBE_FRACTAL, m_cap + 1, CUBE_FRACTAL)
     ns = [pin_n] if pin_n else range(LANE_ALIGN, n_cap + 1, LANE_ALIGN)
     pairs = [(m, n) for m in ms for n in ns if pin_m or pin_n or m * n * ACC_BYTES <= l0c_bytes]
-    return sorted(pairs, key=lambda p: (stream_elems(plan, *p, cores), -p[0] * p[1], -p[1]))
+    return sorted(pairs, key=lambda p: (stream_elems(plan, p[0], p[1], cores), -p[0] * p[1], -p[1]))
 
 
 def tiling_values(plan: CubePlan, cores: int, k: int) -> dict[str, int]:
