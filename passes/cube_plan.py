@@ -18,8 +18,9 @@ from pyasc_mlir.passes.kernel_builder import Layout
 from pyasc_mlir.passes.work_split import work_split_fields
 from pyasc_mlir.platform import COUNT_ALIGN, CUBE_FRACTAL, LANE_ALIGN, ceil_div, round_up
 
-TILE_M_MAX = 128
-"""Largest output-block height (rows); a multiple of 16 (the cube's 16x16 fractal)."""
+TILE_M_MAX = 256
+"""Largest output-block height (rows); a multiple of 16 (the cube's 16x16 fractal). The f32
+block must also fit L0C (``tile_m * tile_n * 4 <= l0c_bytes``)."""
 TILE_N_MAX = 256
 """Largest output-block width (columns); a multiple of 16."""
 TILE_N_MIN = 32
@@ -100,6 +101,36 @@ class CubePlan:
     def elems(self, lay: Layout, rows: int | None = None) -> int:
         r = self.tile_rows(lay) if rows is None else rows
         return round_up(r * (self.l_slot if lay.l else LANE_ALIGN), COUNT_ALIGN)
+
+
+def block_units(plan: CubePlan, m: int, n: int) -> int:
+    """Work units of ``m x n`` output blocks over ``plan``'s output."""
+    return plan.batch * ceil_div(plan.rows, m) * ceil_div(plan.cols, n)
+
+
+def stream_elems(plan: CubePlan, m: int, n: int, cores: int) -> int:
+    """Rows of A plus columns of B (each spanning the whole ``K``) that the busiest of
+    ``cores`` Cube cores streams from GM into L1 with ``m x n`` blocks: its
+    ``ceil(units / cores)`` blocks, each clipped to the output. The quantity the block choice
+    minimises (the A/B traffic of a block is ``(m + n) * K`` elements; one ``Iterate`` per
+    block, no L1 reuse across blocks)."""
+    per_core = ceil_div(block_units(plan, m, n), max(1, cores))
+    return per_core * (min(m, plan.rows) + min(n, plan.cols))
+
+
+def block_candidates(
+    plan: CubePlan, l0c_bytes: int, cores: int, pin_m: int = 0, pin_n: int = 0
+) -> list[tuple[int, int]]:
+    """``(tile_m, tile_n)`` candidates, best first: multiples of 16 up to
+    :data:`TILE_M_MAX` x :data:`TILE_N_MAX` (and the output rounded up to 16) whose f32 block
+    fits ``l0c_bytes``; ordered by the least :func:`stream_elems`, then the larger block, then
+    the wider one. A pinned size (non-zero) is the only value of its dimension."""
+    m_cap = min(TILE_M_MAX, round_up(plan.rows, CUBE_FRACTAL))
+    n_cap = min(TILE_N_MAX, round_up(plan.cols, LANE_ALIGN))
+    ms = [pin_m] if pin_m else range(CUBE_FRACTAL, m_cap + 1, CUBE_FRACTAL)
+    ns = [pin_n] if pin_n else range(LANE_ALIGN, n_cap + 1, LANE_ALIGN)
+    pairs = [(m, n) for m in ms for n in ns if pin_m or pin_n or m * n * ACC_BYTES <= l0c_bytes]
+    return sorted(pairs, key=lambda p: (stream_elems(plan, p[0], p[1], cores), -p[0] * p[1], -p[1]))
 
 
 def tiling_values(plan: CubePlan, cores: int, k: int) -> dict[str, int]:

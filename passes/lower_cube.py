@@ -11,9 +11,13 @@ out. Matmul operands are read by the Cube unit straight from GM.
 
 UB tiles are ``[tile_m, Ls]`` with ``Ls = round_up(tile_n, 16)``; a value that does not vary
 along ``M`` keeps one row, one that does not vary along ``N`` keeps a 16-element slot per row
-(the ``asc-tile`` conventions). Tile sizes: the largest candidate whose buffers fit the
-platform's usable UB (the allocator's lifetime sharing counted, copy buffers x ``buffers``)
-and whose f32 block fits L0C, then halved while that leaves cube cores idle.
+(the ``asc-tile`` conventions). Tile sizes: of the candidates whose buffers fit the platform's
+usable UB (the allocator's lifetime sharing counted, copy buffers x ``buffers``) and whose f32
+block fits L0C, the one whose busiest Cube core streams the fewest A/B bytes
+(``cube_plan.block_candidates``), then halved while that leaves cube cores idle. With
+``buffers = 2`` the single-buffered best is taken instead when it streams fewer bytes even
+counting the copy-out double buffering would hide (a long ``K``: e.g. 176 x 176 blocks for a
+4096^3 fp16 GEMM instead of 144 x 160).
 """
 
 from __future__ import annotations
@@ -32,12 +36,13 @@ from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
 from pyasc_mlir.passes.cube_plan import (
     ACC_BYTES,
-    TILE_M_MAX,
     TILE_M_MIN,
-    TILE_N_MAX,
     TILE_N_MIN,
     CubePlan,
     block_align,
+    block_candidates,
+    block_units,
+    stream_elems,
     tiling_values,
     whole_rows,
 )
@@ -52,6 +57,7 @@ from pyasc_mlir.platform import (
     DEFAULT_PLATFORM,
     LANE_ALIGN,
     Platform,
+    ceil_div,
     get_platform,
     round_up,
 )
@@ -323,27 +329,6 @@ def _check_operands(fusion: asc.FusionOp) -> None:
             )
 
 
-def _halvings(top: int, bottom: int) -> list[int]:
-    """``top, top / 2, ...`` down to ``bottom``."""
-    out = [top]
-    while out[-1] > bottom:
-        out.append(out[-1] // 2)
-    return out
-
-
-def _candidates(plan: CubePlan, pin_m: int = 0, pin_n: int = 0) -> list[tuple[int, int]]:
-    """``(tile_m, tile_n)`` candidates, largest first; a pinned size (non-zero) is the only
-    value of its dimension."""
-    # Multiples of the Cube fractal (the Matmul object's baseM, which GetTensorC's UB block
-    # spans), at most the rows rounded up to it; widths multiples of the UB row slot.
-    m_cap = round_up(plan.rows, CUBE_FRACTAL)
-    ms = sorted({min(m_cap, m) for m in _halvings(TILE_M_MAX, CUBE_FRACTAL)}, reverse=True)
-    n_cap = round_up(plan.cols, LANE_ALIGN)
-    ns = sorted({min(n_cap, n) for n in _halvings(TILE_N_MAX, LANE_ALIGN)}, reverse=True)
-    pairs = [(m, n) for m in ([pin_m] if pin_m else ms) for n in ([pin_n] if pin_n else ns)]
-    return sorted(pairs, key=lambda p: (-p[0] * p[1], -p[1]))
-
-
 def _ub_need(
     fusion: asc.FusionOp, plan: CubePlan, name: str, buffers: int, m: int, n: int
 ) -> tuple[int, str]:
@@ -452,8 +437,10 @@ def choose_blocks(
     pin_m: int = 0,
     pin_n: int = 0,
 ) -> None:
-    """Set ``plan.tile``/``plan.tile_n``: the largest block whose UB buffers (lifetimes shared
-    as ``asc-buffer-alloc`` will) fit the usable UB and whose f32 block fits L0C; then halve
+    """Set ``plan.tile``/``plan.tile_n``: the first block of
+    :func:`~pyasc_mlir.passes.cube_plan.block_candidates` (least A/B stream per core, then the
+    largest) whose UB buffers (lifetimes shared as ``asc-buffer-alloc`` will) fit the usable
+    UB and whose f32 block fits L0C; then halve
     it while fewer units than ``cores`` (default: the cube cores) exist. A pinned size
     (``pin_m``/``pin_n``, non-zero) is kept; only the other one is chosen and halved.
 
@@ -462,7 +449,7 @@ def choose_blocks(
     """
     cores = plat.cube_cores if cores is None else cores
     budget_desc = ""
-    for m, n in _candidates(plan, pin_m, pin_n):
+    for m, n in block_candidates(plan, plat.l0c_bytes, cores, pin_m, pin_n):
         if round_up(m, CUBE_FRACTAL) * round_up(n, LANE_ALIGN) * ACC_BYTES > plat.l0c_bytes:
             continue
         need, desc = _ub_need(fusion, plan, name, buffers, m, n)
@@ -488,6 +475,39 @@ def choose_blocks(
             plan.tile = round_up(plan.tile // 2, TILE_M_MIN)  # stays a multiple of baseM
         else:
             break
+
+
+def _stream_bytes(plan: CubePlan, cores: int, k: int, sz: int, exposed: bool) -> int:
+    """Bytes the busiest Cube core streams (A and B over ``k``, ``sz`` bytes an element) with
+    ``plan``'s blocks, plus, single buffered (``exposed``), each block's f32 result twice (the
+    workspace read and the copy-out that double buffering would hide)."""
+    m, n = min(plan.tile, plan.rows), min(plan.tile_n, plan.cols)
+    per_core = ceil_div(block_units(plan, plan.tile, plan.tile_n), max(1, cores))
+    extra = per_core * m * n * 2 * ACC_BYTES if exposed else 0
+    return stream_elems(plan, plan.tile, plan.tile_n, cores) * k * sz + extra
+
+
+def _buffers_for_stream(
+    fusion: asc.FusionOp,
+    plan: CubePlan,
+    name: str,
+    plat: Platform,
+    cores: int,
+    k: int,
+    buffers: int,
+) -> int:
+    """``buffers`` (``plan`` kept), or 1 with the single-buffered blocks set on ``plan`` when
+    those make the busiest core stream fewer bytes (:func:`_stream_bytes`): for a long ``K``
+    larger blocks save more A/B traffic than double buffering the epilogue hides."""
+    mm = next(o for o in fusion.body.block.ops if isinstance(o, asc.MatmulOp))
+    sz = asc.element_bits(element_type_of(mm.lhs)) // 8
+    kept = (plan.tile, plan.tile_n)
+    best = _stream_bytes(plan, cores, k, sz, False)
+    choose_blocks(fusion, plan, name, plat, 1, cores)
+    if _stream_bytes(plan, cores, k, sz, True) < best:
+        return 1
+    plan.tile, plan.tile_n = kept
+    return buffers
 
 
 @dataclass(frozen=True)
@@ -544,16 +564,18 @@ class AscLowerCubePass(ModulePass):
                 )
             pins = (self.tile_m, self.tile_n or rows_n)
             check_pins(fusion, plan, name, plat, buffers, *pins)
+            sa = shape_of(mms[0].lhs)
+            k = sa[-2] if mms[0].trans_a else sa[-1]
             try:
                 choose_blocks(fusion, plan, name, plat, buffers, cores, *pins)
+                if buffers > 1 and not any(pins):
+                    buffers = _buffers_for_stream(fusion, plan, name, plat, cores, k, buffers)
             except PyAscCompileError:
                 if buffers == 1 or any(pins):
                     raise
                 buffers = 1
                 choose_blocks(fusion, plan, name, plat, buffers, cores)
             kernel = CubeKernelBuilder(fusion, plan, name).build()
-            sa = shape_of(mms[0].lhs)
-            k = sa[-2] if mms[0].trans_a else sa[-1]
             values = tiling_values(plan, cores, k)
             install_kernel(
                 op, fusion, kernel, values, plat.name, buffers if buffers < self.buffers else None

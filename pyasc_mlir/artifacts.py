@@ -22,6 +22,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
+from pyasc_mlir import cost_model
 from pyasc_mlir.cache import atomic_write, file_sha256, text_sha256, warn_cache
 from pyasc_mlir.cube_tiling import launch_info
 from pyasc_mlir.dialects import asc
@@ -161,7 +162,21 @@ def describe(
         "fused_ops": sum(1 for _ in asc_ops(stages["tensor"])),
         "launches": plan,
         "returns": returns,
+        "modeled_us": modeled_times(module, platform),
         **launch_info(k),  # kernel_type, workspace_bytes, block mapping of the first launch
+    }
+
+
+def modeled_times(module: ModuleOp, platform: str) -> dict[str, Any]:
+    """``op.info["modeled_us"]``: the cost model's MODELED device time of each kernel and of
+    all of them (µs, ``pyasc_mlir.cost_model``, constants calibrated to published 910B2
+    measurements: ``platform.COST_910B2``), one launch of each kernel, on ``platform``."""
+    ests = cost_model.estimate(module, platform)
+    return {
+        "platform": platform,
+        "label": "MODELED",
+        "kernels": {e.name: round(e.time_us, 3) for e in ests},
+        "total": round(sum(e.time_us for e in ests), 3),
     }
 
 
@@ -394,6 +409,7 @@ def describe_empty(
             "arg_names": arg_names,
             "kernels": 0,
             "kernel_names": [],
+            "modeled_us": {"platform": platform, "label": "MODELED", "kernels": {}, "total": 0.0},
             "kernel_args": [],
             "block_dim": 0,
             "tiling": {},

@@ -176,6 +176,7 @@ def _cost(knobs: Knobs) -> Candidate:
     return Candidate(
         eff,
         modeled_us=sum(e.time_us for e in ests),
+        work_us=sum(e.work_us for e in ests),
         bound=slowest.bound,
         mode=mode,
         units=units or (cube[0][0]["units"] if cube else 0),

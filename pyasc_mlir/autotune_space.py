@@ -44,6 +44,8 @@ class Candidate:
     Attributes:
         knobs: the pinned knobs it was lowered with (pinning them reproduces the kernel).
         modeled_us: sum over kernels of the cost model's time, µs (MODELED).
+        work_us: the same without each kernel's floor (``KernelEstimate.work_us``): the tie
+            break between candidates whose kernels all sit at the least kernel time.
         vector_us, cube_us: the vector kernels' and the Cube kernels' parts of it.
         bound: bound pipe of the slowest kernel (MTE2, V, MTE3, S, M).
         mode: "rows" or "chunk" (what ``tile`` counts) of the first vector kernel, "+cube"
@@ -56,6 +58,7 @@ class Candidate:
 
     knobs: Knobs
     modeled_us: float = math.inf
+    work_us: float = math.inf
     bound: str = ""
     mode: str = ""
     units: int = 0
@@ -69,9 +72,10 @@ class Candidate:
     def ok(self) -> bool:
         return self.error is None
 
-    def sort_key(self) -> tuple[float, int, int, int, int, int]:
+    def sort_key(self) -> tuple[float, float, int, int, int, int, int]:
         k = self.knobs
-        return (self.modeled_us, -k.buffers, -k.block_dim, -k.tile, -k.tile_m, -k.tile_n)
+        work = (self.modeled_us, self.work_us)
+        return (*work, -k.buffers, -k.block_dim, -k.tile, -k.tile_m, -k.tile_n)
 
 
 def block_dims(units: int, cores: int) -> list[int]:

@@ -155,6 +155,93 @@ class Platform:
         return self.ub_bytes - UB_SYSTEM_RESERVED_BYTES
 
 
+@dataclass(frozen=True)
+class CostConstants:
+    """The constants of the cost model (``pyasc_mlir.cost_model``; every time it gives is
+    MODELED). One set for all operators.
+
+    Attributes:
+        min_kernel_us: the least device time of any kernel (µs): launch, block dispatch and
+            the end-of-kernel synchronisation, overlapped with the kernel's own work (a kernel
+            takes ``max(min_kernel_us, its modeled work)``).
+        hbm_gbps: sustained chip bandwidth of GM traffic that reaches HBM (GB/s).
+        l2_write_gbps: chip rate of GM writes the L2 absorbs (GB/s).
+        l2_absorb_bytes: how much of a kernel's output the L2 absorbs (write-back) before
+            writes spill to HBM (bytes). Reads always come from HBM: the published runs evict
+            L2 before each run.
+        core_gm_bytes_per_cycle: most GM bytes one core's copy pipes move per cycle, so a
+            kernel on few cores does not get the chip's bandwidth.
+        cube_fp32_rate: fp32 Cube throughput relative to fp16 (fractals per cycle).
+        cube_gm_bytes_per_cycle: most GM bytes one Cube core's MTE2 moves into L1 per cycle
+            (A and B of ``Matmul::Iterate``).
+        l2_read_gbps: chip rate of GM reads the L2 serves: re-reads of data a kernel has
+            already read, when its unique input bytes fit ``l2_absorb_bytes`` (GB/s).
+        source: where the numbers come from.
+    """
+
+    min_kernel_us: float
+    hbm_gbps: float
+    l2_write_gbps: float
+    l2_absorb_bytes: float
+    core_gm_bytes_per_cycle: float
+    cube_fp32_rate: float
+    cube_gm_bytes_per_cycle: float
+    l2_read_gbps: float
+    source: str
+
+
+COST_910B2 = CostConstants(
+    min_kernel_us=5.53,
+    hbm_gbps=1151.0,
+    l2_write_gbps=5217.0,
+    l2_absorb_bytes=137.8e6,
+    core_gm_bytes_per_cycle=32.0,
+    cube_fp32_rate=0.27,
+    cube_gm_bytes_per_cycle=85.3,
+    l2_read_gbps=5217.0,
+    source=(
+        "min_kernel_us, hbm_gbps, l2_write_gbps, l2_absorb_bytes: least-squares fit "
+        "(benchmarks/calibrate.py) to the published 910B2 device times of the built-in "
+        "Sigmoid and Maximum kernels of hicann/cann-bench (tasks/metadata/910b2.json; cases "
+        "in benchmarks/data/cann_bench_910b2.json; fit and validation errors in "
+        "benchmarks/results/calibration.md); core_gm_bytes_per_cycle: one 32-byte DataBlock "
+        "per cycle per core (an assumption: 48 AIV x 32 B x 1.8 GHz = 2.76 TB/s, above what "
+        "any published elementwise case reaches); cube_fp32_rate: fp32 GEMM at about 0.27x "
+        "the fp16 rate on the 910B2 (the measured figure quoted in issue 14); "
+        "cube_gm_bytes_per_cycle: the LOWER BOUND the published fp16 GEMM 4096^3 (437 µs "
+        "host-timed on a 910B2, so an upper bound on device time) implies, rounded down: output "
+        "blocks whose f32 accumulator fits L0C, each streaming its A rows and B columns over "
+        "the whole K, move at least 1.611 GB (128x256 blocks), 1/24 of it per Cube core at "
+        "least, in at most 437 µs at 1.8 GHz: >= 85.3 B/cycle (benchmarks/calibrate_cube.py, "
+        "benchmarks/results/calibration_cube.md); l2_read_gbps: an ASSUMPTION, the fitted "
+        "l2_write_gbps (the only L2 rate the data measures); the same GEMM needs at least "
+        "4.08 TB/s of L2 reads (benchmarks/calibrate_cube.py)"
+    ),
+)
+"""The calibrated constants (Ascend 910B2)."""
+
+
+def cost_constants(platform: Platform) -> CostConstants:
+    """The cost-model constants of ``platform``: the 910B2 fit, its bandwidths scaled by the
+    platform's HBM bandwidth and its L2 absorption by the L2 size, relative to the 910B2's (an
+    ASSUMPTION for the SoCs no published measurement covers: 910B1/B3/B4, 310P3)."""
+    ref = PLATFORMS["910B2"].hbm_gbps
+    if platform.name == "910B2":
+        return COST_910B2
+    scale = platform.hbm_gbps / ref
+    return CostConstants(
+        COST_910B2.min_kernel_us,
+        COST_910B2.hbm_gbps * scale,
+        COST_910B2.l2_write_gbps * scale,
+        COST_910B2.l2_absorb_bytes * platform.l2_bytes / PLATFORMS["910B2"].l2_bytes,
+        COST_910B2.core_gm_bytes_per_cycle,
+        COST_910B2.cube_fp32_rate,
+        COST_910B2.cube_gm_bytes_per_cycle,
+        COST_910B2.l2_read_gbps * scale,
+        f"910B2 fit scaled by HBM bandwidth {platform.hbm_gbps:g}/{ref:g} GB/s (assumption)",
+    )
+
+
 HBM_SOURCES = {
     "910B": "64 GB HBM2e per Ascend 910B chip (Gitee AI compute docs, 'Ascend 910B', "
     "https://ai.gitee.com/docs/compute/clusters_gpu/ascend_gpu); some 910B4 boards "

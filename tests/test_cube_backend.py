@@ -25,7 +25,7 @@ from pyasc_mlir.interpreter.core import run_function
 from pyasc_mlir.interpreter.tile_impls import TileInterpretationError
 from pyasc_mlir.passes.registry import PASSES
 from pyasc_mlir.pipeline import make_context
-from pyasc_mlir.platform import get_platform
+from pyasc_mlir.platform import COST_910B2, get_platform
 from pyasc_mlir.runtime.cpu import CpuKernel, KernelError, build_library
 
 BACKEND = ("asc-double-buffer", "asc-buffer-alloc", "convert-asc-to-ascendc")
@@ -343,17 +343,18 @@ def test_asc_mmad_verifier_still_rejects_mixed_dtypes():
     assert asc.MmadOp.name == "asc.mmad"
 
 
-@pytest.mark.parametrize("dt,k0", [("f16", 16), ("f32", 8)])
-def test_cost_model_charges_the_cube(dt, k0):
-    """MODELED: one Iterate of a [16, 32] block over K costs ceil(16/16)*ceil(32/16)*ceil(K/K0)
-    cube cycles (+ issue), and its A/B/C bytes go through MTE2."""
+@pytest.mark.parametrize("dt,rate", [("f16", 1.0), ("f32", COST_910B2.cube_fp32_rate)])
+def test_cost_model_charges_the_cube(dt, rate):
+    """MODELED: one Iterate of a [16, 32] block over K costs ceil(16/16)*ceil(32/16)*ceil(K/16)
+    fractals at 1 per cycle for fp16, at the calibrated fp32 rate for fp32 (+ issue), and its
+    A/B/C bytes go through MTE2."""
     from pyasc_mlir.cost_model import CUBE_ISSUE_CYCLES, estimate
 
     K = 100
     module = lower(parse(mmad_kernel(16, 32, K, dt, tile_m=16, tile_n=32, blocks=1)))
     (e,) = estimate(module)
     plat = get_platform("910B2")
-    cycles = 1 * 2 * -(-K // k0) + CUBE_ISSUE_CYCLES
+    cycles = 1 * 2 * -(-K // 16) / rate + CUBE_ISSUE_CYCLES
     assert e.pipe_us["M"] == pytest.approx(cycles / plat.clock_mhz)
     sz = 2 if dt == "f16" else 4
     c_bytes = 16 * 32 * 4
