@@ -269,6 +269,9 @@ inline void SetBlock(int64_t idx, int64_t num) {
 
 // Reset this thread's UB arena: zero-filled (or PYASC_UB_FILL bytes if defined; 0xFF in
 // memory-check builds), no TPipe, no source location, nothing defined in the shadow map.
+namespace race {
+inline void Reset();  // pyasc_cpu/race.h
+}  // namespace race
 inline void ResetUB() {
 #ifdef PYASC_UB_FILL
   std::memset(State().ub, PYASC_UB_FILL, kUbBytes);
@@ -276,6 +279,7 @@ inline void ResetUB() {
   std::memset(State().ub, 0, kUbBytes);
 #endif
   if (kMemcheck) std::memset(State().shadow, 0, kUbBytes);
+  race::Reset();
   State().pipe = nullptr;
   State().loc = nullptr;
 }
@@ -292,6 +296,8 @@ inline int LastErrorKind() { return State().last_error_kind; }
 
 // Record the user source location of the next API calls ("file.py:12:5"; a string literal).
 #define PYASC_LOC(LOC) (::AscendC::cpu::State().loc = (LOC))
+
+#include "pyasc_cpu/race.h"  // pipe-synchronisation race detector (memory-check builds)
 
 namespace AscendC {
 namespace cpu {
@@ -318,6 +324,8 @@ class LocalTensor {
 
   T GetValue(int64_t i) const {
     Index("LocalTensor::GetValue", i);
+    cpu::race::OnScalar("LocalTensor::GetValue", off_, off_ + static_cast<uint64_t>(i) * sizeof(T),
+                        sizeof(T), false);
     if constexpr (cpu::kMemcheck) {
       const uint8_t* sh = cpu::State().shadow + off_ + static_cast<uint64_t>(i) * sizeof(T);
       for (size_t k = 0; k < sizeof(T); ++k)
@@ -334,6 +342,8 @@ class LocalTensor {
 
   void SetValue(int64_t i, T v) const {
     Index("LocalTensor::SetValue", i);
+    cpu::race::OnScalar("LocalTensor::SetValue", off_, off_ + static_cast<uint64_t>(i) * sizeof(T),
+                        sizeof(T), true);
     if constexpr (cpu::kMemcheck)
       std::memset(cpu::State().shadow + off_ + static_cast<uint64_t>(i) * sizeof(T), 0xFF,
                   sizeof(T));
@@ -477,6 +487,7 @@ class TQue {
                 st_.base + k * st_.len, ") was not freed yet");
     st_.slots[k] = cpu::QueState::kAllocated;
     st_.next = (k + 1) % st_.slots.size();
+    cpu::race::OnQueue(pos, st_.base + k * st_.len, cpu::race::kAlloc);
     return LocalTensor<T>(st_.base + k * st_.len, st_.len / sizeof(T));
   }
 
@@ -489,6 +500,7 @@ class TQue {
                 ") is not an allocated tensor of this queue");
     st_.slots[k] = cpu::QueState::kQueued;
     st_.fifo.push_back({t.CpuOffset(), t.CpuSize() * sizeof(T)});
+    cpu::race::OnQueue(pos, st_.base + k * st_.len, cpu::race::kEnQue);
     return true;
   }
 
@@ -499,6 +511,7 @@ class TQue {
     const auto item = st_.fifo.front();
     st_.fifo.pop_front();
     st_.slots[(item.off - st_.base) / st_.len] = cpu::QueState::kAllocated;
+    cpu::race::OnQueue(pos, st_.base + (item.off - st_.base) / st_.len * st_.len, cpu::race::kDeQue);
     return LocalTensor<T>(item.off, item.bytes / sizeof(T));
   }
 
@@ -513,6 +526,7 @@ class TQue {
       cpu::Fail("TQue::FreeTensor: buffer ", k, " (UB offset ", t.CpuOffset(),
                 ") is still enqueued (DeQue it first)");
     st_.slots[k] = cpu::QueState::kFree;
+    cpu::race::OnQueue(pos, st_.base + k * st_.len, cpu::race::kFree);
   }
 
  private:
@@ -662,6 +676,7 @@ inline T* CheckUB(const char* api, const char* role, const LocalTensor<T>& t, in
                t.CpuSize(), " elements (", t.CpuSize() * sizeof(T), " bytes), access of ",
                count, " elements (", static_cast<uint64_t>(count) * sizeof(T),
                " bytes) exceeds it");
+  race::OnOperand(api, role, t.CpuOffset(), static_cast<uint64_t>(count) * sizeof(T));
   return t.CpuPtr();
 }
 
@@ -676,6 +691,7 @@ inline uint8_t* CheckUBBytes(const char* api, const char* role, const LocalTenso
   if (end > t.CpuSize() * sizeof(T))
     FailAccess(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ",
                t.CpuSize() * sizeof(T), " bytes, access up to byte ", end, " exceeds it");
+  race::OnOperand(api, role, t.CpuOffset(), end);
   return reinterpret_cast<uint8_t*>(t.CpuPtr());
 }
 
