@@ -11,14 +11,28 @@ correct case must run clean and match numpy. Without memory check (or with
 
 from __future__ import annotations
 
+import re
 import struct
+import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from pyasc_mlir.platform import get_platform
-from pyasc_mlir.runtime.cpu import CpuKernel, KernelError, KernelMemoryError, build_library
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import examples  # noqa: E402
+import pyasc_mlir as pa  # noqa: E402
+from pyasc_mlir.platform import get_platform  # noqa: E402
+from pyasc_mlir.runtime.cpu import (  # noqa: E402
+    CpuKernel,
+    KernelError,
+    KernelMemoryError,
+    build_library,
+)
 
 PLATFORM = get_platform("910B2")
 HERE = Path(__file__).resolve().parent / "conformance"
@@ -288,3 +302,88 @@ def test_wait_flag_without_set_flag_is_an_error(libs) -> None:
         run(libs, "race_flag_kernel", 22, bad_block=2)
     assert "pending in block 2" in str(e.value) and "wait forever" in str(e.value)
     run(libs, "race_flag_kernel", 22, bad_block=2, build="plain")  # not checked without it
+
+
+# --------------------------------------------------------------------------- emitted kernels
+
+
+# Configurations of examples.E2E_CONFIGS (compiled once for the end-to-end tests too).
+EXAMPLE_RUNS = [
+    ("gelu_erf", "float16", (4, 7)),  # elementwise
+    ("silu_mul", "float16", (2, 4097)),  # elementwise, long rows in chunks
+    ("softmax", "float16", (100, 33)),  # row reductions, several rows per tile, V_S + GetValue
+    ("residual_layernorm", "float32", (5, 513)),
+]
+
+
+def _compile_example(name: str, dtype: str, shape: tuple[int, ...], **kw: Any) -> Any:
+    case = examples.get_case(name)
+    arrays = case.make_inputs(np.random.default_rng(3), dtype, shape)
+    op = pa.compile(
+        case.kernel, case.args([pa.TensorDesc(a.shape, str(a.dtype)) for a in arrays]), **kw
+    )
+    return case, arrays, op
+
+
+@pytest.mark.parametrize("config", EXAMPLE_RUNS, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_emitted_example_kernels_run_clean_under_memory_check(config) -> None:
+    case, arrays, op = _compile_example(*config)
+    with pa.enable_memory_check():
+        got = op.run_cpu(*arrays)[0]
+    assert op._cpu_memcheck.so_path != Path(op.info["library"])  # the memory-check build ran
+    tol = case.tolerance(config[1])
+    ref = case.reference(*arrays)
+    assert examples.within_tolerance(got, ref, tol), examples.excess_error(got, ref, tol)
+
+
+def swiglu(x, w, bg, v, bu):
+    g = pa.matmul(x, w) + bg
+    return g * pa.sigmoid(g) * (pa.matmul(x, v) + bu)
+
+
+def test_emitted_matmul_mix_kernel_runs_clean_under_memory_check() -> None:
+    """Two Cube matmuls (GetTensorC into VECIN) and the vector epilogue in one MIX kernel."""
+    shapes = [(33, 100), (100, 17), (17,), (100, 17), (17,)]
+    rng = np.random.default_rng(5)
+    arrays = [rng.uniform(-1, 1, s).astype(np.float16) for s in shapes]
+    op = pa.compile(swiglu, [pa.TensorDesc(s, "float16") for s in shapes])
+    assert op.info["kernel_type"] == "MIX_AIC_1_1"
+    with pa.enable_memory_check():
+        got = op.run_cpu(*arrays)[0]
+    assert op._cpu_memcheck.so_path != Path(op.info["library"])
+    x, w, bg, v, bu = (a.astype(np.float64) for a in arrays)
+    g = x @ w + bg
+    np.testing.assert_allclose(got, g / (1 + np.exp(-g)) * (x @ v + bu), rtol=2e-2, atol=2e-2)
+
+
+# A synchronisation taken out of the emitted softmax: (pattern, replacement, API, earlier API).
+REMOVED = {
+    "V_S": (
+        r"SetFlag<HardEvent::V_S>\((ev\d+)\); WaitFlag<HardEvent::V_S>\(\1\);",
+        "",
+        "LocalTensor::GetValue: data race (RAW",
+        "but ReduceMax wrote it",
+    ),
+    "EnQue/DeQue": (
+        r"(\w+)\.EnQue\((\w+)\);\s*LocalTensor<(\w+)> (\w+) = \1\.DeQue<\3>\(\);",
+        r"LocalTensor<\3> \4 = \2;",
+        "Cast: data race (RAW",
+        "but DataCopyPad(GM->UB) wrote it",
+    ),
+}
+
+
+@pytest.mark.parametrize("removed", sorted(REMOVED))
+def test_a_synchronisation_removed_from_an_emitted_kernel_is_caught(removed, tmp_path) -> None:
+    pattern, repl, head, prev = REMOVED[removed]
+    case, arrays, op = _compile_example("softmax", "float16", (100, 33), output_dir=tmp_path)
+    path = tmp_path / "kernel.cpp"
+    src, n = re.subn(pattern, repl, path.read_text(), count=1)
+    assert n == 1
+    path.write_text(src)
+    with pa.enable_memory_check(), pytest.raises(pa.MemoryCheckError) as info:
+        op.run_cpu(*arrays)
+    msg = str(info.value)
+    assert head in msg and prev in msg and "in block 0:" in msg, msg
+    assert info.value.loc is not None and Path(info.value.loc.file).name == "softmax.py", msg
+    assert "examples/softmax.py:" in msg.split("with no synchronisation")[0], msg
