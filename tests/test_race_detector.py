@@ -387,3 +387,37 @@ def test_a_synchronisation_removed_from_an_emitted_kernel_is_caught(removed, tmp
     assert head in msg and prev in msg and "in block 0:" in msg, msg
     assert info.value.loc is not None and Path(info.value.loc.file).name == "softmax.py", msg
     assert "examples/softmax.py:" in msg.split("with no synchronisation")[0], msg
+
+
+def linear_bias(x, w, b):
+    return pa.matmul(x, w) + b
+
+
+def test_emitted_matmul_result_copied_out_of_a_vecin_queue_is_synchronised(tmp_path) -> None:
+    """C lands in a VECIN queue (GetTensorC -> VECIN), the bias Add runs in place and the
+    result goes straight out: the queue's EnQue/DeQue order MTE2 before V only, so the emitted
+    kernel adds V_MTE3 before the copy out and MTE3_V after it (MiniLM's fp32 projections);
+    without the V_MTE3 the detector reports the race."""
+    shapes = [(33, 100), (100, 17), (17,)]
+    rng = np.random.default_rng(7)
+    arrays = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    descs = [pa.TensorDesc(s, "float32") for s in shapes]
+    op = pa.compile(linear_bias, descs, output_dir=tmp_path / "ok")
+    broken = pa.compile(linear_bias, descs, output_dir=tmp_path / "broken")
+    path = tmp_path / "broken" / "kernel.cpp"
+    src = path.read_text()
+    assert "TQue<TPosition::VECIN" in src and "SetFlag<HardEvent::V_MTE3>" in src
+    assert src.index("SetFlag<HardEvent::V_MTE3>") < src.rindex("DataCopyPad(t")
+    with pa.enable_memory_check():
+        got = op.run_cpu(*arrays)[0]
+    x, w, b = (a.astype(np.float64) for a in arrays)
+    np.testing.assert_allclose(got, x @ w + b, rtol=1e-4, atol=1e-4)
+    src, n = re.subn(
+        r"SetFlag<HardEvent::V_MTE3>\((ev\d+)\); WaitFlag<HardEvent::V_MTE3>\(\1\);", "", src
+    )
+    assert n == 1
+    path.write_text(src)
+    with pa.enable_memory_check(), pytest.raises(pa.MemoryCheckError) as info:
+        broken.run_cpu(*arrays)
+    msg = str(info.value)
+    assert "DataCopyPad(UB->GM): data race (RAW" in msg and "but Add wrote it" in msg, msg

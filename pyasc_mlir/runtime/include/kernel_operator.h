@@ -20,7 +20,8 @@
 //   require 32-byte aligned UB operands. Violations throw AscendC::cpu::Error naming the API, the
 //   operand, its offset and its size.
 // * GlobalTensor<T> = (host pointer, element count); accesses outside [0, size) throw.
-// * Pipes, events and barriers are no-ops: execution is sequential.
+// * Pipes, events and barriers are no-ops: execution is sequential. In memory-check builds they
+//   order the pipes of the race detector (pyasc_cpu/race.h).
 // * Vector ops compute on raw pointers; checks happen once per call, never per element. half
 //   (_Float16) lanes are computed in float and rounded to nearest-even once per operation, which
 //   is the correctly rounded fp16 result for + - * / sqrt.
@@ -601,7 +602,8 @@ class TPipe {
     buf.init_ = true;
   }
 
-  // Event ids are handed out round-robin; synchronisation is a no-op on the CPU.
+  // Event ids are handed out round-robin; synchronisation is a no-op on the CPU (memory-check
+  // builds: the race detector's ordering, pyasc_cpu/race.h).
   TEventID FetchEventID(HardEvent) { return static_cast<TEventID>(event_++ & 7); }
   template <HardEvent evt>
   TEventID FetchEventID() { return FetchEventID(evt); }
