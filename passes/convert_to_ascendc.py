@@ -213,14 +213,15 @@ class _Converter:
         sz = self._elem_bytes(gm_val)
         m = self._m
         ub = m(ub_val)
-        # A VECIN queue's EnQue/DeQue order MTE2 before V only: copying out what the vector
-        # unit wrote there needs V_MTE3, and the next tile's writes wait for MTE3 (MTE3_V).
-        vecin_out = not inbound and alloc in self.st.queues and _is_vecin_queue(self.st, alloc)
+        # A VECIN queue's EnQue/DeQue order MTE2 before V only, a TBuf orders nothing: copying
+        # out what the vector unit wrote there needs V_MTE3, and the next writes wait for MTE3
+        # (MTE3_V).
+        sync_out = not inbound and (alloc not in self.st.queues or _is_vecin_queue(self.st, alloc))
         if not inbound and alloc in self.st.queues:
             q = self.st.queues[alloc]
             out.add(ac.EnQueOp(q, ub))
             ub = out.add_value(ac.DeQueOp(q, _ub_elem(alloc.result.type)))
-        if vecin_out:
+        if sync_out:
             out.add(ac.SyncOp("V_MTE3"))
         whole_ub = ub
         ub = out.view(ub, m(op.ub_offset))
@@ -252,10 +253,11 @@ class _Converter:
                 self.pending_enque.append(alloc)
         elif inbound:
             out.add(ac.SyncOp("MTE2_V"))
-        elif alloc in self.st.queues:
-            if vecin_out:
+        else:
+            if sync_out:
                 out.add(ac.SyncOp("MTE3_V"))
-            out.add(ac.FreeTensorOp(self.st.queues[alloc], whole_ub))
+            if alloc in self.st.queues:
+                out.add(ac.FreeTensorOp(self.st.queues[alloc], whole_ub))
 
     def _flush_enque(self, out: AscendcBuilder) -> None:
         for alloc in self.pending_enque:

@@ -421,3 +421,31 @@ def test_emitted_matmul_result_copied_out_of_a_vecin_queue_is_synchronised(tmp_p
         broken.run_cpu(*arrays)
     msg = str(info.value)
     assert "DataCopyPad(UB->GM): data race (RAW" in msg and "but Add wrote it" in msg, msg
+
+
+def test_a_tile_kernel_copying_out_of_a_tbuf_is_synchronised_when_lowered() -> None:
+    """``convert-asc-to-ascendc`` orders a copy out of a TBuf ("tmp" alloc) after the vector
+    op that wrote it (V_MTE3) and the next writes after the copy (MTE3_V): the lowered tile
+    kernel of tests/test_checks.py runs clean with the detector on and squares its input."""
+    from test_checks import tile_kernel
+    from xdsl.parser import Parser
+
+    from pyasc_mlir.emitter import emit_cpu_entry, emit_kernel_source
+    from pyasc_mlir.passes.registry import PASSES
+    from pyasc_mlir.pipeline import make_context
+
+    ctx = make_context()
+    module = Parser(ctx, tile_kernel(length=64, out=64)).parse_module()
+    PASSES["convert-asc-to-ascendc"]()().apply(ctx, module)
+    src = emit_kernel_source(module)
+    assert src.index("SetFlag<HardEvent::V_MTE3>") < src.index("DataCopy(gm")
+    sources = {"kernel.cpp": src, "cpu_entry.cpp": emit_cpu_entry(module)}
+    x = np.arange(64, dtype=np.float32) - 3
+    y = np.zeros(64, np.float32)
+    CpuKernel(build_library(sources, PLATFORM, memcheck=True)).run(1, [x, y], struct.pack("<q", 1))
+    np.testing.assert_array_equal(y, x * x)
+    broken = {**sources, "kernel.cpp": re.sub(r"WaitFlag<HardEvent::V_MTE3>\(ev\d+\);", "", src)}
+    with pytest.raises(KernelMemoryError, match=r"DataCopy\(UB->GM\): data race \(RAW"):
+        CpuKernel(build_library(broken, PLATFORM, memcheck=True)).run(
+            1, [x, np.zeros(64, np.float32)], struct.pack("<q", 1)
+        )
