@@ -356,6 +356,14 @@ def test_emitted_matmul_mix_kernel_runs_clean_under_memory_check() -> None:
     np.testing.assert_allclose(got, g / (1 + np.exp(-g)) * (x @ v + bu), rtol=2e-2, atol=2e-2)
 
 
+@pytest.fixture
+def forget_edited_ops():
+    """The tests below edit an operator's kernel.cpp in its output_dir; the in-memory compile
+    cache would hand that operator to later compiles of the same key, so it is cleared."""
+    yield
+    pa.clear_memory_cache()
+
+
 # A synchronisation taken out of the emitted softmax: (pattern, replacement, API, earlier API).
 REMOVED = {
     "V_S": (
@@ -374,7 +382,9 @@ REMOVED = {
 
 
 @pytest.mark.parametrize("removed", sorted(REMOVED))
-def test_a_synchronisation_removed_from_an_emitted_kernel_is_caught(removed, tmp_path) -> None:
+def test_a_synchronisation_removed_from_an_emitted_kernel_is_caught(
+    removed, tmp_path, forget_edited_ops
+) -> None:
     pattern, repl, head, prev = REMOVED[removed]
     case, arrays, op = _compile_example("softmax", "float16", (100, 33), output_dir=tmp_path)
     path = tmp_path / "kernel.cpp"
@@ -393,7 +403,9 @@ def linear_bias(x, w, b):
     return pa.matmul(x, w) + b
 
 
-def test_emitted_matmul_result_copied_out_of_a_vecin_queue_is_synchronised(tmp_path) -> None:
+def test_emitted_matmul_result_copied_out_of_a_vecin_queue_is_synchronised(
+    tmp_path, forget_edited_ops
+) -> None:
     """C lands in a VECIN queue (GetTensorC -> VECIN), the bias Add runs in place and the
     result goes straight out: the queue's EnQue/DeQue order MTE2 before V only, so the emitted
     kernel adds V_MTE3 before the copy out and MTE3_V after it (MiniLM's fp32 projections);
