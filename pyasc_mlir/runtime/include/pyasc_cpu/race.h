@@ -33,6 +33,7 @@
 #ifndef PYASC_CPU_RACE_H
 #define PYASC_CPU_RACE_H
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -119,7 +120,7 @@ inline bool IsWriteRole(const char* role) {
          std::strcmp(role, "C") == 0;
 }
 
-using Clock = std::vector<uint64_t>;  // one entry per pipe
+using Clock = std::array<uint64_t, kNumPipes>;  // one entry per pipe
 
 struct Access {
   uint8_t pipe;
@@ -135,12 +136,12 @@ struct Access {
 struct RaceState {
   bool ready = false;
   Clock clock[kNumPipes];         // clock[q][p]: the last epoch of pipe p that q is ordered after
-  std::vector<Access> recs;       // access records; shadows hold index + 1 (0: none)
+  std::vector<Access> recs;       // this block's access records: id base + 1 + index
+  uint32_t base = 0, next = 0;    // ids <= base are earlier blocks' (none); next: the last id
   std::vector<uint32_t> writer;   // per UB byte: last write
   std::vector<uint32_t> reader_v, reader_mte3;  // per UB byte: last read by V / MTE3
   std::map<std::pair<int, int32_t>, std::deque<Clock>> flags;  // (HardEvent, id) -> SetFlags
   std::map<uint64_t, Clock> enqued, freed;  // TQue buffer (UB offset) -> implicit flag
-  uint64_t dirty = 0;                       // UB bytes [0, dirty) may hold records
 };
 
 __attribute__((visibility("hidden"))) inline RaceState& R() {
@@ -148,22 +149,20 @@ __attribute__((visibility("hidden"))) inline RaceState& R() {
   return s;
 }
 
-// Forget everything (block start).
+// Forget everything (block start). The per-byte ids are not cleared: ids up to `base` (the
+// earlier blocks') read as "no access"; they are zeroed only when the ids would wrap.
 inline void Reset() {
   if constexpr (!kOn) return;
   RaceState& r = R();
-  if (!r.ready) {
+  if (!r.ready || r.next > 0xF0000000u) {
     r.writer.assign(kUbBytes, 0);
     r.reader_v.assign(kUbBytes, 0);
     r.reader_mte3.assign(kUbBytes, 0);
     r.ready = true;
-  } else if (r.dirty) {
-    std::fill(r.writer.begin(), r.writer.begin() + r.dirty, 0u);
-    std::fill(r.reader_v.begin(), r.reader_v.begin() + r.dirty, 0u);
-    std::fill(r.reader_mte3.begin(), r.reader_mte3.begin() + r.dirty, 0u);
+    r.next = 0;
   }
-  r.dirty = 0;
-  for (auto& c : r.clock) c.assign(kNumPipes, 0);
+  r.base = r.next;
+  for (auto& c : r.clock) c.fill(0);
   r.recs.clear();
   r.flags.clear();
   r.enqued.clear();
@@ -222,23 +221,24 @@ inline void OnAccess(const char* api, const char* role, uint64_t tensor_off, uin
   uint64_t epoch = 0;
   if (pipe < kNumPipes) epoch = ++r.clock[pipe][pipe];
   const Access cur{pipe, write, epoch, api, role, State().loc, tensor_off};
-  uint32_t last = 0;
+  const uint32_t base = r.base;
+  uint32_t last = base;
   const uint32_t* w = r.writer.data();
   if (pipe != kSync) {
     for (uint64_t b = off; b < off + n; ++b) {  // RAW (reads) / WAW (writes)
-      if (w[b] == 0 || w[b] == last) continue;
+      if (w[b] <= base || w[b] == last) continue;
       last = w[b];
-      const Access& prev = r.recs[last - 1];
+      const Access& prev = r.recs[last - base - 1];
       if (!Ordered(prev, pipe)) Report(write ? "WAW" : "RAW", prev, cur, b);
     }
     if (write) {  // WAR: readers of another pipe
       for (const std::vector<uint32_t>* rd : {&r.reader_v, &r.reader_mte3}) {
         const uint32_t* p = rd->data();
-        last = 0;
+        last = base;
         for (uint64_t b = off; b < off + n; ++b) {
-          if (p[b] == 0 || p[b] == last) continue;
+          if (p[b] <= base || p[b] == last) continue;
           last = p[b];
-          const Access& prev = r.recs[last - 1];
+          const Access& prev = r.recs[last - base - 1];
           if (!Ordered(prev, pipe)) Report("WAR", prev, cur, b);
         }
       }
@@ -253,10 +253,9 @@ inline void OnAccess(const char* api, const char* role, uint64_t tensor_off, uin
   if (!write && pipe == kS) return;
   if (!write && pipe != kV && pipe != kMte3) return;
   r.recs.push_back(cur);
-  const uint32_t id = static_cast<uint32_t>(r.recs.size());
+  const uint32_t id = ++r.next;
   uint32_t* dst = write ? r.writer.data() : (pipe == kV ? r.reader_v.data() : r.reader_mte3.data());
   std::fill(dst + off, dst + off + n, id);
-  if (off + n > r.dirty) r.dirty = off + n;
 }
 
 // The hook of the header's UB operand checks: `count` bytes from the tensor start.
@@ -297,7 +296,7 @@ inline void OnBarrierAll() {
   if constexpr (!kOn) return;
   RaceState& r = R();
   if (!r.ready) Reset();
-  Clock all(kNumPipes, 0);
+  Clock all{};
   for (const auto& c : r.clock) Join(all, c);
   for (auto& c : r.clock) c = all;
 }
