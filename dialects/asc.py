@@ -44,6 +44,7 @@ from pyasc_mlir.dialects.asc_attrs import (
     element_bits,
     scope_of,
 )
+from pyasc_mlir.dialects.asc_attention import FlashAttentionOp
 from pyasc_mlir.dialects.asc_layout import (
     ConcatOp,
     SliceOp,
@@ -103,6 +104,7 @@ __all__ = [
     "ConstantOp",
     "CopyInOp",
     "CopyOutOp",
+    "FlashAttentionOp",
     "FusionOp",
     "LOC_ATTR",
     "LaunchOp",
@@ -154,6 +156,7 @@ Asc = Dialect(
         BroadcastOp,
         ReduceOp,
         ReshapeOp,
+        FlashAttentionOp,
         MatmulOp,
         TransposeOp,
         ConcatOp,

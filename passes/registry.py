@@ -32,6 +32,12 @@ def _lower_cube() -> type[ModulePass]:
     return AscLowerCubePass
 
 
+def _flash_attention() -> type[ModulePass]:
+    from pyasc_mlir.passes.flash_attention import AscFlashAttentionPass
+
+    return AscFlashAttentionPass
+
+
 def _tile() -> type[ModulePass]:
     from pyasc_mlir.passes.tile import AscTilePass
 
@@ -61,6 +67,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "asc-fuse": _fuse,
     "asc-lower-layout": _lower_layout,
     "asc-lower-cube": _lower_cube,
+    "asc-flash-attention": _flash_attention,
     "asc-tile": _tile,
     "asc-double-buffer": _double_buffer,
     "asc-buffer-alloc": _buffer_alloc,
