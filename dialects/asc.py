@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 
+from pyasc_mlir.dialects.asc_attention import FlashAttentionOp
 from pyasc_mlir.dialects.asc_attrs import (
     ALLOC_ROLES,
     BINARY_KINDS,
@@ -44,7 +45,6 @@ from pyasc_mlir.dialects.asc_attrs import (
     element_bits,
     scope_of,
 )
-from pyasc_mlir.dialects.asc_attention import FlashAttentionOp
 from pyasc_mlir.dialects.asc_layout import (
     ConcatOp,
     SliceOp,

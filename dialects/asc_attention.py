@@ -44,7 +44,8 @@ def broadcastable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
     """Whether ``shape`` broadcasts to ``to`` by NumPy's rules (right-aligned, 1 stretches)."""
     if len(shape) > len(to):
         return False
-    return all(s in (1, t) for s, t in zip(reversed(shape), reversed(to)))
+    tail = to[len(to) - len(shape) :]
+    return all(s in (1, t) for s, t in zip(shape, tail, strict=True))
 
 
 @irdl_op_definition

@@ -162,7 +162,7 @@ def match_attention(op: asc.MatmulOp) -> _Match | None:
     qk = _owner(prod, asc.MatmulOp)
     if not isinstance(qk, asc.MatmulOp) or qk.trans_a or not qk.trans_b:
         return None
-    if not _only_use(prod) or not _same_batch(qk.lhs, qk.rhs, op.rhs):
+    if not _same_batch(qk.lhs, qk.rhs, op.rhs):
         return None
     return _Match(qk.lhs, qk.rhs, op.rhs, mask, scale)
 

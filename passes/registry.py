@@ -67,11 +67,11 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "asc-fuse": _fuse,
     "asc-lower-layout": _lower_layout,
     "asc-lower-cube": _lower_cube,
-    "asc-flash-attention": _flash_attention,
     "asc-tile": _tile,
     "asc-double-buffer": _double_buffer,
     "asc-buffer-alloc": _buffer_alloc,
     "convert-asc-to-ascendc": _to_ascendc,
+    "asc-flash-attention": _flash_attention,
 }
 """Pass name -> loader of the pass class (lazy, so tools start fast)."""
 
