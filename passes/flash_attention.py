@@ -183,7 +183,7 @@ def _erase_dead(producers: list[Operation], rewriter: PatternRewriter) -> None:
             continue
         if p.name.startswith("asc."):
             below = [o.owner for o in p.operands if isinstance(o.owner, Operation)]
-            rewriter.erase_op(p)
+            rewriter.erase(p)
             _erase_dead(below, rewriter)
 
 
@@ -203,7 +203,7 @@ class FuseAttention(RewritePattern):
         if loc is not None:
             fa.attributes[asc.LOC_ATTR] = loc
         producers = [o.owner for o in op.operands if isinstance(o.owner, Operation)]
-        rewriter.replace_op(op, fa)
+        rewriter.replace(op, [fa])
         _erase_dead(producers, rewriter)
 
 
