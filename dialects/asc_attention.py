@@ -12,10 +12,12 @@ the product, as the Cube unit takes it; f32 accumulation); the result is ``O / l
 running max is still ``-inf`` take ``P = 0`` (no ``-inf - -inf`` NaN), so a row masked entirely
 with ``-inf`` gives ``0 / 0 = NaN``, as the unfused softmax does.
 
-Shapes: ``q [*batch, Sq, D]``, ``k [*batch, Skv, D]``, ``v [*batch, Skv, Dv]`` (same batch
-dims, f16 or f32, one dtype), an optional additive ``mask`` (f32) broadcastable (NumPy rules)
-to ``[*batch, Sq, Skv]``; result ``[*batch, Sq, Dv]``, always f32 (the accumulator's dtype, as
-``asc.matmul``). ``scale`` is a float, ``block_kv >= 1`` the key block length.
+Shapes: ``q [*batch, Sq, D]``, ``k [*kb, Skv, D]``, ``v [*kb, Skv, Dv]`` (one rank; ``kb``
+broadcasts to ``batch`` by NumPy rules: 1 on a head-group axis is grouped-query attention, one
+KV head per group of query heads; f16, bf16 or f32, one dtype), an optional additive ``mask``
+(f32) broadcastable (NumPy rules) to ``[*batch, Sq, Skv]``; result ``[*batch, Sq, Dv]``,
+always f32 (the accumulator's dtype, as ``asc.matmul``). ``scale`` is a float, ``block_kv >= 1``
+the key block length.
 """
 
 from __future__ import annotations
@@ -102,10 +104,10 @@ class FlashAttentionOp(IRDLOperation):
         qs, ks, vs = q.get_shape(), k.get_shape(), v.get_shape()
         if len(qs) < 2 or not (len(qs) == len(ks) == len(vs)):
             raise VerifyException(f"{self.name}: q, k and v need one rank >= 2")
-        if qs[:-2] != ks[:-2] or ks[:-1] != vs[:-1] or qs[-1] != ks[-1]:
+        if not broadcastable(ks[:-2], qs[:-2]) or ks[:-1] != vs[:-1] or qs[-1] != ks[-1]:
             raise VerifyException(
                 f"{self.name}: shapes q {list(qs)}, k {list(ks)}, v {list(vs)} do not form "
-                "attention ([*b, Sq, D], [*b, Skv, D], [*b, Skv, Dv])"
+                "attention ([*b, Sq, D], [*kb, Skv, D], [*kb, Skv, Dv], kb broadcast to b)"
             )
         if self.block_kv.data < 1:
             raise VerifyException(f"{self.name}: block_kv must be >= 1")

@@ -15,8 +15,10 @@ free)::
 
 becomes ``o = asc.flash_attention q, k, v [mask M] {scale, block_kv}`` (the mask operand is the
 value before its ``asc.broadcast``); the head split/merge transposes around it are left as they
-are. Not matched (left unchanged): batch-broadcast operands (grouped-query forms), a transposed
-``v``, a softmax over another axis, any intermediate with a use outside the chain.
+are. ``k``/``v`` may have 1 where ``q`` has a head-group axis (grouped-query attention: ``q
+[B, Nkv, G, S, D]``, ``k, v [B, Nkv, 1, S, D]``). Not matched (left unchanged): a broadcast
+``q``, a transposed ``v``, a softmax over another axis, any intermediate with a use outside the
+chain.
 
 Scope today: the rewrite and the op's reference semantics (the interpreter runs the blocked
 online softmax). The one-kernel (Cube + vector MIX) lowering of ``asc.flash_attention`` does
@@ -40,6 +42,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects.asc_attention import broadcastable
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
 
@@ -162,18 +165,22 @@ def match_attention(op: asc.MatmulOp) -> _Match | None:
     qk = _owner(prod, asc.MatmulOp)
     if not isinstance(qk, asc.MatmulOp) or qk.trans_a or not qk.trans_b:
         return None
-    if not _same_batch(qk.lhs, qk.rhs, op.rhs):
+    if not _kv_batch_fits(qk.lhs, qk.rhs, op.rhs):
         return None
     return _Match(qk.lhs, qk.rhs, op.rhs, mask, scale)
 
 
-def _same_batch(*vs: SSAValue) -> bool:
-    shapes = []
-    for v in vs:
-        t = v.type
-        assert isinstance(t, TensorType)
-        shapes.append(tuple(t.get_shape()))
-    return len({len(s) for s in shapes}) == 1 and len({s[:-2] for s in shapes}) == 1
+def _kv_batch_fits(q: SSAValue, k: SSAValue, v: SSAValue) -> bool:
+    """One rank; ``k`` and ``v`` share batch dims that broadcast to ``q``'s (equal, or 1 on
+    a head-group axis: grouped-query attention)."""
+    qs, ks, vs = (tuple(_shape(x)) for x in (q, k, v))
+    return len(qs) == len(ks) == len(vs) and ks[:-2] == vs[:-2] and broadcastable(ks[:-2], qs[:-2])
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    t = v.type
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
 
 
 def _erase_dead(producers: list[Operation], rewriter: PatternRewriter) -> None:

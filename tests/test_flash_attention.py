@@ -271,3 +271,55 @@ def test_not_in_the_default_pipeline() -> None:
     from pyasc_mlir.passes.registry import PIPELINES
 
     assert all("asc-flash-attention" not in p for p in PIPELINES.values())
+
+
+# ------------------------------------------------------------------ grouped-query, bf16
+
+
+def gqa(q, k, v, mask):
+    # q [B, S, Nkv, G, D]; k, v [B, S, Nkv, 1, D]: one KV head per group of G query heads
+    s = pa.matmul(q.permute(0, 2, 3, 1, 4), k.permute(0, 2, 3, 1, 4), transpose_b=True)
+    s = s * SCALE + mask
+    e = pa.exp(s - s.max(-1, keepdim=True))
+    return (e / e.sum(-1, keepdim=True)) @ v.permute(0, 2, 3, 1, 4)
+
+
+@pytest.mark.parametrize(("sq", "skv"), [(7, 7), (33, 257), (1, 513)])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_grouped_query_attention(sq: int, skv: int, dtype: str) -> None:
+    nkv, g, d = 2, 3, 64
+    descs = [
+        pa.TensorDesc((1, sq, nkv, g, d), dtype),
+        pa.TensorDesc((1, skv, nkv, 1, d), dtype),
+        pa.TensorDesc((1, skv, nkv, 1, d), dtype),
+        pa.TensorDesc((sq, skv), dtype),
+    ]
+    module, _ = pipeline.build_module(gqa, descs, "gqa")
+    fused = _fused(module)
+    (op,) = [o for o in fused.walk() if isinstance(o, asc.FlashAttentionOp)]
+    assert tuple(op.k.type.get_shape()) == (1, nkv, 1, skv, d)  # KV heads not repeated
+    rng = np.random.default_rng(sq + skv)
+    q = rng.standard_normal((1, sq, nkv, g, d)).astype(dtype)
+    k, v = (rng.standard_normal((1, skv, nkv, 1, d)).astype(dtype) for _ in range(2))
+    i = np.arange(sq)[:, None] + (skv - sq)
+    mask = np.where(np.arange(skv)[None, :] > i, -np.inf, 0.0).astype(dtype)
+    (out,) = run_function(fused, "gqa", [q, k, v, mask])
+    qh, kh, vh = (np.transpose(x.astype(np.float64), (0, 2, 3, 1, 4)) for x in (q, k, v))
+    s = qh @ np.swapaxes(kh, -1, -2) * SCALE + mask.astype(np.float64)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    _close(out, (e / e.sum(-1, keepdims=True)) @ vh, dtype)
+
+
+@pytest.mark.parametrize("s", [7, 257])
+def test_bfloat16(s: int) -> None:
+    from pyasc_mlir.types import BF16, astype
+
+    module, name = _module(True, s, s, 64, "bfloat16")
+    fused = _fused(module)
+    assert [o for o in fused.walk() if isinstance(o, asc.FlashAttentionOp)]
+    xs32 = _inputs(s, s, 64, "float32", "causal")
+    xs = [astype(x, BF16) for x in xs32]
+    (out,) = run_function(fused, name, xs)
+    ref = _reference([astype(x, np.dtype(np.float32)) for x in xs])
+    # bf16 keeps 8 significand bits: P and the result each round once (2^-8 relative)
+    np.testing.assert_allclose(astype(out, np.dtype(np.float32)), ref, rtol=1e-2, atol=1e-2)
