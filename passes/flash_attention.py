@@ -112,19 +112,20 @@ def _splat(v: SSAValue) -> float | None:
     return float(c.value.value.data) if isinstance(c, asc.ConstantOp) else None
 
 
-def _split_mask(s: SSAValue) -> tuple[SSAValue, SSAValue | None]:
-    """``(scores, mask)`` of ``s = scores + mask`` (mask = the value before its broadcast);
-    ``(s, None)`` when ``s`` is no such add."""
+def _mask_splits(s: SSAValue) -> list[tuple[SSAValue, SSAValue | None]]:
+    """The candidate ``(scores, mask)`` readings of ``s`` (mask = the value before its
+    broadcast): both operand orders of ``s = a + b``, then ``(s, None)``; the caller keeps
+    the first whose scores are a ``q k^T`` product."""
+    out: list[tuple[SSAValue, SSAValue | None]] = []
     add = _binary(s, "add")
-    if add is None:
-        return s, None
-    for x, m in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
-        if isinstance(x.owner, asc.BinaryOp | asc.MatmulOp) and _only_use(x):
-            b = m.owner
-            if isinstance(b, asc.BroadcastOp) and _only_use(m):
-                return x, b.input
-            return x, m
-    return s, None
+    if add is not None:
+        for x, m in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+            if _only_use(x):
+                b = m.owner
+                bare = isinstance(b, asc.BroadcastOp) and _only_use(m)
+                out.append((x, b.input if isinstance(b, asc.BroadcastOp) and bare else m))
+    out.append((s, None))
+    return out
 
 
 def _split_scale(s: SSAValue) -> tuple[SSAValue, float]:
@@ -160,14 +161,14 @@ def match_attention(op: asc.MatmulOp) -> _Match | None:
     s = _softmax_input(p)
     if s is None:
         return None
-    scaled, mask = _split_mask(s)
-    prod, scale = _split_scale(scaled)
-    qk = _owner(prod, asc.MatmulOp)
-    if not isinstance(qk, asc.MatmulOp) or qk.trans_a or not qk.trans_b:
-        return None
-    if not _kv_batch_fits(qk.lhs, qk.rhs, op.rhs):
-        return None
-    return _Match(qk.lhs, qk.rhs, op.rhs, mask, scale)
+    for scaled, mask in _mask_splits(s):
+        prod, scale = _split_scale(scaled)
+        qk = _owner(prod, asc.MatmulOp)
+        if not isinstance(qk, asc.MatmulOp) or qk.trans_a or not qk.trans_b:
+            continue
+        if _kv_batch_fits(qk.lhs, qk.rhs, op.rhs):
+            return _Match(qk.lhs, qk.rhs, op.rhs, mask, scale)
+    return None
 
 
 def _kv_batch_fits(q: SSAValue, k: SSAValue, v: SSAValue) -> bool:

@@ -323,3 +323,29 @@ def test_bfloat16(s: int) -> None:
     ref = _reference([astype(x, np.dtype(np.float32)) for x in xs])
     # bf16 keeps 8 significand bits: P and the result each round once (2^-8 relative)
     np.testing.assert_allclose(astype(out, np.dtype(np.float32)), ref, rtol=1e-2, atol=1e-2)
+
+
+def computed_mask_first(q, k, v, keep):
+    s = (1.0 - keep) * -10000.0 + pa.matmul(q, k, transpose_b=True) * SCALE
+    e = pa.exp(s - s.max(-1, keepdim=True))
+    return (e / e.sum(-1, keepdim=True)) @ v
+
+
+def test_computed_mask_on_the_left() -> None:
+    """A mask computed by binary ops (MiniLM's ``(1 - mask) * MASK_VALUE``), added on the
+    left: the scores are told apart from the mask by their ``q k^T`` product."""
+    descs = [pa.TensorDesc((2, 9, 16), "float32")] * 3 + [pa.TensorDesc((2, 1, 9), "float32")]
+    module, _ = pipeline.build_module(computed_mask_first, descs, "computed_mask_first")
+    fused = _fused(module, block_kv=4)
+    (op,) = [o for o in fused.walk() if isinstance(o, asc.FlashAttentionOp)]
+    assert op.mask is not None and op.scale_value == SCALE
+    rng = np.random.default_rng(3)
+    xs = [rng.standard_normal((2, 9, 16)).astype(np.float32) for _ in range(3)]
+    keep = (rng.random((2, 1, 9)) > 0.3).astype(np.float32)
+    (before,) = run_function(module, "computed_mask_first", [*xs, keep])
+    (after,) = run_function(fused, "computed_mask_first", [*xs, keep])
+    q, k, v = (x.astype(np.float64) for x in xs)
+    s = (1.0 - keep) * -10000.0 + q @ np.swapaxes(k, -1, -2) * SCALE
+    e = np.exp(s - s.max(-1, keepdims=True))
+    _close(after, (e / e.sum(-1, keepdims=True)) @ v, "float32")
+    _close(after, np.asarray(before, np.float64), "float32")
