@@ -131,13 +131,11 @@ def test_chain_becomes_one_op_without_scores(masked: bool, dtype: str) -> None:
 
 def test_benchmark_form_is_recognised() -> None:
     """The cann-bench attention operators (``benchmarks/cann_cases.py``) match as written."""
-    from benchmarks.cann_cases import Case, _attention
+    from benchmarks.cann_cases import OPERATORS, Case
 
     for causal in (False, True):
-        c = Case.__new__(Case)
-        object.__setattr__(c, "shapes", [[1, 7, 2, 16]] * 3)
-        object.__setattr__(c, "attrs", {"is_causal": causal})
-        fn = _attention(c)
+        c = Case("attention", 0, [[1, 7, 2, 16]] * 3, "float16", {"is_causal": causal}, 1, 1, False)
+        fn = OPERATORS["attention"](c)
         descs = [pa.TensorDesc((1, 7, 2, 16), "float16")] * 3
         if causal:
             descs.append(pa.TensorDesc((7, 7), "float16"))
