@@ -245,6 +245,21 @@ class _Library:
         self.trace.restype = ctypes.c_int
         self.trace.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_int]
         self.clear_trace = lib.pyasc_cpu_run_clear_trace
+        self.gm_reset = lib.pyasc_gm_reset
+        self.gm_register = lib.pyasc_gm_register
+        self.gm_register.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+        self.gm_report_count = lib.pyasc_gm_report_count
+        self.gm_report_count.restype = ctypes.c_int64
+        self.gm_report = lib.pyasc_gm_report
+        self.gm_report.restype = ctypes.c_char_p
+        self.gm_report.argtypes = [ctypes.c_int64]
+
+    def gm_reports(self) -> list[str]:
+        """The memory-check reports of GM accesses past a SetGlobalBuffer size (allowed)."""
+        return [
+            (self.gm_report(i) or b"").decode(errors="replace")
+            for i in range(self.gm_report_count())
+        ]
 
     def offsets(self) -> list[int]:
         buf = (ctypes.c_uint64 * 64)()
@@ -256,6 +271,10 @@ def run_blocks(lib: _Library, block_dim: int, buffers: list[Buffer]) -> tuple[in
     """Run every block; ``(-1, "", 0)`` on success, else ``(block, message, kind)``."""
     ptrs = [b.address() for b in buffers]
     argv = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
+    lib.gm_reset()  # the GM bounds are the host buffers (docs/CPU_RUNTIME.md, "GM bounds")
+    for b in buffers:
+        if b.data is not None and b.data.nbytes:
+            lib.gm_register(b.address(), b.data.nbytes)
     block, total = 0, block_dim
     while block < total:
         lib.clear_trace()
@@ -356,12 +375,17 @@ def cpu_run(ns: argparse.Namespace) -> list[Path]:
     block, msg, kind = run_blocks(lib, ns.block_dim, buffers)
     if block >= 0:
         loc = locate(so, lib.offsets(), ns.kernel, build_name(ns.kernel))
-        what = "memory check" if kind == 1 else "kernel error"
+        access = "memory check" if ns.memory_check else "memory access error"
+        what = access if kind == 1 else "kernel error"
         raise CpuRunError(
             f"{what} in block {block} of {ns.block_dim} ({ns.entry}): {msg}",
             loc,
-            hint=None if kind != 1 else "an out-of-bounds, misaligned or uninitialised access",
+            hint=None
+            if kind != 1
+            else "an out-of-bounds, misaligned, uninitialised or unsynchronised access",
         )
+    for report in lib.gm_reports():  # memory-check builds: allowed, but worth knowing
+        print(f"pyasc cpu-run: warning: {report}", file=sys.stderr)
     ns.out_dir.mkdir(parents=True, exist_ok=True)
     return [b.save(ns.out_dir) for b in buffers if b.output is not None]
 

@@ -760,6 +760,7 @@ inline T* CheckGM(const char* api, const char* role, const GlobalTensor<T>& g, u
       !AllowPastGlobalSize(api, role, g.CpuPtr(), g.CpuSize() * sizeof(T), count * sizeof(T)))
     FailAccess(api, ": ", role, " GlobalTensor holds ", g.CpuSize(), " elements, access of ",
                count, " elements exceeds it");
+  RequireInHostAllocation(api, role, g.CpuPtr(), count * sizeof(T));
   return g.CpuPtr();
 }
 
@@ -772,6 +773,7 @@ inline uint8_t* CheckGMBytes(const char* api, const char* role, const GlobalTens
       !AllowPastGlobalSize(api, role, g.CpuPtr(), g.CpuSize() * sizeof(T), end))
     FailAccess(api, ": ", role, " GlobalTensor holds ", g.CpuSize() * sizeof(T),
                " bytes, access up to byte ", end, " exceeds it");
+  RequireInHostAllocation(api, role, g.CpuPtr(), end);
   return reinterpret_cast<uint8_t*>(g.CpuPtr());
 }
 
