@@ -23,6 +23,7 @@ times; results are written once. The row is never split over cores (rows are the
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, scf
@@ -169,7 +170,11 @@ class RowPassKernelBuilder(VectorKernelBuilder):
                 self._op(row, op)
 
     def _pass(
-        self, row: TileState, p: int, gm_in: dict[SSAValue, SSAValue], outs: list[tuple]
+        self,
+        row: TileState,
+        p: int,
+        gm_in: Mapping[SSAValue, SSAValue],
+        outs: Sequence[tuple[SSAValue, SSAValue]],
     ) -> None:
         """Chunk loop ``p`` of one row: accumulators, loads, chunk ops, level-``p`` stores."""
         s, plan, rx = self.sched, self.plan, row.ix
