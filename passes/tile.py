@@ -4,7 +4,9 @@ Kernel shape (see ``docs/DESIGN.md``): the coalesced iteration space (``iteratio
 split into *outer* axes, which are tiled, and at most two *inner* axes ``[M, L]`` held whole in
 the Unified Buffer (UB). Reductions must be over inner axes: the innermost reduced axis... the
 outermost reduced axis starts the inner part. Without reductions the trailing axis may be split
-into chunks ("chunk mode": one work unit = one chunk of one row).
+into chunks ("chunk mode": one work unit = one chunk of one row). A row reduced over the trailing
+axis that does not fit UB whole is walked in chunks several times ("row passes", one work unit
+= one row: ``passes/tile_row_passes.py``).
 
 Work units (outer rows, or row chunks) are divided over ``blockDim`` cores: core ``b`` handles
 ``units_per_core + (b < units_rem)`` consecutive units, ``tile_units`` at a time. The tile size
