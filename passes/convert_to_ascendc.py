@@ -297,7 +297,9 @@ class _Converter:
         body = Block(arg_types=[IndexType()])
         self.st.vmap[op.body.block.args[0]] = body.args[0]
         inner = AscendcBuilder(body, out.loc, fold=False)
-        is_tile_loop = not top_of_tile and op.parent is self.k.body.block
+        is_tile_loop = (
+            not top_of_tile and op.parent is self.k.body.block
+        ) or "asc.tile_loop" in op.attributes  # a row pass's chunk loop (tile_row_passes)
         if is_tile_loop:
             self.dequeued.append([])
         for o in op.body.block.ops:
