@@ -245,3 +245,12 @@ def test_torch_tensor_copied_into_device_memory() -> None:
     t = pa.from_numpy(src)
     assert t.dtype == pa.bfloat16 and t.data_ptr() != src.data_ptr()
     np.testing.assert_array_equal(t.to_numpy().view(np.uint16), src.view(torch.uint16).numpy())
+
+
+def test_comparisons_and_indexing_outside_an_operator_are_located_errors() -> None:
+    t = pa.from_numpy(np.ones((2, 4), np.float32))
+    for expr in (lambda: t > 0, lambda: t <= 1, lambda: t[1:3]):
+        with pytest.raises(pa.PyAscUsageError) as info:
+            expr()
+        assert info.value.loc is not None and info.value.loc.file == __file__
+        assert "outside an operator" in str(info.value) and "@pyasc_mlir.jit" in str(info.value)
