@@ -330,5 +330,26 @@ def test_gm_bounds_are_the_host_buffers(run, tmp_path):
     res = run(kernel, "--entry", "oob", "--block-dim", "4", p["x"], "z:float32[100]")
     assert res.code == 1
     no_traceback(res)
-    assert "block 1 of 4" in res.stderr and "DataCopy" in res.stderr, res.stderr
+    assert "block 0 of 4" in res.stderr and "DataCopy(UB->GM)" in res.stderr, res.stderr
     assert "leaves every buffer the host passed" in res.stderr
+
+
+CRASH = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void crash(GM_ADDR x, GM_ADDR tiling) {
+  const uint32_t n = *reinterpret_cast<const uint32_t*>(tiling);  // tiling passed as null
+  AscendC::GlobalTensor<float> g;
+  g.SetGlobalBuffer((__gm__ float*)x, n);
+}
+"""
+
+
+def test_a_kernel_that_crashes_the_process_is_reported(run, tmp_path):
+    kernel = tmp_path / "crash.cpp"
+    kernel.write_text(CRASH)
+    p = run.save(x=np.zeros(8, np.float32))
+    res = run(kernel, "--entry", "crash", "--block-dim", "2", p["x"], "null")
+    assert res.code == 1
+    no_traceback(res)
+    assert "the kernel crashed (SIGSEGV) in block 0 of 2 (crash)" in res.stderr, res.stderr
+    assert "hint:" in res.stderr
