@@ -311,8 +311,10 @@ class JitFunction:
         for op in ops:
             if op.accepts(shapes):
                 return op
-        op = self._widened_op(args, like) if like is not None else None
-        if op is None or not op.accepts(shapes):  # a size-1 dim that broadcasts
+        widened = self._widened_op(args, like) if like is not None else None
+        if widened is not None and widened.accepts(shapes):
+            op = widened
+        else:  # no earlier call, widened shapes that do not compile, a size-1 dim that broadcasts
             op = self._compile(args, True)
         ops.append(op)
         return op
