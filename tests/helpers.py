@@ -181,3 +181,45 @@ def tagged_line(path: str, tag: str) -> int:
             if marker.search(text):
                 return n
     raise AssertionError(f"no '# ERR {tag}' marker")
+
+
+def tcube_fields(
+    m: int,
+    n: int,
+    k: int,
+    base: tuple[int, int, int],
+    single_m: int | None = None,
+    bias: bool = True,
+) -> dict[str, int]:
+    """The TCubeTiling fields of a one-core [m, k] x [k, n] Matmul with base blocks ``base``
+    (baseM, baseN, baseK), A1/B1 depth 2, steps 1 and L0 single-buffered: what the samples'
+    host code would fill in (``singleCoreM``: ``single_m``, default ``m``)."""
+    bm, bn, bk = base
+    return dict(
+        usedCoreNum=1,
+        M=m,
+        N=n,
+        Ka=k,
+        Kb=k,
+        singleCoreM=single_m or m,
+        singleCoreN=n,
+        singleCoreK=k,
+        baseM=bm,
+        baseN=bn,
+        baseK=bk,
+        depthA1=2,
+        depthB1=2,
+        stepM=1,
+        stepN=1,
+        stepKa=1,
+        stepKb=1,
+        dbL0A=1,
+        dbL0B=1,
+        dbL0C=1,
+        isBias=int(bias),
+    )
+
+
+def tcube_arg(fields: dict[str, int]) -> str:
+    """``fields`` as a ``pyasc cpu-run`` argument (``tcube:name=value,...``)."""
+    return "tcube:" + ",".join(f"{key}={v}" for key, v in fields.items())

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cpu_run_helpers import CpuRun
+from helpers import tcube_arg, tcube_fields
 
 KERNEL = Path(__file__).resolve().parent / "conformance" / "api_forms.cpp"
 RNG = np.random.default_rng(31)
@@ -44,30 +45,7 @@ BK = 16
 
 
 def _tcube(m, n, k):
-    f = dict(
-        usedCoreNum=1,
-        M=m,
-        N=n,
-        Ka=k,
-        Kb=k,
-        singleCoreM=m,
-        singleCoreN=n,
-        singleCoreK=k,
-        baseM=BM,
-        baseN=BN,
-        baseK=BK,
-        depthA1=2,
-        depthB1=2,
-        stepM=1,
-        stepN=1,
-        stepKa=1,
-        stepKb=1,
-        dbL0A=1,
-        dbL0B=1,
-        dbL0C=1,
-        isBias=1,
-    )
-    return "tcube:" + ",".join(f"{key}={v}" for key, v in f.items())
+    return tcube_arg(tcube_fields(m, n, k, (BM, BN, BK)))
 
 
 def _ref(a, b):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import tcube_fields
 from xdsl.dialects.builtin import StringAttr
 
 import pyasc_mlir as pa
@@ -102,30 +103,7 @@ def kernel(libs, name, memcheck=False):
 def tiling(m, n, k, *, single_m=None, bias=False, mode=0, alpha=0.0, refuse=0, seq=0, order=0):
     """The sample's tiling struct: mode, bias, alpha, refuse, seq, then TCubeTiling."""
     v = dict.fromkeys(FIELDS, 0)
-    v.update(
-        usedCoreNum=1,
-        M=m,
-        N=n,
-        Ka=k,
-        Kb=k,
-        singleCoreM=single_m or m,
-        singleCoreN=n,
-        singleCoreK=k,
-        baseM=BM,
-        baseN=BN,
-        baseK=BK,
-        depthA1=2,
-        depthB1=2,
-        stepM=1,
-        stepN=1,
-        stepKa=1,
-        stepKb=1,
-        dbL0A=1,
-        dbL0B=1,
-        dbL0C=1,
-        isBias=int(bias),
-        iterateOrder=order,
-    )
+    v.update(tcube_fields(m, n, k, (BM, BN, BK), single_m, bias), iterateOrder=order)
     return struct.pack("<iifii", mode, int(bias), alpha, refuse, seq) + struct.pack(
         f"<{len(FIELDS)}i", *(v[f] for f in FIELDS)
     )

@@ -16,6 +16,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from cpu_run_helpers import SAMPLES, CpuRun
+from helpers import tcube_arg, tcube_fields
 
 RNG = np.random.default_rng(909)
 BF16 = ml_dtypes.bfloat16
@@ -303,30 +304,7 @@ BM, BN, BK = 32, 32, 16
 
 
 def _tcube(m, n, k, single_m, bias):
-    fields = dict(
-        usedCoreNum=1,
-        M=m,
-        N=n,
-        Ka=k,
-        Kb=k,
-        singleCoreM=single_m,
-        singleCoreN=n,
-        singleCoreK=k,
-        baseM=BM,
-        baseN=BN,
-        baseK=BK,
-        depthA1=2,
-        depthB1=2,
-        stepM=1,
-        stepN=1,
-        stepKa=1,
-        stepKb=1,
-        dbL0A=1,
-        dbL0B=1,
-        dbL0C=1,
-        isBias=int(bias),
-    )
-    return "tcube:" + ",".join(f"{k_}={v}" for k_, v in fields.items())
+    return tcube_arg(tcube_fields(m, n, k, (BM, BN, BK), single_m, bias))
 
 
 def _matmul_ref(a, b, bias):
