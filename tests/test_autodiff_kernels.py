@@ -1,0 +1,164 @@
+"""Backward kernels compiled by the ordinary pipeline (``pa.vjp``): the CPU build of the
+emitted Ascend C against the interpreter and a float64 reference, kernel counts and GM bytes,
+``op.info["backward"]``, and the API's errors.
+
+Tolerances: the gradient against the float64 reference (``torch.autograd`` on float64 copies
+of the inputs) ``rtol = atol = 1e-4 * max(1, max|grad|)`` for fp32 (weight/bias gradients
+sum up to 513 rows), ``2e-3 * max(1, max|grad|)`` for fp16; the CPU build against the
+interpreter ``rtol = atol = 1e-5 * max(1, max|grad|)`` for fp32 (the Cube's row sums
+accumulate in the CPU runtime's ``Mmad`` order, not NumPy's; ``expf`` differs from the
+interpreter's rounding in ~1e-4 of the elements by one ulp) and one f16 ulp (``1e-3``) for
+fp16. Two runs of the CPU build give the same bits (the row sums are deterministic).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from helpers import seed_of
+from test_autodiff_structural import layer_norm, residual_layer_norm, rms_norm, softmax
+
+import pyasc_mlir as pa
+
+F32 = np.dtype("float32").itemsize
+
+
+def _torch_grads(ref, args: list[np.ndarray], dy: np.ndarray) -> list[np.ndarray]:
+    ts = [torch.tensor(a.astype(np.float64), requires_grad=True) for a in args]
+    ref(*ts).backward(torch.tensor(dy.astype(np.float64)))
+    return [t.grad.numpy() for t in ts]
+
+
+def _t_ln(x, w, b):
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+
+
+def _t_rms(x, w):
+    return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+
+
+REFS = {
+    "layer_norm": (layer_norm, _t_ln, lambda r, c: [(r, c), (c,), (c,)]),
+    "residual_layer_norm": (
+        residual_layer_norm,
+        lambda x, r, w, b: _t_ln(x + r, w, b),
+        lambda r, c: [(r, c), (r, c), (c,), (c,)],
+    ),
+    "rms_norm": (rms_norm, _t_rms, lambda r, c: [(r, c), (c,)]),
+    "softmax": (softmax, lambda x: torch.softmax(x, -1), lambda r, c: [(r, c)]),
+}
+
+
+def _args(name: str, rows: int, cols: int, dtype: str) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed_of(name, rows, cols, dtype))
+    shapes = REFS[name][2](rows, cols)
+    return [rng.standard_normal(s).astype(dtype) for s in [*shapes, (rows, cols)]]
+
+
+def _check_backward(name: str, rows: int, cols: int, dtype: str) -> pa.CompiledOp:
+    fn, ref, _ = REFS[name]
+    args = _args(name, rows, cols, dtype)
+    op = pa.vjp(fn).compile(*args)
+    cpu, interp = op(*args), op(*args, backend="interp")
+    cpu = cpu if isinstance(cpu, tuple) else (cpu,)
+    interp = interp if isinstance(interp, tuple) else (interp,)
+    want = _torch_grads(ref, args[:-1], args[-1])
+    again = op(*args)
+    for c, d in zip(cpu, again if isinstance(again, tuple) else (again,), strict=True):
+        np.testing.assert_array_equal(c, d)  # deterministic: the same bits on every run
+    for i, (c, s, w, a) in enumerate(zip(cpu, interp, want, args, strict=False)):
+        assert c.dtype == a.dtype and c.shape == a.shape, i
+        scale = max(1.0, float(np.abs(w).max()))
+        same = 1e-3 if dtype == "float16" else 1e-5  # one f16 ulp / fp32 sums reordered
+        np.testing.assert_allclose(
+            c, s, rtol=same, atol=same * scale, err_msg=f"grad {i}: CPU build vs interpreter"
+        )
+        tol = (2e-3 if dtype == "float16" else 1e-4) * scale
+        np.testing.assert_allclose(c.astype(np.float64), w, rtol=tol, atol=tol, err_msg=str(i))
+    return op
+
+
+@pytest.mark.parametrize(("name", "dtype"), [("layer_norm", "float32"), ("softmax", "float16")])
+def test_backward_cpu_build_matches_interpreter_and_torch(name: str, dtype: str):
+    _check_backward(name, 7, 33, dtype)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("rows", [1, 33, 513])
+@pytest.mark.parametrize("name", sorted(REFS))
+def test_backward_cpu_build_on_tails(name: str, rows: int, dtype: str):
+    _check_backward(name, rows, 33 if rows != 33 else 513, dtype)
+
+
+def test_kernel_counts_and_gm_bytes():
+    """The backward of residual+LayerNorm and RMSNorm is 2 kernels (one vector kernel: the
+    recomputed forward, dx and the row products; one Cube kernel: the weight/bias sums over the
+    rows); softmax's is 1 vector kernel at the minimum GM traffic (read x, dy; write dx). The
+    extra traffic of the two-kernel ones is the row products' single GM round trip (written
+    once, read once by the Cube kernel, plus its re-read of ``dy`` and a ones column)."""
+    rows, cols = 513, 256
+    plane = rows * cols * F32
+    expect = {
+        # name: (kernels, GM bytes of the inputs and outputs themselves, row products)
+        "residual_layer_norm": (2, 5 * plane + 4 * cols * F32, 1),
+        "rms_norm": (2, 3 * plane + 2 * cols * F32, 1),
+        "softmax": (1, 3 * plane, 0),
+    }
+    for name, (kernels, minimum, products) in expect.items():
+        fn = REFS[name][0]
+        op = pa.vjp(fn).compile(*_args(name, rows, cols, "float32"))
+        info = op.info
+        assert info["kernels"] == kernels, name
+        assert info["backward"] == {"strategy": "recompute", "saved": [], "forward": fn.__name__}
+        extra = info["gm_bytes"] - minimum
+        assert 0 <= extra <= (2 * products + 1) * plane + 4 * rows * F32 * products, (name, extra)
+        if not products:
+            assert extra == 0, name
+        assert info["gm_bytes"] < info["unfused_gm_bytes"], name
+
+
+def test_vjp_of_a_jit_function_and_single_input():
+    @pa.jit
+    def gelu(x):
+        return 0.5 * x * (1.0 + pa.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 33)).astype(np.float32)
+    dy = rng.standard_normal((5, 33)).astype(np.float32)
+    grads = pa.vjp(gelu)(x, dy)
+    assert isinstance(grads, tuple) and len(grads) == 1
+    t = torch.tensor(x.astype(np.float64), requires_grad=True)
+    torch.nn.functional.gelu(t, approximate="tanh").backward(torch.tensor(dy.astype(np.float64)))
+    np.testing.assert_allclose(grads[0], t.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_wrong_cotangents_are_located_errors():
+    x, w, b, dy = _args("layer_norm", 7, 33, "float32")
+    vjp = pa.vjp(layer_norm)
+    with pytest.raises(pa.PyAscUsageError) as e:
+        vjp(x, w, b, dy[:3])  # the line of this call
+    text = str(e.value)
+    assert "layer_norm_backward: cotangent 0 must be [7, 33] float32" in text
+    assert "got [3, 33] float32" in text and "test_autodiff_kernels.py:" in text
+    assert "hint: pass one cotangent per result of layer_norm() after its arguments" in text
+    with pytest.raises(pa.PyAscUsageError, match="expected 1 cotangent"):
+        vjp(x, w, b)
+    with pytest.raises(
+        pa.PyAscUsageError, match=r"must be \[7, 33\] float32.*got \[7, 33\] float16"
+    ):
+        vjp(x, w, b, dy.astype(np.float16))
+
+
+def test_constant_inputs_get_no_gradient_slot():
+    """A compile-time constant of the forward is passed to the backward too; gradients come
+    only for the tensor arguments."""
+
+    def scaled(x, k):
+        return x * k
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    dy = np.ones((2, 3), np.float32)
+    (dx,) = pa.vjp(scaled)(x, 2.5, dy)
+    np.testing.assert_array_equal(dx, np.full((2, 3), 2.5, np.float32))
