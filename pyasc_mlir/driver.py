@@ -76,6 +76,7 @@ def compile(
     dynamic: bool = False,
     library: str | Path | None = None,
     version: str | None = None,
+    grad: bool = False,
 ) -> CompiledOp:
     """Compile a Python operator for the given argument descriptions.
 
@@ -117,6 +118,9 @@ def compile(
             dynamic dims computes its tiling on the host at call time (``CompiledOp.dynamic``;
             ``None`` in ``inputs``/``outputs``); see ``docs/DESIGN.md``. ``False`` keeps the
             exact static shapes (a ``@jit`` function turns dynamic by itself on a shape change).
+        grad: also compile the backward operator (``asc-autodiff``; see :func:`pyasc_mlir.vjp`)
+            into the ``backward`` sub-folder and record it as ``info["backward"]`` in
+            ``op.json``; ``pa.load_backward(op)`` loads it (:mod:`pyasc_mlir.grad`).
 
     Returns:
         A ``CompiledOp``; ``info`` holds name, inputs, outputs, block_dim, tiling, ub_bytes,
@@ -148,6 +152,10 @@ def compile(
     op = _compile(fn, *args)
     if call is not None:
         call.check_outputs(op.outputs)
+    if grad:
+        from pyasc_mlir.grad import attach_backward
+
+        attach_backward(op, fn, list(inputs or ()))
     if lib is not None:
         op_library.register(lib, op.directory, op.info, ver)
     return op

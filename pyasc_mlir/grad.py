@@ -8,26 +8,34 @@ argument (its shape and dtype), always as a tuple. The backward function is deri
 cotangents) from the forward's tensor-level IR and compiled by the ordinary pipeline, so it is
 fused, tiled, double-buffered and Cube-lowered like any operator and cached like one
 (``CompiledOp``; ``info["backward"]`` records the save/recompute strategy).
+
+``pa.compile(fn, inputs, grad=True)`` also compiles the backward into the ``backward``
+sub-folder of the forward's folder and records it in ``op.json`` (:func:`attach_backward`);
+``pa.load_backward(op_or_folder)`` loads it.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 
+from pyasc_mlir.cache import atomic_write
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.errors import PyAscUsageError, caller_loc, user_facing
 from pyasc_mlir.frontend.ast_frontend import build_module
+from pyasc_mlir.integrity import seal
 from pyasc_mlir.passes.autodiff import AscAutodiffPass, backward_name
 from pyasc_mlir.pipeline import make_context, top_function
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 
-__all__ = ["Backward", "VJP", "vjp"]
+__all__ = ["BACKWARD_FOLDER", "VJP", "Backward", "attach_backward", "load_backward", "vjp"]
 
 
 def _plain(fn: Any) -> Callable[..., Any]:
@@ -170,3 +178,56 @@ def vjp(fn: Callable[..., Any]) -> VJP:
             the expected ones in the hint).
         PyAscCompileError: an op without a derivative in ``fn`` (located at its line)."""
     return VJP(fn)
+
+
+BACKWARD_FOLDER = "backward"
+"""The sub-folder of a ``compile(..., grad=True)`` output folder holding the backward
+operator (itself a complete compiled folder, relocatable with its parent)."""
+
+
+def attach_backward(op: CompiledOp, fn: Callable[..., Any], inputs: Sequence[object]) -> None:
+    """``compile(fn, inputs, grad=True)``: compile the backward of ``fn`` for ``inputs`` and
+    the forward's results into ``op.directory / "backward"`` and record it in ``op.json``
+    (``info["backward"]``: ``folder``, ``name``, ``inputs`` (the forward's, then one
+    cotangent per result), ``outputs`` (one gradient per tensor input) and ``strategy``);
+    ``op.json`` is sealed again (:func:`pyasc_mlir.integrity.seal`).
+
+    Raises:
+        PyAscCompileError: the forward cannot be differentiated (located)."""
+    from pyasc_mlir.driver import compile as compile_op
+
+    cotangents = [TensorDesc(o.shape, o.dtype) for o in op.outputs]
+    target = op.directory / BACKWARD_FOLDER
+    bwd = compile_op(Backward(fn), [*inputs, *cotangents], output_dir=target)
+    op.info["backward"] = {
+        "folder": BACKWARD_FOLDER,
+        "name": bwd.info["name"],
+        "inputs": bwd.info["inputs"],
+        "outputs": bwd.info["outputs"],
+        "strategy": bwd.info["backward"]["strategy"],
+        "kernels": bwd.info["kernels"],
+    }
+    seal(op.info, op.directory)
+    atomic_write(op.directory / "op.json", json.dumps(op.info, indent=2))
+
+
+@user_facing
+def load_backward(target: str | Path | CompiledOp) -> CompiledOp:
+    """The backward operator of a ``compile(..., grad=True)`` operator: ``target`` is the
+    forward's ``CompiledOp`` or its folder (as :func:`pyasc_mlir.load_op` takes it); the
+    backward is loaded (and checked) like any compiled folder.
+
+    Raises:
+        PyAscUsageError: the operator was compiled without ``grad=True`` (no ``backward``
+            entry in its ``op.json``), or ``load_op``'s errors for either folder."""
+    from pyasc_mlir.driver import load_op
+
+    op = target if isinstance(target, CompiledOp) else load_op(target)
+    entry = op.info.get("backward")
+    if not isinstance(entry, dict) or "folder" not in entry:
+        raise PyAscUsageError(
+            f"{op.directory / 'op.json'} has no backward entry",
+            caller_loc(),
+            "compile the operator with pa.compile(fn, inputs, grad=True)",
+        )
+    return load_op(op.directory / str(entry["folder"]))

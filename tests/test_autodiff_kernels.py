@@ -13,6 +13,9 @@ fp16. Two runs of the CPU build give the same bits (the row sums are determinist
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import numpy as np
 import pytest
 import torch
@@ -162,3 +165,31 @@ def test_constant_inputs_get_no_gradient_slot():
     dy = np.ones((2, 3), np.float32)
     (dx,) = pa.vjp(scaled)(x, 2.5, dy)
     np.testing.assert_array_equal(dx, np.full((2, 3), 2.5, np.float32))
+
+
+def test_compile_grad_writes_a_relocatable_backward_entry(tmp_path):
+    """``pa.compile(..., grad=True)``: op.json's ``backward`` entry names the sub-folder
+    holding the compiled backward; a copy of the folder loads both with ``load_op`` /
+    ``load_backward`` and the backward computes what ``pa.vjp`` does."""
+    x, w, b, dy = _args("layer_norm", 7, 33, "float32")
+    descs = [pa.TensorDesc(a.shape, a.dtype) for a in (x, w, b)]
+    op = pa.compile(layer_norm, descs, output_dir=tmp_path / "ln", grad=True)
+    entry = json.loads((tmp_path / "ln" / "op.json").read_text())["backward"]
+    assert entry["folder"] == "backward" and entry["name"] == "layer_norm_backward"
+    assert entry["strategy"] == "recompute" and entry["kernels"] == 2
+    assert [d["shape"] for d in entry["inputs"]] == [[7, 33], [33], [33], [7, 33]]
+    assert [d["shape"] for d in entry["outputs"]] == [[7, 33], [33], [33]]
+    moved = tmp_path / "moved"
+    shutil.copytree(tmp_path / "ln", moved)
+    np.testing.assert_array_equal(pa.load_op(moved)(x, w, b), op(x, w, b))
+    grads = pa.load_backward(moved)(x, w, b, dy)
+    for g, v in zip(grads, pa.vjp(layer_norm)(x, w, b, dy), strict=True):
+        np.testing.assert_array_equal(g, v)
+
+
+def test_load_backward_without_grad_is_an_error(tmp_path):
+    op = pa.compile(softmax, [pa.TensorDesc((4, 8), "float32")], output_dir=tmp_path / "sm")
+    with pytest.raises(pa.PyAscUsageError) as e:
+        pa.load_backward(op)
+    assert "op.json has no backward entry" in str(e.value)
+    assert "hint: compile the operator with pa.compile(fn, inputs, grad=True)" in str(e.value)
