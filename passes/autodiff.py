@@ -207,7 +207,7 @@ def _schedule(block: Block) -> None:
     users: dict[Operation, list[Operation]] = {op: [] for op in ops}
     for op, deps in waiting.items():
         for d in deps:
-            users[d].append(op)  # type: ignore[index]
+            users[d].append(op)
     ready = [op for op in ops if not waiting[op]]
     order: list[Operation] = []
     while ready:
