@@ -30,8 +30,11 @@ a zero gradient. Derivative rules: elementwise and reduction kinds in
 comparisons (masks) carry no gradient, so a value used only through a comparison gets zero.
 
 Options: ``function`` (differentiate only that function; default every function without a
-``_backward`` twin) and ``replace`` (drop the forward functions: the module then holds only
-the backward, which the compile path lowers like any operator).
+``_backward`` twin), ``replace`` (drop the forward functions: the module then holds only
+the backward, which the compile path lowers like any operator) and ``save`` (the alternative
+strategy, for the cost model's comparison in ``pyasc_mlir/grad_cost.py``: the backward takes
+the forward's reduction results -- per-row statistics -- as extra trailing arguments instead of
+recomputing them; ``asc.backward = "save"``).
 
 Errors: :class:`~pyasc_mlir.errors.PyAscCompileError`, located at the op's source line, for an
 op without a derivative (``asc.flash_attention``, tile-level ops), and for a ``function``
@@ -81,6 +84,8 @@ class _Sweep:
     def __init__(self, b: GradEmitter):
         self.b = b
         self.adj: dict[SSAValue, SSAValue] = {}
+        self.alias: dict[SSAValue, SSAValue] = {}
+        """Recomputed result -> the argument holding its saved value (``save``)."""
 
     def add(self, v: SSAValue, g: SSAValue) -> None:
         """Accumulate the contribution ``g`` to ``v``'s adjoint (float32)."""
@@ -90,9 +95,11 @@ class _Sweep:
 
     def visit(self, op: Operation) -> None:
         """Push the adjoint of ``op``'s result to its operands."""
-        if not op.results or op.results[0] not in self.adj:
+        if not op.results:
             return
-        g = self.adj[op.results[0]]
+        g = self.adj.get(self.alias.get(op.results[0], op.results[0]))
+        if g is None:
+            return
         handler = _HANDLERS.get(type(op))
         if handler is None:
             raise PyAscCompileError(
@@ -126,7 +133,8 @@ def _reduce(s: _Sweep, op: asc.ReduceOp, g: SSAValue) -> None:
     b = s.b
     b.reduction = op
     try:
-        dx = rule(b, rules.reduce_info(op), b.wide(op.input), b.wide(op.result), g)  # type: ignore[misc]
+        y = b.wide(s.alias.get(op.result, op.result))
+        dx = rule(b, rules.reduce_info(op), b.wide(op.input), y, g)  # type: ignore[misc]
     finally:
         b.reduction = None
     s.add(op.input, dx)
@@ -224,20 +232,31 @@ def _schedule(block: Block) -> None:
         block.insert_op_before(op, ret)  # type: ignore[arg-type]
 
 
-def differentiate(fwd: func.FuncOp) -> func.FuncOp:
-    """The backward function of ``fwd`` (see the module docstring).
+def saved_values(fwd: func.FuncOp) -> list[SSAValue]:
+    """What the ``save`` strategy would store from the forward: every reduction's result (the
+    per-row statistics: means, variances, maxima, sums), in program order."""
+    return [op.result for op in fwd.body.block.ops if isinstance(op, asc.ReduceOp)]
+
+
+def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
+    """The backward function of ``fwd`` (see the module docstring). ``save``: the variant that
+    reads the forward's :func:`saved_values` from extra trailing arguments instead of
+    recomputing them (for the cost model's comparison; strategy ``"save"``).
 
     Raises:
         PyAscCompileError: an op without a derivative rule (located)."""
     ins = list(fwd.function_type.inputs.data)
     outs = list(fwd.function_type.outputs.data)
-    block = Block(arg_types=[*ins, *outs])
+    kept = saved_values(fwd) if save else []
+    block = Block(arg_types=[*ins, *outs, *(v.type for v in kept)])
+    stored = dict(zip(kept, block.args[len(ins) + len(outs) :], strict=True))
     mapping: dict[SSAValue, SSAValue] = dict(zip(fwd.args, block.args[: len(ins)], strict=True))
     for a, new in mapping.items():
         new.name_hint = a.name_hint
     for j, ct in enumerate(block.args[len(ins) :]):
         ct.name_hint = f"d_out{j}"
     cloned: list[Operation] = []
+    aliases: dict[SSAValue, SSAValue] = {}
     results: list[SSAValue] = []
     for op in fwd.body.block.ops:
         if isinstance(op, func.ReturnOp):
@@ -246,9 +265,13 @@ def differentiate(fwd: func.FuncOp) -> func.FuncOp:
         new = op.clone(value_mapper=mapping)
         block.add_op(new)
         cloned.append(new)
+        if op.results and op.results[0] in stored:  # read from GM instead
+            aliases[new.results[0]] = stored[op.results[0]]
+            mapping[op.results[0]] = stored[op.results[0]]
     b = GradEmitter(block, fwd.attributes.get(asc.LOC_ATTR))
     sweep = _Sweep(b)
-    for r, dy in zip(results, block.args[len(ins) :], strict=True):
+    sweep.alias = aliases
+    for r, dy in zip(results, block.args[len(ins) : len(ins) + len(outs)], strict=True):
         sweep.add(r, b.wide(dy))
     for op in reversed(cloned):
         sweep.visit(op)
@@ -261,7 +284,7 @@ def differentiate(fwd: func.FuncOp) -> func.FuncOp:
     for key, attr in fwd.attributes.items():
         if key not in ("sym_name", "function_type"):
             bwd.attributes[key] = attr
-    bwd.attributes[BACKWARD_ATTR] = StringAttr("recompute")
+    bwd.attributes[BACKWARD_ATTR] = StringAttr("save" if save else "recompute")
     bwd.attributes[BACKWARD_OF_ATTR] = StringAttr(fwd.sym_name.data)
     return bwd
 
@@ -298,6 +321,7 @@ class AscAutodiffPass(ModulePass):
     name = "asc-autodiff"
     function: str = ""
     replace: bool = False
+    save: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         funcs = [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]
@@ -317,7 +341,7 @@ class AscAutodiffPass(ModulePass):
                 "name a function of the module with function=...",
             )
         for f in todo:
-            bwd = differentiate(f)
+            bwd = differentiate(f, self.save)
             op.body.block.insert_op_after(bwd, f)
             if self.replace:
                 f.detach()
