@@ -73,9 +73,11 @@ def check_full(fn, ref, *args: np.ndarray, consts: tuple = ()) -> None:
         np.testing.assert_allclose(g.astype(np.float64), want, rtol=tol, atol=atol, err_msg=str(i))
 
 
-def check_jvp(fn, ref, *args: np.ndarray, directions: int = 3) -> None:
-    """``<grad, v>`` against the numerical directional derivative, for random ``v``."""
-    got, dys = grads(fn, *args)
+def check_jvp(fn, ref, *args: np.ndarray, directions: int = 3, consts: tuple = ()) -> None:
+    """``<grad, v>`` against the numerical directional derivative, for random ``v`` (fp16
+    inputs: relative ``5e-3``, the gradients rounded to f16)."""
+    got, dys = grads(fn, *args, consts=consts)
+    rel = 5e-3 if args[0].dtype == np.float16 else 2e-4
     f = loss(ref, dys)
     rng = np.random.default_rng(seed_of("jvp", fn.__name__))
     x64 = [a.astype(np.float64) for a in args]
@@ -87,7 +89,7 @@ def check_jvp(fn, ref, *args: np.ndarray, directions: int = 3) -> None:
             - f(*[x - h * v for x, v in zip(x64, vs, strict=True)])
         ) / (2 * h)
         ana = sum(np.sum(g.astype(np.float64) * v) for g, v in zip(got, vs, strict=True))
-        assert math.isclose(ana, num, rel_tol=2e-4, abs_tol=1e-6), (ana, num)
+        assert math.isclose(ana, num, rel_tol=rel, abs_tol=1e-6), (ana, num)
 
 
 def _rand(shape, dtype="float32", seed=0):
@@ -131,6 +133,42 @@ def matmul_op(a, b):
 
 def matmul_t(a, b, ta, tb):
     return pa.matmul(a, b, transpose_a=ta, transpose_b=tb)
+
+
+def mask_as_value(x, y):
+    return pa.cast(x > y, pa.float32) * x + y
+
+
+def test_comparison_used_as_a_value_has_zero_gradient():
+    """``cast(x > y) * x + y``: the mask contributes nothing; dx = mask * dy, dy_y = dy."""
+    x, y = _rand((7, 5)), _rand((7, 5), seed=1)
+    (dx, dyy), dys = grads(mask_as_value, x, y)
+    np.testing.assert_array_equal(dx, np.where(x > y, dys[0], 0.0).astype(np.float32))
+    np.testing.assert_array_equal(dyy, dys[0])
+
+
+STRUCTURAL_TAILS = {
+    "broadcast": (bcast, lambda x, w, b: x * w + b, lambda r: [(r, 33), (33,), (r, 1)]),
+    "where": (where_op, lambda x, y: np.where(x > y, x * y, y - x), lambda r: [(r, 33)] * 2),
+    "transpose": (transpose_op, lambda x: x.T * x.T, lambda r: [(r, 33)]),
+    "concat": (
+        concat_op,
+        lambda x, y: np.sin(np.concatenate([x, y * 2.0], axis=1)),
+        lambda r: [(r, 7), (r, 33)],
+    ),
+    "matmul": (matmul_op, lambda a, b: a @ b, lambda r: [(r, 33), (33, 7)]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("rows", [1, 7, 33, 513])
+@pytest.mark.parametrize("name", sorted(STRUCTURAL_TAILS))
+def test_structural_ops_on_tails(name: str, rows: int, dtype: str):
+    fn, ref, shapes = STRUCTURAL_TAILS[name]
+    args = [_rand(s, dtype, seed=i) for i, s in enumerate(shapes(rows))]
+    if name == "where":  # keep x and y 0.5 apart: the finite differences must not cross x == y
+        args[1] = (args[0] + np.where(args[1] > 0, 0.5, -0.5)).astype(dtype)
+    check_jvp(fn, ref, *args)
 
 
 def test_broadcast_sums_back_to_each_inputs_shape():
