@@ -49,6 +49,7 @@ class GradEmitter(IRBuilder):
         super().__init__(block, loc)
         self.widened: dict[SSAValue, SSAValue] = {}
         self.reduction: asc.ReduceOp | None = None
+        self.ones: dict[int, SSAValue] = {}
 
     def at(self, loc: Attribute | None) -> GradEmitter:
         """This emitter with location ``loc`` (shares the widening cache)."""
@@ -127,7 +128,9 @@ class GradEmitter(IRBuilder):
         gs = shape_of(g)
         rows, cols = math.prod(gs[:lead]), math.prod(gs[lead:])
         flat = g if len(gs) == 2 and lead == 1 else self.put(asc.ReshapeOp(g, (rows, cols)))
-        ones = self.put(asc.ConstantOp(1.0, f32((rows, 1))))
+        if rows not in self.ones:  # one ones column per row count (one GM copy)
+            self.ones[rows] = self.put(asc.ConstantOp(1.0, f32((rows, 1))))
+        ones = self.ones[rows]
         total = self.put(asc.MatmulOp(flat, ones, transpose_a=True))
         return self.put(asc.ReshapeOp(total, (1,) * lead + tuple(gs[lead:])))
 
