@@ -20,7 +20,14 @@ import numpy as np
 import pytest
 import torch
 from helpers import seed_of
-from test_autodiff_structural import layer_norm, residual_layer_norm, rms_norm, softmax
+from test_autodiff_structural import (
+    attention,
+    layer_norm,
+    residual_layer_norm,
+    rms_norm,
+    softmax,
+    swiglu,
+)
 
 import pyasc_mlir as pa
 
@@ -192,3 +199,35 @@ def test_load_backward_without_grad_is_an_error(tmp_path):
         pa.load_backward(op)
     assert "op.json has no backward entry" in str(e.value)
     assert "hint: compile the operator with pa.compile(fn, inputs, grad=True)" in str(e.value)
+
+
+def _t_attention(q, k, v):
+    return torch.softmax(q @ k.transpose(-1, -2) * 0.125, -1) @ v
+
+
+def _t_swiglu(x, wg, wu):
+    return torch.nn.functional.silu(x @ wg) * (x @ wu)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("fn", "ref", "shapes", "kernels"),
+    [
+        (attention, _t_attention, [(2, 16, 8), (2, 24, 8), (2, 24, 8)], 4),
+        (swiglu, _t_swiglu, [(33, 16), (16, 40), (16, 40)], 5),
+    ],
+    ids=["attention", "swiglu"],
+)
+def test_matmul_operator_backward_kernels(fn, ref, shapes, kernels: int):
+    """Attention and SwiGLU backward on the CPU build (Cube kernels for every matmul of the
+    backward) against torch float64 autograd; the kernel counts as measured."""
+    rng = np.random.default_rng(seed_of(fn.__name__))
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    out = ref(*[torch.tensor(a) for a in args])
+    dy = rng.standard_normal(tuple(out.shape)).astype(np.float32)
+    op = pa.vjp(fn).compile(*args, dy)
+    assert op.info["kernels"] == kernels
+    want = _torch_grads(ref, args, dy)
+    for g, w in zip(op(*args, dy), want, strict=True):
+        tol = 1e-4 * max(1.0, float(np.abs(w).max()))
+        np.testing.assert_allclose(g.astype(np.float64), w, rtol=tol, atol=tol)

@@ -315,3 +315,41 @@ def test_operator_backward_jvp_on_tails(name: str, rows: int):
 def test_operator_backward_fp16(name: str):
     fn, ref, shapes = OPERATORS[name]
     check_full(fn, ref, *[_rand(s, "float16", seed=i) for i, s in enumerate(shapes)])
+
+
+def attention(q, k, v):
+    s = pa.matmul(q, k, transpose_b=True) * 0.125
+    e = pa.exp(s - pa.max(s, axis=-1, keepdim=True))
+    return pa.matmul(e / pa.sum(e, axis=-1, keepdim=True), v)
+
+
+def swiglu(x, wg, wu):
+    g = pa.matmul(x, wg)
+    return g * pa.sigmoid(g) * pa.matmul(x, wu)
+
+
+def _softmax64(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+MATMUL_OPERATORS = {
+    "attention": (
+        attention,
+        lambda q, k, v: _softmax64(q @ np.swapaxes(k, -1, -2) * 0.125) @ v,
+        [(2, 5, 4), (2, 6, 4), (2, 6, 3)],
+    ),
+    "swiglu": (
+        swiglu,
+        lambda x, wg, wu: (x @ wg) / (1 + np.exp(-(x @ wg))) * (x @ wu),
+        [(7, 5), (5, 6), (5, 6)],
+    ),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("name", sorted(MATMUL_OPERATORS))
+def test_matmul_operator_backward(name: str, dtype: str):
+    """A batched single-head attention block and SwiGLU with its two matmuls."""
+    fn, ref, shapes = MATMUL_OPERATORS[name]
+    check_full(fn, ref, *[_rand(s, dtype, seed=i) for i, s in enumerate(shapes)])
