@@ -8,6 +8,12 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 
+def _autodiff() -> type[ModulePass]:
+    from pyasc_mlir.passes.autodiff import AscAutodiffPass
+
+    return AscAutodiffPass
+
+
 def _decompose() -> type[ModulePass]:
     from pyasc_mlir.passes.decompose import AscDecomposePass
 
@@ -63,6 +69,7 @@ def _to_ascendc() -> type[ModulePass]:
 
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "asc-autodiff": _autodiff,
     "asc-decompose": _decompose,
     "asc-fuse": _fuse,
     "asc-lower-layout": _lower_layout,

@@ -26,6 +26,7 @@ from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.device import Tensor, empty, from_numpy, full, ones, randn, zeros
 from pyasc_mlir.driver import clear_memory_cache, compile, load_op
 from pyasc_mlir.errors import PyAscCompileError, PyAscError, PyAscUsageError
+from pyasc_mlir.grad import load_backward, vjp
 from pyasc_mlir.jit import JitFunction, Op, jit, operator
 from pyasc_mlir.op_library import add_op_library
 from pyasc_mlir.ops import *  # noqa: F403
@@ -54,9 +55,11 @@ __all__ = [
     "randn",
     "zeros",
     "jit",
+    "load_backward",
     "load_op",
     "operator",
     "profiler",
+    "vjp",
     *_ops_all,
     "MemoryCheckError",
     "NumericCheckError",

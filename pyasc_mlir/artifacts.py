@@ -33,6 +33,7 @@ from pyasc_mlir.emitter import kernels, tiling_fields
 from pyasc_mlir.errors import PyAscUsageError, caller_loc
 from pyasc_mlir.integrity import info_checksum, seal
 from pyasc_mlir.output import library_path
+from pyasc_mlir.passes.autodiff import BACKWARD_ATTR, backward_entry
 from pyasc_mlir.pipeline import result_descs, top_function
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 from pyasc_mlir.version import __version__
@@ -145,7 +146,9 @@ def describe(
     ub_bytes = kernel_ub_bytes_used(k)
     assert ub_bytes is not None  # set on every kernel by asc-buffer-alloc
     plan, returns = launch_plan(top, by_name)
+    extra = {} if BACKWARD_ATTR not in top.attributes else {"backward": backward_entry(top)}
     return {
+        **extra,
         "name": name,
         "platform": platform,
         "inputs": [{"shape": list(d.shape), "dtype": d.dtype} for d in descs],

@@ -28,12 +28,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from pyasc_mlir import emitter, op_class, op_library, pipeline
-from pyasc_mlir.artifacts import (
-    describe,
-    describe_dynamic,
-    read_cached_info,
-    write_artifacts,
-)
+from pyasc_mlir.artifacts import describe, describe_dynamic, read_cached_info, write_artifacts
 from pyasc_mlir.cache import (
     cache_enabled,
     cache_key,
@@ -45,6 +40,7 @@ from pyasc_mlir.compile_args import check_call, check_results
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.empty_op import compile_empty
 from pyasc_mlir.errors import PyAscCompileError, user_facing
+from pyasc_mlir.grad import attach_backward
 from pyasc_mlir.integrity import signature
 from pyasc_mlir.lowering_log import Observer, observer
 from pyasc_mlir.output import Entry, drop_stale_libraries, entry, place_library
@@ -76,6 +72,7 @@ def compile(
     dynamic: bool = False,
     library: str | Path | None = None,
     version: str | None = None,
+    grad: bool = False,
 ) -> CompiledOp:
     """Compile a Python operator for the given argument descriptions.
 
@@ -117,6 +114,8 @@ def compile(
             dynamic dims computes its tiling on the host at call time (``CompiledOp.dynamic``;
             ``None`` in ``inputs``/``outputs``); see ``docs/DESIGN.md``. ``False`` keeps the
             exact static shapes (a ``@jit`` function turns dynamic by itself on a shape change).
+        grad: also compile the backward (``pa.vjp``) into ``backward/``, recorded as
+            ``info["backward"]`` (:func:`pyasc_mlir.grad.attach_backward`; ``pa.load_backward``).
 
     Returns:
         A ``CompiledOp``; ``info`` holds name, inputs, outputs, block_dim, tiling, ub_bytes,
@@ -148,6 +147,8 @@ def compile(
     op = _compile(fn, *args)
     if call is not None:
         call.check_outputs(op.outputs)
+    if grad:
+        attach_backward(op, fn, list(inputs or ()))
     if lib is not None:
         op_library.register(lib, op.directory, op.info, ver)
     return op

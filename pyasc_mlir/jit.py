@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pyasc_mlir import pipeline
+from pyasc_mlir import grad_torch, pipeline
 from pyasc_mlir.autotune import tune
 from pyasc_mlir.compiled_op import BACKENDS, CompiledOp
 from pyasc_mlir.driver import compile
@@ -98,8 +98,12 @@ class JitFunction:
         autotune: bool = False,
         tiling: dict[str, int] | None = None,
         dynamic: bool | None = None,
+        grad_mode: bool = False,
     ):
         self.fn = fn
+        self.grad_mode = grad_mode
+        """Torch autograd through the compiled backward (:mod:`pyasc_mlir.grad_torch`)."""
+        self._vjps: dict[int, Any] = {}
         self.dynamic = dynamic
         self._dyn_ops: dict[tuple, list[CompiledOp]] = {}
         self._ranks_seen: dict[tuple, list[object]] = {}
@@ -351,6 +355,8 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = self._bind(args, kwargs)
+        if self.grad_mode and grad_torch.wants_grad(args):
+            return grad_torch.apply(self, self.fn, args, self._vjps)
         given = args
         tensors = uses_tensors(given)  # torch.Tensor or pa.Tensor arguments
         if tensors:
@@ -420,8 +426,13 @@ def jit(
     autotune: bool = False,
     tiling: dict[str, int] | None = None,
     dynamic: bool | None = None,
+    grad_mode: bool = False,
 ) -> Any:
     """Decorator: ``@jit`` or ``@jit(backend="interp")``. See ``JitFunction``.
+
+    ``grad_mode=True``: called on ``torch.Tensor`` s that require grad, the results get a
+    ``grad_fn`` whose backward runs the compiled backward kernels (``pa.vjp``;
+    :mod:`pyasc_mlir.grad_torch`; double backward is a ``PyAscUsageError``).
 
     ``dynamic=True`` compiles one kernel per ranks and dtypes (and per value of the dims the
     kernel needs static: reduced and other inner dims, size-1 dims): a call with new leading
@@ -447,6 +458,7 @@ def jit(
             autotune=autotune,
             tiling=tiling,
             dynamic=dynamic,
+            grad_mode=grad_mode,
         )
 
     return wrap(fn) if fn is not None else wrap

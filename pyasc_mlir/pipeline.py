@@ -122,7 +122,9 @@ def lower(
     watch = watch if watch is not None else observer(name)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    module, result_dtypes = build_module(fn, list(inputs), name)
+    derived = getattr(fn, "__pyasc_build__", None)  # a derived operator (pa.vjp's backward)
+    build = derived if derived is not None else lambda i, n: build_module(fn, i, n)
+    module, result_dtypes = build(list(inputs), name)
     dynamic = _no_shape_reads(module, name, dynamic)
     if dynamic is not None:
         top_function(module, name).attributes[DYNAMIC_REQUEST_ATTR] = builtin.StringAttr(

@@ -1,0 +1,348 @@
+"""``asc-autodiff``: reverse-mode differentiation of tensor-level ``asc`` functions.
+
+For each top-level ``func.func @f(x_1, ..., x_n) -> (y_1, ..., y_m)`` of tensor-level IR (what
+the frontend builds, before ``asc-fuse``) the pass adds
+
+    func.func @f_backward(x_1, ..., x_n, dy_1, ..., dy_m) -> (dx_1, ..., dx_n)
+
+``dy_j`` is the cotangent of ``y_j`` (its type); ``dx_i`` is the gradient of ``x_i`` (the
+type of ``x_i``): ``dx_i = sum_j J_ij^T dy_j``, the vector-Jacobian product.
+
+Before and after (``y = exp(x)``)::
+
+    func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { %y = asc.unary "exp" %x ... }
+    func.func @f_backward(%x: tensor<4xf32>, %dy: tensor<4xf32>) -> tensor<4xf32> {
+      %y = asc.unary "exp" %x ...            // the forward, recomputed
+      %dx = asc.binary "mul" %dy, %y ...     // the op table's rule (dialects/opset_grad.py)
+      func.return %dx : tensor<4xf32>
+    }
+
+Saved values: none. The backward recomputes the forward inside itself (the strategy
+``"recompute"``: the recomputed ops fuse with the gradient ops, so no intermediate makes a GM
+round trip); the backward function carries ``asc.backward = "recompute"`` and
+``asc.backward_of = "f"``. Forward ops no gradient needs are dropped (dead-code elimination).
+
+Semantics: cotangents flow in float32 whatever the primal dtype (f16 primal values are widened
+before a rule reads them) and are summed in float32 where a value has several uses; a
+gradient is rounded to its input's dtype once, on return. An input no output depends on gets
+a zero gradient. Derivative rules: elementwise and reduction kinds in
+``dialects/opset_grad.py`` (tie rules there), structural ops in ``passes/autodiff_rules.py``;
+comparisons (masks) carry no gradient, so a value used only through a comparison gets zero.
+
+Options: ``function`` (differentiate only that function; default every function without a
+``_backward`` twin), ``replace`` (drop the forward functions: the module then holds only
+the backward, which the compile path lowers like any operator) and ``save`` (the alternative
+strategy, for the cost model's comparison in ``pyasc_mlir/grad_cost.py``: the backward takes
+the forward's reduction results -- per-row statistics -- as extra trailing arguments instead of
+recomputing them; ``asc.backward = "save"``).
+
+Errors: :class:`~pyasc_mlir.errors.PyAscCompileError`, located at the op's source line, for an
+op without a derivative (``asc.flash_attention``, tile-level ops), and for a ``function``
+option naming no function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from pyasc_mlir.dialects import asc, opset_grad
+from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.passes import autodiff_rules as rules
+from pyasc_mlir.passes.autodiff_rules import GradEmitter, shape_of
+from pyasc_mlir.passes.common import loc_of
+
+__all__ = [
+    "BACKWARD_ATTR",
+    "BACKWARD_OF_ATTR",
+    "AscAutodiffPass",
+    "backward_entry",
+    "backward_name",
+    "differentiate",
+]
+
+BACKWARD_ATTR = "asc.backward"
+"""Function attribute: the save/recompute strategy of a backward function (``"recompute"``)."""
+BACKWARD_OF_ATTR = "asc.backward_of"
+"""Function attribute: the name of the forward function a backward function differentiates."""
+
+
+def backward_name(name: str) -> str:
+    """The symbol of the backward function of ``@name``."""
+    return f"{name}_backward"
+
+
+class _Sweep:
+    """One reverse sweep: the adjoint (float32 cotangent) of every value reached so far."""
+
+    def __init__(self, b: GradEmitter):
+        self.b = b
+        self.adj: dict[SSAValue, SSAValue] = {}
+        self.alias: dict[SSAValue, SSAValue] = {}
+        """Recomputed result -> the argument holding its saved value (``save``)."""
+
+    def add(self, v: SSAValue, g: SSAValue) -> None:
+        """Accumulate the contribution ``g`` to ``v``'s adjoint (float32)."""
+        assert shape_of(g) == shape_of(v), f"cotangent {shape_of(g)} for {shape_of(v)}"
+        prev = self.adj.get(v)
+        self.adj[v] = g if prev is None else self.b.put(asc.BinaryOp("add", prev, g))
+
+    def visit(self, op: Operation) -> None:
+        """Push the adjoint of ``op``'s result to its operands."""
+        if not op.results:
+            return
+        g = self.adj.get(self.alias.get(op.results[0], op.results[0]))
+        if g is None:
+            return
+        handler = _HANDLERS.get(type(op))
+        if handler is None:
+            raise PyAscCompileError(
+                f"asc-autodiff: {op.name} has no derivative rule",
+                loc_of(op),
+                "backward kernels cover the elementwise, reduction, broadcast, cast, select, "
+                "matmul and layout ops; compute this part outside the differentiated operator",
+            )
+        self.b.at(op.attributes.get(asc.LOC_ATTR))
+        handler(self, op, g)
+
+
+def _unary(s: _Sweep, op: asc.UnaryOp, g: SSAValue) -> None:
+    rule = opset_grad.rule_for("unary", op.kind.data)
+    _check_rule(op, rule, op.kind.data)
+    s.add(op.input, rule(s.b, s.b.wide(op.input), s.b.wide(op.result), g))  # type: ignore[misc]
+
+
+def _binary(s: _Sweep, op: asc.BinaryOp, g: SSAValue) -> None:
+    rule = opset_grad.rule_for("binary", op.kind.data)
+    _check_rule(op, rule, op.kind.data)
+    b = s.b
+    d1, d2 = rule(b, b.wide(op.lhs), b.wide(op.rhs), b.wide(op.result), g)  # type: ignore[misc]
+    s.add(op.lhs, d1)
+    s.add(op.rhs, d2)
+
+
+def _reduce(s: _Sweep, op: asc.ReduceOp, g: SSAValue) -> None:
+    rule = opset_grad.rule_for("reduce", op.kind.data)
+    _check_rule(op, rule, op.kind.data)
+    b = s.b
+    b.reduction = op
+    try:
+        y = b.wide(s.alias.get(op.result, op.result))
+        dx = rule(b, rules.reduce_info(op), b.wide(op.input), y, g)  # type: ignore[misc]
+    finally:
+        b.reduction = None
+    s.add(op.input, dx)
+
+
+def _check_rule(op: Operation, rule: object, kind: str) -> None:
+    if rule is None:
+        raise PyAscCompileError(
+            f"asc-autodiff: {op.name} {kind!r} is not differentiable "
+            f"({opset_grad.NOT_DIFFERENTIABLE.get(kind, 'no rule in dialects/opset_grad.py')})",
+            loc_of(op),
+            "keep this op out of the differentiated operator",
+        )
+
+
+def _select(s: _Sweep, op: asc.SelectOp, g: SSAValue) -> None:
+    zero = s.b.zeros(shape_of(g))
+    s.add(op.true_value, s.b.put(asc.SelectOp(op.cond, g, zero)))
+    s.add(op.false_value, s.b.put(asc.SelectOp(op.cond, zero, g)))
+
+
+def _matmul(s: _Sweep, op: asc.MatmulOp, g: SSAValue) -> None:
+    da, db = rules.matmul_grads(s.b, op, g)
+    s.add(op.lhs, da)
+    s.add(op.rhs, db)
+
+
+def _concat(s: _Sweep, op: asc.ConcatOp, g: SSAValue) -> None:
+    for v, d in zip(op.inputs, rules.concat_grads(s.b, op, g), strict=True):
+        s.add(v, d)
+
+
+_Handler = Callable[[_Sweep, Operation, SSAValue], None]
+_HANDLERS: dict[type[Operation], _Handler] = {
+    asc.ConstantOp: lambda s, op, g: None,
+    asc.CompareOp: lambda s, op, g: None,
+    asc.UnaryOp: _unary,  # type: ignore[dict-item]
+    asc.BinaryOp: _binary,  # type: ignore[dict-item]
+    asc.ReduceOp: _reduce,  # type: ignore[dict-item]
+    asc.SelectOp: _select,  # type: ignore[dict-item]
+    asc.CastOp: lambda s, op, g: s.add(op.operands[0], g),
+    asc.BroadcastOp: lambda s, op, g: s.add(
+        op.operands[0], s.b.sum_to(g, shape_of(op.operands[0]))
+    ),
+    asc.ReshapeOp: lambda s, op, g: s.add(
+        op.operands[0], s.b.put(asc.ReshapeOp(g, shape_of(op.operands[0])))
+    ),
+    asc.TransposeOp: lambda s, op, g: s.add(
+        op.operands[0],
+        rules.transpose_grad(s.b, op, g),  # type: ignore[arg-type]
+    ),
+    asc.SliceOp: lambda s, op, g: s.add(
+        op.operands[0],
+        rules.slice_grad(s.b, op, g),  # type: ignore[arg-type]
+    ),
+    asc.ConcatOp: _concat,  # type: ignore[dict-item]
+    asc.MatmulOp: _matmul,  # type: ignore[dict-item]
+}
+
+
+def _eliminate_dead(block: Block) -> None:
+    """Erase the ops (all pure) whose results nothing uses, last first."""
+    for op in reversed(list(block.ops)):
+        if isinstance(op, func.ReturnOp):
+            continue
+        if all(not r.uses for r in op.results):
+            op.detach()
+            op.erase()
+
+
+def _schedule(block: Block) -> None:
+    """Reorder ``block`` (a topological order, stable): every op that is ready runs before any
+    ready ``asc.matmul``, so the vector work gathers in one kernel and the Cube reductions
+    after it share one Cube kernel (``asc-fuse`` groups in program order)."""
+    ops = [op for op in block.ops if not isinstance(op, func.ReturnOp)]
+    index = {op: i for i, op in enumerate(ops)}
+    waiting = {op: {o.owner for o in op.operands if o.owner in index} for op in ops}
+    users: dict[Operation, list[Operation]] = {op: [] for op in ops}
+    for op, deps in waiting.items():
+        for d in deps:
+            users[d].append(op)
+    ready = [op for op in ops if not waiting[op]]
+    order: list[Operation] = []
+    while ready:
+        op = min(ready, key=lambda o: (isinstance(o, asc.MatmulOp), index[o]))
+        ready.remove(op)
+        order.append(op)
+        for u in users[op]:
+            waiting[u].discard(op)
+            if not waiting[u]:
+                ready.append(u)
+    ret = block.last_op
+    for op in order:
+        op.detach()
+        block.insert_op_before(op, ret)  # type: ignore[arg-type]
+
+
+def saved_values(fwd: func.FuncOp) -> list[SSAValue]:
+    """What the ``save`` strategy would store from the forward: every reduction's result (the
+    per-row statistics: means, variances, maxima, sums), in program order."""
+    return [op.result for op in fwd.body.block.ops if isinstance(op, asc.ReduceOp)]
+
+
+def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
+    """The backward function of ``fwd`` (see the module docstring). ``save``: the variant that
+    reads the forward's :func:`saved_values` from extra trailing arguments instead of
+    recomputing them (for the cost model's comparison; strategy ``"save"``).
+
+    Raises:
+        PyAscCompileError: an op without a derivative rule (located)."""
+    ins = list(fwd.function_type.inputs.data)
+    outs = list(fwd.function_type.outputs.data)
+    kept = saved_values(fwd) if save else []
+    block = Block(arg_types=[*ins, *outs, *(v.type for v in kept)])
+    stored = dict(zip(kept, block.args[len(ins) + len(outs) :], strict=True))
+    mapping: dict[SSAValue, SSAValue] = dict(zip(fwd.args, block.args[: len(ins)], strict=True))
+    for a, new in mapping.items():
+        new.name_hint = a.name_hint
+    for j, ct in enumerate(block.args[len(ins) :]):
+        ct.name_hint = f"d_out{j}"
+    cloned: list[Operation] = []
+    aliases: dict[SSAValue, SSAValue] = {}
+    results: list[SSAValue] = []
+    for op in fwd.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            results = [mapping[v] for v in op.operands]
+            continue
+        new = op.clone(value_mapper=mapping)
+        block.add_op(new)
+        cloned.append(new)
+        if op.results and op.results[0] in stored:  # read from GM instead
+            aliases[new.results[0]] = stored[op.results[0]]
+            mapping[op.results[0]] = stored[op.results[0]]
+    b = GradEmitter(block, fwd.attributes.get(asc.LOC_ATTR))
+    sweep = _Sweep(b)
+    sweep.alias = aliases
+    for r, dy in zip(results, block.args[len(ins) : len(ins) + len(outs)], strict=True):
+        sweep.add(r, b.wide(dy))
+    for op in reversed(cloned):
+        sweep.visit(op)
+    b.at(fwd.attributes.get(asc.LOC_ATTR))
+    grads = [_gradient(b, sweep, a) for a in block.args[: len(ins)]]
+    b.add(func.ReturnOp(*grads))
+    _eliminate_dead(block)
+    _schedule(block)
+    bwd = func.FuncOp(backward_name(fwd.sym_name.data), (block.arg_types, ins), Region(block))
+    for key, attr in fwd.attributes.items():
+        if key not in ("sym_name", "function_type"):
+            bwd.attributes[key] = attr
+    bwd.attributes[BACKWARD_ATTR] = StringAttr("save" if save else "recompute")
+    bwd.attributes[BACKWARD_OF_ATTR] = StringAttr(fwd.sym_name.data)
+    return bwd
+
+
+def backward_entry(fn: func.FuncOp) -> dict[str, object]:
+    """``op.info["backward"]`` of a compiled backward function: ``strategy`` (``"recompute"``:
+    the forward is recomputed inside the fused backward kernels), ``saved`` (forward values
+    stored to GM for it: none) and ``forward`` (the differentiated function's name)."""
+    strategy = fn.attributes.get(BACKWARD_ATTR)
+    of = fn.attributes.get(BACKWARD_OF_ATTR)
+    return {
+        "strategy": strategy.data if isinstance(strategy, StringAttr) else None,
+        "saved": [],
+        "forward": of.data if isinstance(of, StringAttr) else None,
+    }
+
+
+def _gradient(b: GradEmitter, sweep: _Sweep, arg: SSAValue) -> SSAValue:
+    """``arg``'s gradient in ``arg``'s type (zero when no output depends on it)."""
+    t = arg.type
+    assert isinstance(t, TensorType)
+    g = sweep.adj.get(arg)
+    if g is None:
+        g = b.zeros(shape_of(arg))
+    if t.element_type != Float32Type():
+        g = b.put(asc.CastOp(g, t.element_type))
+    return g
+
+
+@dataclass(frozen=True)
+class AscAutodiffPass(ModulePass):
+    """Add ``@f_backward`` for the module's functions (see the module docstring)."""
+
+    name = "asc-autodiff"
+    function: str = ""
+    replace: bool = False
+    save: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        funcs = [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]
+        names = {f.sym_name.data for f in funcs}
+        todo = [
+            f
+            for f in funcs
+            if (f.sym_name.data == self.function if self.function else True)
+            and BACKWARD_OF_ATTR not in f.attributes
+            and backward_name(f.sym_name.data) not in names
+        ]
+        if self.function and not todo:
+            raise PyAscCompileError(
+                f"asc-autodiff: no function @{self.function} to differentiate "
+                f"(the module has {sorted(names)})",
+                None,
+                "name a function of the module with function=...",
+            )
+        for f in todo:
+            bwd = differentiate(f, self.save)
+            op.body.block.insert_op_after(bwd, f)
+            if self.replace:
+                f.detach()
+                f.erase()
