@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.dialects.asc import Asc
+from pyasc_mlir.dialects.asc_loop import AscLoop
 from pyasc_mlir.dialects.ascendc import Ascendc
 from pyasc_mlir.dialects.attrs import DYNAMIC_REQUEST_ATTR
 from pyasc_mlir.errors import PyAscCompileError, PyAscUsageError, SourceLoc, caller_loc
@@ -52,7 +53,16 @@ TILING_KEYS = ("tile", "block_dim", "buffers", "tile_m", "tile_n")
 def make_context() -> Context:
     """An xDSL context with every dialect pyasc-mlir uses."""
     ctx = Context()
-    for d in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef, Asc, Ascendc):
+    for d in (
+        builtin.Builtin,
+        func.Func,
+        arith.Arith,
+        scf.Scf,
+        memref.MemRef,
+        Asc,
+        AscLoop,
+        Ascendc,
+    ):
         ctx.load_dialect(d)
     return ctx
 
@@ -70,6 +80,7 @@ def pass_options(
     of :data:`PIPELINE` (see :func:`lower` for the arguments)."""
     buffers = 2 if double_buffer else 1
     return {
+        "asc-raise-loops": {},
         "asc-decompose": {},
         "asc-fuse": {"per_op": not fuse},
         "asc-lower-layout": {"platform": platform, "buffers": buffers},
@@ -122,7 +133,7 @@ def lower(
     watch = watch if watch is not None else observer(name)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    module, result_dtypes = build_module(fn, list(inputs), name)
+    module, result_dtypes, pipeline_name = _frontend(fn, list(inputs), name)
     dynamic = _no_shape_reads(module, name, dynamic)
     if dynamic is not None:
         top_function(module, name).attributes[DYNAMIC_REQUEST_ATTR] = builtin.StringAttr(
@@ -134,7 +145,7 @@ def lower(
     ctx = make_context()
     stages = {"tensor": module.clone()}
     options = pass_options(platform, double_buffer, fuse, tile, block_dim, tile_m, tile_n)
-    for pass_name in PIPELINES[PIPELINE]:
+    for pass_name in PIPELINES[pipeline_name]:
         t0 = time.perf_counter()
         PASSES[pass_name]()(**options[pass_name]).apply(ctx, module)
         times[pass_name] = time.perf_counter() - t0
@@ -144,6 +155,21 @@ def lower(
             stages["tile"] = module.clone()
     stages["ascendc"] = module
     return stages, result_dtypes, times
+
+
+def _frontend(
+    fn: Callable[..., Any], inputs: list[object], name: str
+) -> tuple[ModuleOp, list[str], str]:
+    """The frontend's module, result dtypes and the registry pipeline to run: the
+    kernel-language frontend and ``lang-to-ascendc`` for a ``@lang.kernel`` function, else
+    the tensor frontend and :data:`PIPELINE`."""
+    if getattr(getattr(fn, "fn", fn), "__pyasc_lang__", False):
+        from pyasc_mlir.language.kernel import build_kernel_module
+
+        module, dtypes = build_kernel_module(fn, inputs, name)
+        return module, dtypes, "lang-to-ascendc"
+    module, dtypes = build_module(fn, inputs, name)
+    return module, dtypes, PIPELINE
 
 
 def top_function(module: ModuleOp, name: str) -> func.FuncOp:
@@ -310,7 +336,7 @@ def lower_empty(
     Raises:
         PyAscCompileError: the frontend rejects the operator, or a non-empty result is a
             ``max``/``min`` over a zero-size dimension (it has no value)."""
-    module, _ = build_module(fn, list(inputs), name)
+    module, _, _ = _frontend(fn, list(inputs), name)
     outs = result_descs(top_function(module, name))
     for op in module.walk() if not all(0 in d.shape for d in outs) else ():
         if isinstance(op, asc.ReduceOp) and op.kind.data in ("max", "min"):
