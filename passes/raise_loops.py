@@ -90,6 +90,8 @@ class _Raiser:
     def __init__(self, fop: func.FuncOp):
         self.fop = fop
         self.out = Block(arg_types=fop.function_type.inputs.data)
+        for new, old in zip(self.out.args, fop.body.block.args, strict=True):
+            new.name_hint = old.name_hint
         self.values: dict[SSAValue, SSAValue] = dict(
             zip(fop.body.block.args, self.out.args, strict=True)
         )
@@ -194,11 +196,32 @@ class _Raiser:
             self.full_index(op, op.array, op.indices)
 
     # -- tensor evaluation ------------------------------------------------------------------
+    def deps(self, v: SSAValue) -> frozenset[SSAValue]:
+        """The loop variables ``v``'s expression depends on."""
+        op = v.owner
+        if isinstance(op, asc_loop.LoadOp):
+            return frozenset(self.full_index(op, op.array, op.indices))
+        if isinstance(op, asc_loop.ConstOp):
+            return frozenset()
+        if isinstance(op, asc_loop.UnaryOp | asc_loop.RoundOp):
+            return self.deps(op.input)
+        if isinstance(op, asc_loop.BinaryOp):
+            return self.deps(op.lhs) | self.deps(op.rhs)
+        raise _fail(op if isinstance(op, Operation) else self.fop, "a value the nest cannot raise")
+
     def tensor(self, v: SSAValue, space: tuple[Loop, ...]) -> SSAValue:
-        key = (v, tuple(lp.iv for lp in space))
+        """``v`` as an f32 tensor over ``space`` (one axis per loop, in order), computed over
+        the loops it depends on and broadcast over the others."""
+        dep = self.deps(v)
+        own = tuple(lp for lp in space if lp.iv in dep) or space
+        key = (v, tuple(lp.iv for lp in own))
         if key not in self.memo:
-            self.memo[key] = self.evaluate(v, space)
-        return self.memo[key]
+            self.memo[key] = self.evaluate(v, own)
+        x = self.memo[key]
+        if len(own) == len(space):
+            return x
+        x = self.add(asc.ReshapeOp(x, [lp.extent if lp in own else 1 for lp in space]))
+        return self.add(asc.BroadcastOp(x, [lp.extent for lp in space]))
 
     def evaluate(self, v: SSAValue, space: tuple[Loop, ...]) -> SSAValue:
         op = v.owner
@@ -212,9 +235,8 @@ class _Raiser:
             return self.add(asc.BinaryOp(op.kind.data, a, b))
         if isinstance(op, asc_loop.RoundOp):
             return self.cast(self.add(asc.CastOp(self.tensor(op.input, space), op.dtype)), f32)
-        if isinstance(op, asc_loop.LoadOp):
-            return self.place(op, space)
-        raise _fail(op if isinstance(op, Operation) else self.fop, "a value the nest cannot raise")
+        assert isinstance(op, asc_loop.LoadOp)  # deps() refused everything else
+        return self.place(op, space)
 
     def source(self, op: asc_loop.LoadOp) -> tuple[SSAValue, tuple[SSAValue, ...]]:
         """The tensor a load reads (the argument, or the array's captured state) and the loop
@@ -229,6 +251,8 @@ class _Raiser:
         return src, full
 
     def place(self, op: asc_loop.LoadOp, space: tuple[Loop, ...]) -> SSAValue:
+        """A load over exactly the loops it names (``space``, in loop order): the source
+        widened to f32 and transposed to that order."""
         src, full = self.source(op)
         order = [lp.iv for lp in space]
         t = src.type
@@ -244,11 +268,6 @@ class _Raiser:
         perm = sorted(range(len(full)), key=lambda a: order.index(full[a]))
         if perm != list(range(len(full))):
             x = self.add(asc.TransposeOp(x, perm))
-        named = [v for v in order if v in full]
-        keep = [lp.extent if lp.iv in named else 1 for lp in space]
-        if len(named) != len(order):
-            x = self.add(asc.ReshapeOp(x, keep))
-            x = self.add(asc.BroadcastOp(x, [lp.extent for lp in space]))
         return x
 
     # -- stores -----------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
 from pyasc_mlir.language import builtins as lb
-from pyasc_mlir.language.types import DType
+from pyasc_mlir.language.types import Dim, DType
 
 __all__ = ["Arr", "ExprGen", "Idx", "Reg", "Scal"]
 
@@ -118,6 +118,7 @@ class ExprGen:
     block: Block
     env: dict[str, Any]
     globals: dict[str, Any]
+    dims: dict[str, int]
 
     # -- helpers ---------------------------------------------------------------------------
     def loc(self, node: ast.AST) -> SourceLoc:
@@ -204,7 +205,8 @@ class ExprGen:
             v = self.env[node.id]
             return self.read_reg(v, node) if isinstance(v, Reg) else v
         if node.id in self.globals:
-            return self.globals[node.id]
+            g = self.globals[node.id]
+            return self.dims.get(g.name, g) if isinstance(g, Dim) else g
         if hasattr(builtins, node.id):
             return getattr(builtins, node.id)
         raise self.error(node, f"name {node.id!r} is not defined", "define it before its use")
@@ -339,7 +341,7 @@ class ExprGen:
 
     def truth(self, node: ast.expr) -> bool:
         v = self.expr(node)
-        if isinstance(v, RUNTIME | Arr):
+        if isinstance(v, (*RUNTIME, Arr)):
             raise self.error(node, f"a condition on {self.describe(v)}", _IF_HINT)
         return bool(v)
 

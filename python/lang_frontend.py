@@ -114,6 +114,7 @@ class LangGen(ExprGen):
             if isinstance(a, TensorDesc)
         ]
         self.block = Block(arg_types=types_in)
+        self.dims = dict(dims)
         self.env = {k: v for k, v in dims.items() if k not in params}
         it = iter(self.block.args)
         for p, a in zip(params, args, strict=True):

@@ -85,7 +85,7 @@ class KernelSignature:
     result spec(s) of a kernel, read from its source."""
 
     params: dict[str, ArraySpec | None]
-    result: ArraySpec | tuple[ArraySpec, ...] | None
+    result: ArraySpec | tuple[ArraySpec | None, ...] | None
 
 
 def _fail(msg: str, loc: SourceLoc | None, hint: str) -> PyAscCompileError:
@@ -109,17 +109,30 @@ def _dim(node: ast.expr, env: dict[str, Any], loc: SourceLoc) -> int | str:
     )
 
 
-def _spec(node: ast.expr, env: dict[str, Any], file: str, line0: int) -> ArraySpec:
-    loc = SourceLoc(file, node.lineno + line0, node.col_offset)
-    hint = "annotate arrays as lang.float16[M, N], lang.float32[N], ... (import lang)"
-    if not isinstance(node, ast.Subscript):
-        raise _fail(f"annotation {ast.unparse(node)!r} is not a typed array", loc, hint)
+def _eval(node: ast.expr, env: dict[str, Any], file: str) -> Any:
     try:
-        dtype = eval(compile(ast.Expression(node.value), file, "eval"), env)  # noqa: S307
-    except Exception:  # noqa: BLE001 - any failure to resolve the dtype part
-        dtype = None
+        return eval(compile(ast.Expression(node), file, "eval"), env)  # noqa: S307
+    except Exception:  # noqa: BLE001 - a name that is not defined (a bare dim), anything else
+        return None
+
+
+def _spec(node: ast.expr, env: dict[str, Any], file: str, line0: int) -> ArraySpec | None:
+    """The array spec of an annotation, or ``None`` for a compile-time parameter's
+    (``float``, ``int``, ``tuple[int, int]``: anything whose base is not a dtype)."""
+    loc = SourceLoc(file, node.lineno + line0, node.col_offset)
+    if isinstance(node, ast.Subscript):
+        dtype = _eval(node.value, env, file)
+    else:
+        dtype = _eval(node, env, file)
+        if isinstance(dtype, DType):
+            raise _fail(
+                f"{ast.unparse(node)!r} needs its dims",
+                loc,
+                f"write {ast.unparse(node)}[N] (one name or int per axis)",
+            )
+        return None
     if not isinstance(dtype, DType):
-        raise _fail(f"{ast.unparse(node.value)!r} is not a kernel-language dtype", loc, hint)
+        return None
     sl = node.slice
     items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
     return ArraySpec(dtype, tuple(_dim(d, env, loc) for d in items), loc)
@@ -136,17 +149,17 @@ def read_signature(fn: Callable[..., Any]) -> KernelSignature:
     for the dtype part ``lang.float16`` and dim names bound to ints or :class:`Dim`\\ s).
 
     Raises:
-        PyAscCompileError: at the annotation: not a typed array, an unknown dtype, a dim
-            that is neither a name nor an int literal."""
+        PyAscCompileError: at the annotation: a dtype without dims, a dim that is neither a
+            name nor an int literal."""
     node, file, line0 = _function_node(fn)
     env = dict(inspect.unwrap(fn).__globals__)  # type: ignore[attr-defined]
     params: dict[str, ArraySpec | None] = {}
     for a in node.args.args:
         params[a.arg] = None if a.annotation is None else _spec(a.annotation, env, file, line0)
-    result: ArraySpec | tuple[ArraySpec, ...] | None = None
+    result: ArraySpec | tuple[ArraySpec | None, ...] | None = None
     r = node.returns
     if isinstance(r, ast.Tuple):
         result = tuple(_spec(e, env, file, line0) for e in r.elts)
-    elif r is not None and not (isinstance(r, ast.Constant) and r.value is None):
+    elif r is not None:
         result = _spec(r, env, file, line0)
     return KernelSignature(params, result)
