@@ -319,7 +319,9 @@ class ExprGen:
         for op, comp in zip(node.ops, node.comparators, strict=True):
             right = self.expr(comp)
             if isinstance(left, RUNTIME) or isinstance(right, RUNTIME):
-                raise self.error(node, "comparison of runtime values", _IF_HINT)
+                raise self.error(
+                    node, "a comparison of runtime values (array elements) in a kernel", _IF_HINT
+                )
             if not _CMPOPS[type(op)](left, right):
                 return False
             left = right
@@ -360,10 +362,17 @@ class ExprGen:
         bkind = lb.BINARY.get(fn) or ({max: "max", min: "min"}.get(fn) if runtime else None)
         if bkind is not None and len(args) == 2 and not kwargs:
             return self.binary(bkind, args[0], args[1], node)
-        if isinstance(fn, types.FunctionType) and not _is_library(fn):
-            return self.call_helper(fn, args, kwargs, node)
         if fn in (range, lb.range):
             return self.make_range(args, node)
+        if (getattr(fn, "__module__", "") or "").startswith("pyasc_mlir"):
+            raise self.error(
+                node,
+                f"{getattr(fn, '__name__', fn)}() is not a kernel-language function",
+                "inside @lang.kernel use lang.* (lang.exp, lang.empty, ...); the pa.* "
+                "tensor functions belong to @pa.jit operators",
+            )
+        if isinstance(fn, types.FunctionType) and not _is_library(fn):
+            return self.call_helper(fn, args, kwargs, node)
         if runtime or any(isinstance(a, Arr) for a in args):
             raise self.error(
                 node,
@@ -375,7 +384,12 @@ class ExprGen:
                 return fn(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - a compile-time call failing
                 raise self.error(node, f"{exc}", "") from None
-        raise self.error(node, f"{getattr(fn, '__name__', fn)!r} cannot be called here", "")
+        raise self.error(
+            node,
+            f"{getattr(fn, '__name__', fn)}() cannot be called in a kernel",
+            "kernels call lang.* functions, math functions and helper functions written with "
+            "def (inlined); eval, exec, I/O and other Python builtins are not supported",
+        )
 
     def make_range(self, args: list[Any], node: ast.AST) -> range:
         if not all(isinstance(a, int) and not isinstance(a, bool) for a in args) or not args:
@@ -445,4 +459,4 @@ class ExprGen:
 
 def _is_library(fn: Any) -> bool:
     mod = getattr(fn, "__module__", "") or ""
-    return mod.split(".")[0] in ("math", "builtins", "numpy", "pyasc_mlir", "operator")
+    return mod.split(".")[0] in ("math", "numpy", "operator")

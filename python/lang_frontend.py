@@ -202,12 +202,26 @@ class LangGen(ExprGen):
 
     def stmt_While(self, node: ast.While) -> None:
         n = 0
-        while self.truth(node.test):
+        while self.while_test(node):
             n += 1
             if n > MAX_WHILE:
                 raise self.error(node, f"the while loop ran {MAX_WHILE} times", "end it")
             self.stmts(node.body)
         self.stmts(node.orelse)
+
+    def while_test(self, node: ast.While) -> bool:
+        try:
+            return self.truth(node.test)
+        except PyAscCompileError as exc:
+            if "runtime" not in exc.message:
+                raise
+            raise self.error(
+                node,
+                "a while loop whose condition reads runtime values (array elements) is not "
+                "supported: while runs at compile time",
+                "loop over range(N) with a compile-time bound; a data-dependent loop is not "
+                "part of the kernel language",
+            ) from None
 
     def stmt_For(self, node: ast.For) -> None:
         it = self.expr(node.iter)

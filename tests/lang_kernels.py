@@ -1,8 +1,7 @@
 """Kernels written in the kernel language (``pyasc_mlir.language``), from their math, as a
 user would write them; shared by tests/test_lang*.py. The dim names are imported (linters
-know them); tests/test_lang_errors.py has kernels with bare, undefined names."""
-
-from __future__ import annotations
+know them, and annotations are evaluated: no ``from __future__ import annotations`` here);
+tests/test_lang_errors.py has kernels with bare, undefined names."""
 
 import math
 

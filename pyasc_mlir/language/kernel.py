@@ -132,8 +132,8 @@ class LangKernel(JitFunction):
         build_kernel_module(self.fn, descs, self.fn.__name__)
 
     def _check_call(self, args: tuple[Any, ...]) -> None:
+        bind(self.signature, args, self.fn.__name__)  # the declared types first
         super()._check_call(args)
-        bind(self.signature, args, self.fn.__name__)
 
 
 def kernel(
