@@ -136,7 +136,7 @@ class ForOp(IRDLOperation):
     @property
     def trip_count(self) -> int:
         lb, ub, step = self.bounds
-        return max(0, -(-(ub - lb) // step))
+        return len(range(lb, ub, step))
 
     def verify_(self) -> None:
         if self.step.data <= 0:

@@ -313,6 +313,7 @@ class _Raiser:
         acc, f = self._split(comb, op)
         if acc is None or f is None:
             raise _fail(op, "the reduction must combine the array's own element with a value")
+        self.check_alone(op, acc, reduced[0])
         init = self.captured.get(acc)
         if init is None:
             raise _fail(op, "the reduction's array is read before it is written")
@@ -329,6 +330,19 @@ class _Raiser:
         if kind == "add" and st.zero:
             return result
         return self.add(asc.BinaryOp(kind, self.cast(init, f32), result))
+
+    @staticmethod
+    def check_alone(store: asc_loop.StoreOp, load: asc_loop.LoadOp, outer: Loop) -> None:
+        """Inside the outermost reduced loop, the array is read and written only by the
+        reduction itself (s[i] += x; s[i] = max(s[i], y) in one loop is not separable)."""
+        loop = outer.iv.owner.parent_op() if isinstance(outer.iv, BlockArgument) else None
+        assert isinstance(loop, asc_loop.ForOp)
+        for o in loop.walk():
+            uses = isinstance(o, asc_loop.LoadOp | asc_loop.StoreOp) and o.array == store.array
+            if uses and o is not store and o is not load:
+                raise _fail(
+                    o, "the reduced array is also read or written inside the reduction's loop"
+                )
 
     @staticmethod
     def _split(

@@ -256,7 +256,11 @@ class ExprGen:
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
         v = self.expr(node.operand)
         if not isinstance(v, RUNTIME):
-            ops = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_}
+            ops: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+                ast.USub: operator.neg,
+                ast.UAdd: operator.pos,
+                ast.Not: operator.not_,
+            }
             return ops.get(type(node.op), operator.invert)(v)
         if isinstance(node.op, ast.USub):
             return self.unary("neg", v, node)
@@ -409,7 +413,8 @@ class ExprGen:
             if not isinstance(like, Arr):
                 raise self.error(node, "empty_like takes an array", "lang.empty_like(a)")
             dt = args[1] if len(args) > 1 else kw.get("dtype")
-            shape, dtype, fill = like.shape, (dt.name if dt else like.dtype), None
+            shape: Any = like.shape
+            dtype, fill = (dt.name if dt else like.dtype), None
         else:
             names = ["shape", "value", "dtype"] if kind == "full" else ["shape", "dtype"]
             got = dict(zip(names, args, strict=False)) | kw

@@ -109,7 +109,7 @@ class LangGen(ExprGen):
         if len(params) != len(args) or node.args.vararg or node.args.kwarg:
             raise self.error(node, "kernels take positional parameters only", "drop *args")
         types_in = [
-            TensorType(ir_type(dtype_name(a.dtype)), list(a.shape))
+            TensorType(ir_type(dtype_name(a.dtype)), list(a.static_shape))
             for a in args
             if isinstance(a, TensorDesc)
         ]
@@ -119,7 +119,7 @@ class LangGen(ExprGen):
         it = iter(self.block.args)
         for p, a in zip(params, args, strict=True):
             if isinstance(a, TensorDesc):
-                self.env[p] = Arr(next(it), tuple(a.shape), dtype_name(a.dtype), False)
+                self.env[p] = Arr(next(it), a.static_shape, dtype_name(a.dtype), False)
             else:
                 self.env[p] = a
         self.registers = _loop_registers(node.body)

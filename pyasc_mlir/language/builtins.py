@@ -81,6 +81,7 @@ def cast(x: Any, dtype: DType) -> Any:
 
 def _unary(kind: str) -> Callable[[Any], Any]:
     impl = opset.UNARY[kind].tensor_impl()
+    assert impl is not None  # every unary record has NumPy semantics (tensor_impls checks)
 
     def f(x: Any) -> Any:
         return impl(np.asarray(x, np.float32))[()]

@@ -29,7 +29,7 @@ LANG_ATTR = "__pyasc_lang__"
 
 def _shape_dtype(a: Any) -> tuple[tuple[int, ...], str] | None:
     if isinstance(a, TensorDesc):
-        return tuple(a.shape), dtype_name(a.dtype)
+        return a.static_shape, dtype_name(a.dtype)
     if isinstance(a, np.ndarray) or hasattr(a, "__array__"):
         arr = np.asarray(a)
         return arr.shape, arr.dtype.name

@@ -141,7 +141,7 @@ def _spec(node: ast.expr, env: dict[str, Any], file: str, line0: int) -> ArraySp
 def _function_node(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str, int]:
     from pyasc_mlir.frontend.source import parse_function
 
-    return parse_function(inspect.unwrap(fn), None)  # type: ignore[arg-type]
+    return parse_function(inspect.unwrap(fn), None)
 
 
 def read_signature(fn: Callable[..., Any]) -> KernelSignature:
@@ -152,7 +152,7 @@ def read_signature(fn: Callable[..., Any]) -> KernelSignature:
         PyAscCompileError: at the annotation: a dtype without dims, a dim that is neither a
             name nor an int literal."""
     node, file, line0 = _function_node(fn)
-    env = dict(inspect.unwrap(fn).__globals__)  # type: ignore[attr-defined]
+    env = dict(inspect.unwrap(fn).__globals__)
     params: dict[str, ArraySpec | None] = {}
     for a in node.args.args:
         params[a.arg] = None if a.annotation is None else _spec(a.annotation, env, file, line0)

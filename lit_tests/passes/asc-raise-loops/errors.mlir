@@ -73,3 +73,28 @@ func.func @partial(%a: tensor<4xf32>) -> tensor<8xf32> {
   %r = asc_loop.to_tensor %y : memref<8xf32> -> tensor<8xf32>
   func.return %r : tensor<8xf32>
 }
+
+// -----
+
+// Two different reductions into one array inside one loop are not separable.
+// CHECK: k.py:21:9: error: this loop nest cannot be raised to vector ops: the reduced array is also read or written inside the reduction's loop
+func.func @mixed_reductions(%x: tensor<4x9xf32>) -> tensor<4xf32> {
+  %s = asc_loop.alloc fill 0.0 : f64 : memref<4xf32>
+  asc_loop.for #builtin.int<0> to #builtin.int<4> step #builtin.int<1> {
+  ^bb0(%i: index):
+    asc_loop.for #builtin.int<0> to #builtin.int<9> step #builtin.int<1> {
+    ^bb1(%j: index):
+      %a = asc_loop.load %s[%i] : memref<4xf32>
+      %v = asc_loop.load %x[%i, %j] : tensor<4x9xf32>
+      %n = asc_loop.binary "add" %a, %v
+      asc_loop.store %n, %s[%i] : memref<4xf32>
+      %b = asc_loop.load %s[%i] {asc.loc = "k.py:21:9"} : memref<4xf32>
+      %m = asc_loop.binary "max" %b, %v
+      asc_loop.store %m, %s[%i] : memref<4xf32>
+      asc_loop.yield
+    }
+    asc_loop.yield
+  }
+  %r = asc_loop.to_tensor %s : memref<4xf32> -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
