@@ -40,8 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType, f32
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType, f32
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -193,14 +193,29 @@ class _Raiser:
             self.check_access(op, op.array, full)
             self.captured[op] = self.state[op.array].value
         else:
-            self.full_index(op, op.array, op.indices)
+            self.load_index(op)
+
+    def load_index(self, op: asc_loop.LoadOp) -> tuple[tuple[SSAValue, ...], list[int]]:
+        """The loop variables of a load and the size-1 axes of a kernel argument it reads at
+        index 0 (``x[i, 0]`` of an ``[N, 1]`` array; dropped by a reshape)."""
+        if isinstance(op.array.type, MemRefType):
+            return self.full_index(op, op.array, op.indices), []
+        t = op.array.type
+        assert isinstance(t, TensorType)
+        drop = [
+            a
+            for a, (v, d) in enumerate(zip(op.indices, t.get_shape(), strict=True))
+            if d == 1 and _const_index(v) == 0
+        ]
+        idx = [v for a, v in enumerate(op.indices) if a not in drop]
+        return self.full_index(op, op.array, idx), drop
 
     # -- tensor evaluation ------------------------------------------------------------------
     def deps(self, v: SSAValue) -> frozenset[SSAValue]:
         """The loop variables ``v``'s expression depends on."""
         op = v.owner
         if isinstance(op, asc_loop.LoadOp):
-            return frozenset(self.full_index(op, op.array, op.indices))
+            return frozenset(self.load_index(op)[0])
         if isinstance(op, asc_loop.ConstOp):
             return frozenset()
         if isinstance(op, asc_loop.UnaryOp | asc_loop.RoundOp):
@@ -241,13 +256,18 @@ class _Raiser:
     def source(self, op: asc_loop.LoadOp) -> tuple[SSAValue, tuple[SSAValue, ...]]:
         """The tensor a load reads (the argument, or the array's captured state) and the loop
         variable of each of its axes."""
-        full = self.full_index(op, op.array, op.indices)
+        full, drop = self.load_index(op)
         if isinstance(op.array.type, MemRefType):
             src = self.captured.get(op)
             if src is None:
                 raise _fail(op, "an element is read before it is written")
         else:
             src = self.values[op.array]
+        if drop:
+            t = src.type
+            assert isinstance(t, TensorType)
+            keep = [d for a, d in enumerate(t.get_shape()) if a not in drop]
+            src = self.add(asc.ReshapeOp(src, keep or [1]))  # [1]: a one-element argument
         return src, full
 
     def place(self, op: asc_loop.LoadOp, space: tuple[Loop, ...]) -> SSAValue:
@@ -257,7 +277,7 @@ class _Raiser:
         order = [lp.iv for lp in space]
         t = src.type
         assert isinstance(t, TensorType)
-        for v, d in zip(full, t.get_shape(), strict=True):
+        for v, d in zip(full, t.get_shape() if full else (), strict=True):
             if v not in order:
                 raise _fail(op, "a load uses a loop variable of another nest")
             if space[order.index(v)].extent != d:
@@ -265,6 +285,9 @@ class _Raiser:
                     op, f"the loop covers {space[order.index(v)].extent} of {d} elements (a slice)"
                 )
         x = self.cast(src, f32)
+        if not full:  # a one-element argument: broadcast over the space
+            x = self.add(asc.ReshapeOp(x, [1] * len(space))) if len(space) > 1 else x
+            return self.add(asc.BroadcastOp(x, [lp.extent for lp in space]))
         perm = sorted(range(len(full)), key=lambda a: order.index(full[a]))
         if perm != list(range(len(full))):
             x = self.add(asc.TransposeOp(x, perm))
@@ -382,6 +405,14 @@ class _Raiser:
             x, y = self.cast(x, f32), self.cast(y, f32)
         ta, tb = ix != (i, k), iy != (k, j)
         return self.add(asc.MatmulOp(x, y, ta, tb))
+
+
+def _const_index(v: SSAValue) -> int | None:
+    """The value of an ``arith.constant : index``, else ``None``."""
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return int(op.value.value.data)
+    return None
 
 
 def _reads(v: SSAValue, arr: SSAValue) -> bool:

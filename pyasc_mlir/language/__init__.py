@@ -44,7 +44,7 @@ from pyasc_mlir.language.builtins import (
     tanh,
     zeros,
 )
-from pyasc_mlir.language.kernel import LangKernel, kernel
+from pyasc_mlir.language.kernel import LangKernel, Vectorized, kernel, vectorize
 from pyasc_mlir.language.types import ArraySpec, Dim, DType, bfloat16, float16, float32, int32
 
 B, D, H, K, L, M, N, P, S, T = (Dim(n) for n in "BDHKLMNPST")
@@ -59,6 +59,7 @@ __all__ = [
     "K",
     "L",
     "LangKernel",
+    "Vectorized",
     "M",
     "N",
     "P",
@@ -92,5 +93,6 @@ __all__ = [
     "softplus",
     "sqrt",
     "tanh",
+    "vectorize",
     "zeros",
 ]

@@ -21,7 +21,7 @@ from pyasc_mlir.language.types import ArraySpec, KernelSignature, read_signature
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 from pyasc_mlir.types import TensorDesc, dtype_name
 
-__all__ = ["LangKernel", "bind", "kernel"]
+__all__ = ["LangKernel", "Vectorized", "bind", "build_kernel_module", "kernel", "vectorize"]
 
 LANG_ATTR = "__pyasc_lang__"
 """Set on a kernel's function: ``pyasc_mlir.pipeline`` then uses the kernel-language frontend."""
@@ -115,18 +115,43 @@ def build_kernel_module(
     from pyasc_mlir.frontend.lang_frontend import build_lang_module
 
     f = getattr(fn, "fn", fn)
+    if getattr(f, LANG_ATTR, None) == "vectorize":
+        from pyasc_mlir.frontend.lang_vectorize import build_vectorized_module
+
+        return build_vectorized_module(f, inputs, name)
     dims = bind(read_signature(f), list(inputs), f.__name__)
     return build_lang_module(f, inputs, name, dims)
 
 
 class LangKernel(JitFunction):
     """A ``@lang.kernel`` function: callable with NumPy arrays and CPU torch tensors,
-    compiled once per signature (see :class:`pyasc_mlir.jit.JitFunction`; static shapes)."""
+    compiled once per signature (see :class:`pyasc_mlir.jit.JitFunction`; static shapes).
+
+    With ``PYASC_DEBUG=1`` in the environment (or under ``python -m pyasc_mlir.debugger``)
+    a call runs the body as plain Python over NumPy (:mod:`pyasc_mlir.language.debug`), so
+    ``print`` and ``breakpoint()`` work; ``PYASC_DEBUG=compare`` also runs the compiled
+    kernel and warns when the two differ beyond the dtype's tolerance."""
+
+    kind = "kernel"
 
     def __init__(self, fn: Callable[..., Any], **options: Any):
-        setattr(fn, LANG_ATTR, True)
+        setattr(fn, LANG_ATTR, self.kind)
         super().__init__(fn, dynamic=False, **options)
         self.signature = read_signature(fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from pyasc_mlir.language import debug
+
+        mode = debug.mode()
+        if mode is None:
+            return super().__call__(*args, **kwargs)
+        return debug.call(
+            self, mode, args, kwargs, lambda: super(LangKernel, self).__call__(*args, **kwargs)
+        )
+
+    def dims(self, args: Sequence[Any]) -> dict[str, int]:
+        """The dim sizes these arguments bind (see :func:`bind`)."""
+        return bind(self.signature, args, self.fn.__name__)
 
     def _record_reads(self, descs: list[object], dynamic: bool) -> None:
         build_kernel_module(self.fn, descs, self.fn.__name__)
@@ -134,6 +159,35 @@ class LangKernel(JitFunction):
     def _check_call(self, args: tuple[Any, ...]) -> None:
         bind(self.signature, args, self.fn.__name__)  # the declared types first
         super()._check_call(args)
+
+
+class Vectorized(LangKernel):
+    """A ``@lang.vectorize`` function: a scalar function applied elementwise to its array
+    arguments, broadcast together (NumPy rules, as ``numpy.vectorize``); numbers are
+    compile-time constants. The result has the broadcast shape and the arrays' dtype when
+    they share one (else float32). One vector kernel per signature."""
+
+    kind = "vectorize"
+
+    def dims(self, args: Sequence[Any]) -> dict[str, int]:
+        return {}
+
+
+def vectorize(
+    fn: Callable[..., Any] | None = None, *, backend: str = "cpu", platform: str = DEFAULT_PLATFORM
+) -> Any:
+    """Decorator ``@lang.vectorize``: see :class:`Vectorized`.
+
+    Raises:
+        PyAscCompileError: (at the first call) no array argument, shapes that do not
+            broadcast, a body that does not return a number or uses unsupported Python."""
+
+    def wrap(f: Callable[..., Any]) -> Vectorized:
+        if not inspect.isfunction(f):
+            raise TypeError("@lang.vectorize decorates a def function")
+        return Vectorized(f, backend=backend, platform=platform)
+
+    return wrap(fn) if fn is not None else wrap
 
 
 def kernel(
