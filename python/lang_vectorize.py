@@ -70,7 +70,7 @@ def build_vectorized_module(
     gen.block, gen.env = top, {}
     out = gen.add(asc_loop.AllocOp(MemRefType(ir_type(dtype), list(shape))), node).results[0]
     loops = _loops(gen, shape, node)
-    ivs = [lp.body.block.args[0] for lp in loops]
+    ivs: list[SSAValue] = [lp.body.block.args[0] for lp in loops]
     values: list[Any] = []
     it = iter(top.args)
     for a in args:

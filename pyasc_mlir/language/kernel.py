@@ -10,6 +10,7 @@ kernel-language frontend and runs ``lang-to-ascendc`` (``asc-raise-loops`` first
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -118,6 +119,7 @@ def build_kernel_module(
     if getattr(f, LANG_ATTR, None) == "vectorize":
         from pyasc_mlir.frontend.lang_vectorize import build_vectorized_module
 
+        assert isinstance(f, types.FunctionType)  # @lang.vectorize takes def functions only
         return build_vectorized_module(f, inputs, name)
     dims = bind(read_signature(f), list(inputs), f.__name__)
     return build_lang_module(f, inputs, name, dims)
