@@ -13,7 +13,8 @@ every loop ``range(0, extent)``) whose full index (the loops enclosing the array
   not name), scalar ops become ``asc.unary``/``asc.binary``/``asc.constant``, ``lang.cast``
   a cast pair. The new state is the value cast to the array's dtype (the store's rounding).
 - a **reduction**: the index leaves out loops ``R`` and the value is ``s[idx] <op> f`` with
-  ``op`` in ``add max min``: ``state = state <op> asc.reduce(op, f, axes R)``.
+  ``op`` in ``add max min``: ``state = state <op> asc.reduce(op, f, axes R)``. A scalar
+  variable outside every loop (``s = 0.0; for i: s += x[i]``) is a one-element tensor.
 - a **contraction**: an ``add`` reduction over one loop ``k`` whose ``f`` is ``x[i, k] * y[k,
   j]`` (``x[k, i]``/``y[j, k]`` give the transpose flags): ``asc.matmul(x, y)`` (Cube; f32
   accumulation), added to the initial state unless that is a zero fill. The textbook form
@@ -30,7 +31,7 @@ a scalar accumulator is f32 in both) and in the tensor ops' order.
 
 Errors: a nest that is none of these (a loop not starting at 0 or with step > 1, a partial
 range, index arithmetic or constant indices, a read of an element before it is written, a
-dependence between iterations, a full reduction to a scalar) is a located
+dependence between iterations) is a located
 ``PyAscCompileError`` naming the reason; the scalar-loop fallback of issue 11 is not built.
 """
 
@@ -143,9 +144,7 @@ class _Raiser:
             st = State(ctx)
             if op.fill_value is not None:
                 shape = [lp.extent for lp in ctx] + list(t.get_shape())
-                if not shape:
-                    raise _fail(op, "a scalar accumulated over the whole kernel (a full reduction)")
-                tt = TensorType(t.element_type, shape)
+                tt = TensorType(t.element_type, shape or [1])  # a scalar: one element
                 st.value, st.zero = self.add(asc.ConstantOp(op.fill_value, tt)), op.fill_value == 0
             self.state[op.result] = st
         elif isinstance(op, asc_loop.LoadOp):
@@ -240,7 +239,7 @@ class _Raiser:
 
     def evaluate(self, v: SSAValue, space: tuple[Loop, ...]) -> SSAValue:
         op = v.owner
-        shape = [lp.extent for lp in space]
+        shape = [lp.extent for lp in space] or [1]  # no loop: a scalar, as one element
         if isinstance(op, asc_loop.ConstOp):
             return self.add(asc.ConstantOp(op.value.value.data, TensorType(f32, shape)))
         if isinstance(op, asc_loop.UnaryOp):
@@ -285,9 +284,10 @@ class _Raiser:
                     op, f"the loop covers {space[order.index(v)].extent} of {d} elements (a slice)"
                 )
         x = self.cast(src, f32)
-        if not full:  # a one-element argument: broadcast over the space
+        if not full:  # a scalar or a one-element argument: broadcast over the space
+            target = [lp.extent for lp in space] or [1]
             x = self.add(asc.ReshapeOp(x, [1] * len(space))) if len(space) > 1 else x
-            return self.add(asc.BroadcastOp(x, [lp.extent for lp in space]))
+            return x if target == [1] * len(target) else self.add(asc.BroadcastOp(x, target))
         perm = sorted(range(len(full)), key=lambda a: order.index(full[a]))
         if perm != list(range(len(full))):
             x = self.add(asc.TransposeOp(x, perm))
@@ -301,8 +301,6 @@ class _Raiser:
         t = op.array.type
         assert isinstance(t, MemRefType)
         shape = [lp.extent for lp in st.expand] + list(t.get_shape())
-        if not shape:
-            raise _fail(op, "a scalar accumulated over the whole kernel (a full reduction)")
         order = [lp.iv for lp in ctx]
         for v, d in zip(full, shape, strict=True):
             if v not in order or ctx[order.index(v)].extent != d:
@@ -345,7 +343,9 @@ class _Raiser:
         if result is None:
             space_f = self.tensor(f, ctx)
             axes = [ctx.index(lp) for lp in reduced]
-            result = self.add(asc.ReduceOp(_REDUCE[kind], space_f, axes, False))
+            result = self.add(asc.ReduceOp(_REDUCE[kind], space_f, axes, not full))
+            if not full and len(ctx) > 1:  # a full reduction to a scalar: one element
+                result = self.add(asc.ReshapeOp(result, [1]))
             kept = [lp.iv for lp in ctx if lp not in reduced]
             perm = [kept.index(v) for v in full]
             if perm != sorted(perm):

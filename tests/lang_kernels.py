@@ -190,6 +190,35 @@ def two_results16(x: lang.float16[N, D]) -> tuple[lang.float16[N, D], lang.float
     return e, s
 
 
+@lang.kernel
+def softmax_rows32(x: lang.float32[N, D]) -> lang.float32[N, D]:
+    """Row max, then the sum of exponentials, then the normalised row: three loops over j
+    sharing two scalar variables per row."""
+    y = lang.empty_like(x)
+    for i in range(N):
+        m = -math.inf
+        for j in range(D):
+            m = lang.maximum(m, x[i, j])
+        s = 0.0
+        for j in range(D):
+            s += lang.exp(x[i, j] - m)
+        for j in range(D):
+            y[i, j] = lang.exp(x[i, j] - m) / s
+    return y
+
+
+@lang.kernel
+def centered16(x: lang.float16[N]) -> lang.float16[N]:
+    """A full reduction to a scalar (the mean), then an elementwise map that reads it."""
+    total = 0.0
+    for i in range(N):
+        total += x[i]
+    y = lang.empty_like(x)
+    for i in range(N):
+        y[i] = x[i] - total / N
+    return y
+
+
 # --------------------------------------------------------------------------- test helpers
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import lang_kernels as K
 import numpy as np
 import pytest
-from helpers import assert_close, erf_ref, seed_of
+from helpers import assert_close, erf_ref, seed_of, softmax_ref
 from lang_kernels import lowered, run_stage
 
 import pyasc_mlir as pa
@@ -106,6 +106,14 @@ def test_matmul_loops_match_numpy(m, n, k, dtype):
         assert_close(out, ref, dtype, rtol=2e-3, atol=2e-3 * max(1.0, np.abs(ref).max()))
     else:
         assert_close(out, ref, dtype, reduction=True)
+
+
+@pytest.mark.parametrize("shape", SHAPES_2D, ids=str)
+def test_softmax_and_full_reduction_loops(shape):
+    x = _rand(shape, "float32", "softmax")
+    _check(K.softmax_rows32, [x], softmax_ref(_f64(x)), "float32")
+    v = _rand((shape[0] * shape[1],), "float16", "centered")
+    _check(K.centered16, [v], _f64(v) - _f64(v).mean(), "float16")
 
 
 @pytest.mark.parametrize("shape", SHAPES_1D, ids=str)

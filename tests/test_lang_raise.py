@@ -78,6 +78,8 @@ def test_reductions_validate(shape):
     assert [op.kind.data for op in raised.walk() if op.name == "asc.reduce"] == ["max"]
     _validate(K.row_max32, _rand(shape, "float32", "m"))
     _validate(K.two_results16, _rand(shape, "float16", "t"), reduction=True)
+    _validate(K.softmax_rows32, _rand(shape, "float32", "sm"), reduction=True)
+    _validate(K.centered16, _rand((shape[0] * shape[1],), "float16", "c"))
 
 
 @pytest.mark.parametrize(("m", "n", "k"), [(1, 7, 33), (7, 33, 1), (33, 1, 7), (7, 33, 7)])
@@ -121,6 +123,10 @@ def _matmul(a, b):
     return a @ b
 
 
+def _softmax(x):
+    return pa.softmax(x, -1)
+
+
 @pytest.mark.parametrize(
     ("kern", "tensor_fn", "shapes"),
     [
@@ -131,11 +137,13 @@ def _matmul(a, b):
         (K.row_sum16, _row_sum, [(513, 33)]),
         (K.row_max16, _row_max, [(7, 4097)]),
         (K.matmul16, _matmul, [(33, 7), (7, 513)]),
+        (K.softmax_rows32, _softmax, [(33, 513)]),
     ],
     ids=lambda v: getattr(getattr(v, "fn", v), "__name__", ""),
 )
 def test_raised_kernel_equals_tensor_frontend(kern, tensor_fn, shapes):
-    args = [_rand(s, "float16", i) for i, s in enumerate(shapes)]
+    dtype = "float32" if kern is K.softmax_rows32 else "float16"
+    args = [_rand(s, dtype, i) for i, s in enumerate(shapes)]
     _, loop_info = lowered(kern, *args)
     _, tensor_info = lowered(tensor_fn, *args)
     assert loop_info["kernels"] == tensor_info["kernels"] == 1
