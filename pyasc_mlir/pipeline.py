@@ -42,6 +42,10 @@ PIPELINE = "asc-to-ascendc"
 TILE_STAGE_AFTER = "asc-buffer-alloc"
 """The pass after which :func:`lower` snapshots the ``tile`` stage."""
 
+RAISE_PASS = "asc-raise-loops"
+"""A kernel-language operator's ``tensor`` stage is snapshot after this pass (the loop IR
+before it is the frontend's output, seen by ``PYASC_LOG_LEVEL``/``PYASC_DUMP_DIR``)."""
+
 STAND_IN = 997
 """The size a dynamic (``None``) dim is compiled at: > 1 (so it is not broadcast), prime and
 unusual (so it rarely equals a static dim it meets)."""
@@ -143,7 +147,8 @@ def lower(
     if watch is not None:
         watch.after(FRONTEND, module)
     ctx = make_context()
-    stages = {"tensor": module.clone()}
+    # the tensor-level stage: the frontend's module, or (kernel language) the raised one
+    stages = {"tensor": module.clone()} if pipeline_name == PIPELINE else {}
     options = pass_options(platform, double_buffer, fuse, tile, block_dim, tile_m, tile_n)
     for pass_name in PIPELINES[pipeline_name]:
         t0 = time.perf_counter()
@@ -151,6 +156,8 @@ def lower(
         times[pass_name] = time.perf_counter() - t0
         if watch is not None:
             watch.after(pass_name, module)
+        if pass_name == RAISE_PASS:
+            stages["tensor"] = module.clone()
         if pass_name == TILE_STAGE_AFTER:
             stages["tile"] = module.clone()
     stages["ascendc"] = module

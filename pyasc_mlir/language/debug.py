@@ -12,6 +12,7 @@ and absolute). A ``@lang.vectorize`` function runs through ``numpy.vectorize``.
 
 from __future__ import annotations
 
+import inspect
 import os
 import types
 import warnings
@@ -54,8 +55,12 @@ def call(
 ) -> Any:
     """Run ``kern`` on ``args`` as Python (see the module docstring); ``compiled`` runs the
     compiled kernel (for ``how == "compare"``)."""
-    args = tuple(torch_to_numpy(a, f"argument {i}") for i, a in enumerate(args))
     fn = kern.fn
+    if kwargs:  # positional, as the signature binds them
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        args, kwargs = tuple(bound.arguments.values()), {}
+    args = tuple(torch_to_numpy(a, f"argument {i}") for i, a in enumerate(args))
     if kern.kind == "vectorize":
         arrays = [np.asarray(a) for a in args if isinstance(a, np.ndarray)]
         dtypes = {a.dtype.name for a in arrays}
