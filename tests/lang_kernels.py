@@ -158,22 +158,31 @@ def power_of_two(n):
     return 1 if n == 0 else 2 * power_of_two(n - 1)
 
 
-@lang.kernel
-def constructs32(x: lang.float32[N], scale: float, mode: str) -> lang.float32[N]:
-    """Compile-time if/while, a recursive helper, math.pi, lang.cast, lang.ones/full."""
-    y = lang.ones(N, lang.float32)
-    z = lang.full((N,), 2.0, lang.float32)
+def constructs_body(x, y, z, scale, mode, n):
+    """Compile-time if/while, a recursive helper, math.pi, lang.cast, ones/full arrays."""
     steps = 0
     p = 1.0
     while steps < 3:
         p = p * 2.0
         steps += 1
-    for i in range(N):
+    for i in range(n):
         if mode == "round":
             y[i] = lang.cast(x[i] * scale, lang.float16) + p + power_of_two(3) + math.pi
         else:
             y[i] = y[i] * x[i] - lang.sqrt(z[i]) / 4.0
     return y
+
+
+@lang.kernel
+def constructs32(x: lang.float32[N], scale: float, mode: str) -> lang.float32[N]:
+    y, z = lang.ones(N, lang.float32), lang.full((N,), 2.0, lang.float32)
+    return constructs_body(x, y, z, scale, mode, N)
+
+
+@lang.kernel
+def constructs16(x: lang.float16[N], scale: float, mode: str) -> lang.float16[N]:
+    y, z = lang.ones(N, lang.float16), lang.full((N,), 2.0, lang.float16)
+    return constructs_body(x, y, z, scale, mode, N)
 
 
 @lang.kernel
@@ -190,33 +199,49 @@ def two_results16(x: lang.float16[N, D]) -> tuple[lang.float16[N, D], lang.float
     return e, s
 
 
-@lang.kernel
-def softmax_rows32(x: lang.float32[N, D]) -> lang.float32[N, D]:
+def softmax_body(x, y, n, d):
     """Row max, then the sum of exponentials, then the normalised row: three loops over j
     sharing two scalar variables per row."""
-    y = lang.empty_like(x)
-    for i in range(N):
+    for i in range(n):
         m = -math.inf
-        for j in range(D):
+        for j in range(d):
             m = lang.maximum(m, x[i, j])
         s = 0.0
-        for j in range(D):
+        for j in range(d):
             s += lang.exp(x[i, j] - m)
-        for j in range(D):
+        for j in range(d):
             y[i, j] = lang.exp(x[i, j] - m) / s
     return y
 
 
 @lang.kernel
-def centered16(x: lang.float16[N]) -> lang.float16[N]:
+def softmax_rows32(x: lang.float32[N, D]) -> lang.float32[N, D]:
+    return softmax_body(x, lang.empty_like(x), N, D)
+
+
+@lang.kernel
+def softmax_rows16(x: lang.float16[N, D]) -> lang.float16[N, D]:
+    return softmax_body(x, lang.empty_like(x), N, D)
+
+
+def centered_body(x, y, n):
     """A full reduction to a scalar (the mean), then an elementwise map that reads it."""
     total = 0.0
-    for i in range(N):
+    for i in range(n):
         total += x[i]
-    y = lang.empty_like(x)
-    for i in range(N):
-        y[i] = x[i] - total / N
+    for i in range(n):
+        y[i] = x[i] - total / n
     return y
+
+
+@lang.kernel
+def centered16(x: lang.float16[N]) -> lang.float16[N]:
+    return centered_body(x, lang.empty_like(x), N)
+
+
+@lang.kernel
+def centered32(x: lang.float32[N]) -> lang.float32[N]:
+    return centered_body(x, lang.empty_like(x), N)
 
 
 # --------------------------------------------------------------------------- test helpers

@@ -108,26 +108,31 @@ def test_matmul_loops_match_numpy(m, n, k, dtype):
         assert_close(out, ref, dtype, reduction=True)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
 @pytest.mark.parametrize("shape", SHAPES_2D, ids=str)
-def test_softmax_and_full_reduction_loops(shape):
-    x = _rand(shape, "float32", "softmax")
-    _check(K.softmax_rows32, [x], softmax_ref(_f64(x)), "float32")
-    v = _rand((shape[0] * shape[1],), "float16", "centered")
-    _check(K.centered16, [v], _f64(v) - _f64(v).mean(), "float16")
+def test_softmax_and_full_reduction_loops(shape, dtype):
+    x = _rand(shape, dtype, "softmax")
+    kern = K.softmax_rows16 if dtype == "float16" else K.softmax_rows32
+    _check(kern, [x], softmax_ref(_f64(x)), dtype)
+    v = _rand((shape[0] * shape[1],), dtype, "centered")
+    kern = K.centered16 if dtype == "float16" else K.centered32
+    _check(kern, [v], _f64(v) - _f64(v).mean(), dtype)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
 @pytest.mark.parametrize("shape", SHAPES_1D, ids=str)
-def test_constructs(shape):
+def test_constructs(shape, dtype):
     """Compile-time if/else and while, a recursive helper, math.pi, lang.cast to fp16,
     lang.ones/full, a compile-time str and float parameter."""
-    x = _rand(shape, "float32", "constructs")
-    stages, _ = lowered(K.constructs32, x, 2.0, "round")
-    (out,) = run_stage(stages, "tile", K.constructs32, x, 2.0, "round")
-    rounded = (x * np.float32(2.0)).astype(np.float16).astype(np.float64)
-    assert_close(out, rounded + 8.0 + 8.0 + np.pi, "float32")
-    stages, _ = lowered(K.constructs32, x, 2.0, "other")
-    (out,) = run_stage(stages, "tile", K.constructs32, x, 2.0, "other")
-    assert_close(out, _f64(x) - np.sqrt(2.0) / 4.0, "float32")
+    kern = K.constructs16 if dtype == "float16" else K.constructs32
+    x = _rand(shape, dtype, "constructs")
+    stages, _ = lowered(kern, x, 2.0, "round")
+    (out,) = run_stage(stages, "tile", kern, x, 2.0, "round")
+    rounded = (x.astype(np.float32) * np.float32(2.0)).astype(np.float16).astype(np.float64)
+    assert_close(out, rounded + 8.0 + 8.0 + np.pi, dtype)
+    stages, _ = lowered(kern, x, 2.0, "other")
+    (out,) = run_stage(stages, "tile", kern, x, 2.0, "other")
+    assert_close(out, _f64(x) - np.sqrt(2.0) / 4.0, dtype)
 
 
 @pytest.mark.parametrize("shape", [(1, 7), (7, 33), (33, 513)], ids=str)
