@@ -13,8 +13,9 @@ every loop ``range(0, extent)``) whose full index (the loops enclosing the array
   not name), scalar ops become ``asc.unary``/``asc.binary``/``asc.constant``, ``lang.cast``
   a cast pair. The new state is the value cast to the array's dtype (the store's rounding).
 - a **reduction**: the index leaves out loops ``R`` and the value is ``s[idx] <op> f`` with
-  ``op`` in ``add max min``: ``state = state <op> asc.reduce(op, f, axes R)``. A scalar
-  variable outside every loop (``s = 0.0; for i: s += x[i]``) is a one-element tensor.
+  ``op`` in ``add sub max min``: ``state = state <op> asc.reduce(op, f, axes R)`` (``sub``
+  reduces with ``sum``). A scalar variable outside every loop (``s = 0.0; for i: s +=
+  x[i]``) is a one-element tensor.
 - a **contraction**: an ``add`` reduction over one loop ``k`` whose ``f`` is ``x[i, k] * y[k,
   j]`` (``x[k, i]``/``y[j, k]`` give the transpose flags): ``asc.matmul(x, y)`` (Cube; f32
   accumulation), added to the initial state unless that is a zero fill. The textbook form
@@ -58,7 +59,8 @@ _HINT = (
     "(c[i, j] += a[i, k] * b[k, j]) over full ranges range(size); a scalar-loop fallback "
     "for other nests is not implemented yet"
 )
-_REDUCE = {"add": "sum", "max": "max", "min": "min"}
+_REDUCE = {"add": "sum", "sub": "sum", "max": "max", "min": "min"}
+"""Combination kind of a reduction -> ``asc.reduce`` kind (``s -= f``: ``s - sum(f)``)."""
 
 
 @dataclass(frozen=True)
@@ -371,7 +373,10 @@ class _Raiser:
     def _split(
         comb: asc_loop.BinaryOp, store: asc_loop.StoreOp
     ) -> tuple[asc_loop.LoadOp | None, SSAValue | None]:
-        for acc, f in ((comb.lhs, comb.rhs), (comb.rhs, comb.lhs)):
+        orders = [(comb.lhs, comb.rhs)]
+        if comb.kind.data != "sub":  # s - f only: f - s is no reduction
+            orders.append((comb.rhs, comb.lhs))
+        for acc, f in orders:
             ld = acc.owner
             if (
                 isinstance(ld, asc_loop.LoadOp)

@@ -244,6 +244,16 @@ def centered32(x: lang.float32[N]) -> lang.float32[N]:
     return centered_body(x, lang.empty_like(x), N)
 
 
+@lang.kernel
+def row_budget32(x: lang.float32[N, D]) -> lang.float32[N]:
+    """s -= x over a row from a full(100) start: 100 - row sum."""
+    s = lang.full(N, 100.0, lang.float32)
+    for i in range(N):
+        for j in range(D):
+            s[i] -= x[i, j]
+    return s
+
+
 # --------------------------------------------------------------------------- test helpers
 
 

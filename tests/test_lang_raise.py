@@ -79,6 +79,10 @@ def test_reductions_validate(shape):
     _validate(K.row_max32, _rand(shape, "float32", "m"))
     _validate(K.two_results16, _rand(shape, "float16", "t"), reduction=True)
     _validate(K.softmax_rows32, _rand(shape, "float32", "sm"), reduction=True)
+    x = _rand(shape, "float32", "budget")
+    _validate(K.row_budget32, x, reduction=True)
+    (out,) = run_function(lowered(K.row_budget32, x)[0]["tile"], "row_budget32", [x])
+    assert_close(out, 100.0 - x.astype(np.float64).sum(1), "float32", reduction=True)
     _validate(K.centered16, _rand((shape[0] * shape[1],), "float16", "c"))
 
 
