@@ -67,6 +67,7 @@ _REDUCE = {"add": "sum", "sub": "sum", "max": "max", "min": "min"}
 class Loop:
     iv: SSAValue
     extent: int
+    lb: int = 0
 
 
 @dataclass
@@ -101,7 +102,10 @@ class _Raiser:
         self.state: dict[SSAValue, State] = {}
         self.captured: dict[Operation, SSAValue | None] = {}
         self.memo: dict[tuple[SSAValue, tuple[SSAValue, ...]], SSAValue] = {}
-        self.nest_access: dict[SSAValue, tuple[SSAValue, ...]] = {}
+        self.nest_access: dict[SSAValue, tuple[tuple[SSAValue, ...], tuple[int, ...]]] = {}
+        self.loops: dict[SSAValue, Loop] = {}
+        self.offsets: dict[Operation, tuple[int, ...]] = {}
+        """Per access: the element each axis starts at (loop start + constant offset)."""
         self.anchor: Operation | None = None
 
     # -- building ---------------------------------------------------------------------------
@@ -135,9 +139,13 @@ class _Raiser:
         self.anchor = op
         if isinstance(op, asc_loop.ForOp):
             lb, ub, step = op.bounds
-            if lb != 0 or step != 1:
-                raise _fail(op, f"the loop runs range({lb}, {ub}, {step}); only range(n) is raised")
-            inner = (*ctx, Loop(op.body.block.args[0], ub))
+            if step != 1:
+                raise _fail(
+                    op, f"the loop runs range({lb}, {ub}, {step}); strided loops are not raised"
+                )
+            loop = Loop(op.body.block.args[0], ub - lb, lb)
+            self.loops[loop.iv] = loop
+            inner = (*ctx, loop)
             for o in list(op.body.block.ops):
                 self.op(o, inner)
         elif isinstance(op, asc_loop.AllocOp):
@@ -162,26 +170,36 @@ class _Raiser:
             self.emit(func.ReturnOp(*(self.values[v] for v in op.operands)))
         elif isinstance(op, asc_loop.YieldOp | asc_loop.ConstOp | asc_loop.UnaryOp):
             return
-        elif isinstance(op, asc_loop.BinaryOp | asc_loop.RoundOp) or op.name == "arith.constant":
+        elif isinstance(op, asc_loop.BinaryOp | asc_loop.RoundOp):
             return
+        elif isinstance(op, arith.ConstantOp | arith.AddiOp | arith.SubiOp):
+            return  # index arithmetic: read through the accesses that use it
         else:
             raise _fail(op, f"{op.name} is not part of the loop language")
 
     def full_index(
         self, op: Operation, arr: SSAValue, idx: Sequence[SSAValue]
     ) -> tuple[SSAValue, ...]:
+        """The loop variable of each axis of an access (the loops enclosing the array's
+        alloc, then its subscripts); ``self.offsets[op]``: the element each axis starts at
+        (a loop's start plus a constant offset, ``x[i + 1]``)."""
         st = self.state.get(arr)
         pre = tuple(lp.iv for lp in st.expand) if st is not None else ()
-        full = (*pre, *idx)
-        if any(not isinstance(v, BlockArgument) for v in full):
+        parts = [_index_parts(v) for v in idx]
+        if any(p is None for p in parts):
             raise _fail(op, "an index is a constant or an expression; index with loop variables")
+        ivs = tuple(p[0] for p in parts if p is not None)
+        full = (*pre, *ivs)
         if len(set(full)) != len(full):
             raise _fail(op, "a loop variable indexes two axes (a diagonal)")
+        starts = [self.loops[v].lb + p[1] for v, p in zip(ivs, parts, strict=True) if p]
+        self.offsets[op] = (0,) * len(pre) + tuple(starts)
         return full
 
     def check_access(self, op: Operation, arr: SSAValue, full: tuple[SSAValue, ...]) -> None:
-        seen = self.nest_access.setdefault(arr, full)
-        if seen != full:
+        key = (full, self.offsets[op])
+        seen = self.nest_access.setdefault(arr, key)
+        if seen != key:
             raise _fail(
                 op,
                 "the nest reads or writes one array at different indices "
@@ -264,12 +282,34 @@ class _Raiser:
                 raise _fail(op, "an element is read before it is written")
         else:
             src = self.values[op.array]
+        src = self.window(op, src, drop, full)
         if drop:
             t = src.type
             assert isinstance(t, TensorType)
             keep = [d for a, d in enumerate(t.get_shape()) if a not in drop]
             src = self.add(asc.ReshapeOp(src, keep or [1]))  # [1]: a one-element argument
         return src, full
+
+    def window(
+        self, op: asc_loop.LoadOp, src: SSAValue, drop: list[int], full: tuple[SSAValue, ...]
+    ) -> SSAValue:
+        """``src`` sliced to the elements the load's loops reach on each indexed axis (a loop
+        over part of an axis, or an offset index ``x[i + 1]``)."""
+        t = src.type
+        assert isinstance(t, TensorType)
+        if not full:  # a scalar (one element) or a one-element argument
+            return src
+        shape = list(t.get_shape())
+        kept = [a for a in range(len(shape)) if a not in drop]
+        starts, sizes = [0] * len(shape), list(shape)
+        for a, v, start in zip(kept, full, self.offsets[op], strict=True):
+            starts[a], sizes[a] = start, self.loops[v].extent if v in self.loops else shape[a]
+            if start < 0 or start + sizes[a] > shape[a]:
+                end, size = start + sizes[a], shape[a]
+                raise _fail(op, f"the loop reads elements [{start}, {end}) of an axis of {size}")
+        if starts == [0] * len(shape) and sizes == shape:
+            return src
+        return self.add(asc.SliceOp(src, starts, sizes))
 
     def place(self, op: asc_loop.LoadOp, space: tuple[Loop, ...]) -> SSAValue:
         """A load over exactly the loops it names (``space``, in loop order): the source
@@ -304,8 +344,8 @@ class _Raiser:
         assert isinstance(t, MemRefType)
         shape = [lp.extent for lp in st.expand] + list(t.get_shape())
         order = [lp.iv for lp in ctx]
-        for v, d in zip(full, shape, strict=True):
-            if v not in order or ctx[order.index(v)].extent != d:
+        for v, d, start in zip(full, shape, self.offsets[op], strict=True):
+            if v not in order or ctx[order.index(v)].extent != d or start != 0:
                 raise _fail(op, "the loops do not cover the array (a partial write)")
         reduced = [lp for lp in ctx if lp.iv not in full]
         if not reduced:
@@ -410,6 +450,18 @@ class _Raiser:
             x, y = self.cast(x, f32), self.cast(y, f32)
         ta, tb = ix != (i, k), iy != (k, j)
         return self.add(asc.MatmulOp(x, y, ta, tb))
+
+
+def _index_parts(v: SSAValue) -> tuple[SSAValue, int] | None:
+    """``(loop variable, constant offset)`` of an index ``i``, ``i + c`` or ``i - c``."""
+    if isinstance(v, BlockArgument):
+        return v, 0
+    op = v.owner
+    if isinstance(op, arith.AddiOp | arith.SubiOp) and isinstance(op.lhs, BlockArgument):
+        c = _const_index(op.rhs)
+        if c is not None:
+            return op.lhs, c if isinstance(op, arith.AddiOp) else -c
+    return None
 
 
 def _const_index(v: SSAValue) -> int | None:

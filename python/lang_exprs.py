@@ -279,11 +279,7 @@ class ExprGen:
                 )
             return _BINOPS[type(node.op)](a, b)
         if isinstance(a, Idx) or isinstance(b, Idx):
-            raise self.error(
-                node,
-                "arithmetic on loop variables is not supported yet",
-                "index with the loop variables themselves: a[i, j]",
-            )
+            return self.shifted(a, b, node)
         if isinstance(node.op, ast.Pow) and isinstance(b, int | float) and not isinstance(b, bool):
             return self.power(a, b, node)
         kind = _SCALAR_KINDS.get(type(node.op))
@@ -294,6 +290,28 @@ class ExprGen:
                 "use + - * /, ** with a constant exponent and lang.* functions",
             )
         return self.binary(kind, a, b, node)
+
+    def shifted(self, a: Any, b: Any, node: ast.BinOp) -> Idx:
+        """``i + c``, ``c + i`` or ``i - c`` (``c`` a compile-time int): an index."""
+        add = isinstance(node.op, ast.Add)
+        if isinstance(b, Idx) and add:
+            a, b = b, a
+        if not (
+            isinstance(a, Idx)
+            and isinstance(b, int)
+            and not isinstance(b, bool)
+            and (add or isinstance(node.op, ast.Sub))
+        ):
+            raise self.error(
+                node,
+                "this arithmetic on loop variables is not supported",
+                "index with a loop variable plus or minus a compile-time int: a[i + 1], a[i - k]",
+            )
+        c = b if add else -b
+        const = self.add(arith.ConstantOp(IntegerAttr(abs(c), IndexType())), node).results[0]
+        kind = arith.AddiOp if c >= 0 else arith.SubiOp
+        value = self.add(kind(a.value, const), node).results[0]
+        return Idx(value, a.lo + c, a.hi + c)
 
     def power(self, a: Any, p: float, node: ast.AST) -> Scal:
         if p == 0.5:

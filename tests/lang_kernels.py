@@ -254,6 +254,28 @@ def row_budget32(x: lang.float32[N, D]) -> lang.float32[N]:
     return s
 
 
+@lang.kernel
+def second_difference32(x: lang.float32[N]) -> lang.float32[N]:
+    """Offset indices and lang.range(start, stop): y[i - 1] = x[i + 1] - 2 x[i] + x[i - 1]."""
+    y = lang.empty(N - 2, lang.float32)
+    for i in lang.range(1, N - 1):
+        y[i - 1] = x[i + 1] - 2.0 * x[i] + x[i - 1]
+    return y
+
+
+@lang.kernel
+def head_sum16(x: lang.float16[N, D], width: int) -> lang.float16[N]:
+    """A loop over part of an axis: the sum of the first ``width`` columns."""
+    s = lang.zeros(N, lang.float32)
+    y = lang.empty(N, lang.float16)
+    for i in range(N):
+        for j in range(width):
+            s[i] += x[i, j]
+    for i in range(N):
+        y[i] = s[i]
+    return y
+
+
 # --------------------------------------------------------------------------- test helpers
 
 

@@ -119,6 +119,20 @@ def test_softmax_and_full_reduction_loops(shape, dtype):
     _check(kern, [v], _f64(v) - _f64(v).mean(), dtype)
 
 
+@pytest.mark.parametrize("n", [3, 7, 33, 513, 4097])
+def test_offset_indices_and_partial_ranges(n):
+    """x[i + 1], y[i - 1] with lang.range(1, n - 1), and a loop over part of an axis: the
+    reads become slices (data-movement kernels), the values NumPy's."""
+    x = _rand((n,), "float32", "stencil")
+    stages, _ = lowered(K.second_difference32, x)
+    (out,) = run_stage(stages, "tile", K.second_difference32, x)
+    assert_close(out, np.diff(_f64(x), 2), "float32")
+    m = _rand((min(n, 33), 9), "float16", "head")
+    stages, _ = lowered(K.head_sum16, m, 3)
+    (out,) = run_stage(stages, "tile", K.head_sum16, m, 3)
+    assert_close(out, _f64(m)[:, :3].sum(1), "float16")
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
 @pytest.mark.parametrize("shape", SHAPES_1D, ids=str)
 def test_constructs(shape, dtype):

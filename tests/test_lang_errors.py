@@ -162,8 +162,8 @@ def k_print(x: lang.float32[N]) -> lang.float32[N]:
 
 def k_not_raisable(x: lang.float32[N]) -> lang.float32[N]:
     y = lang.zeros(N, lang.float32)
-    for i in lang.range(1, N):  # ERR
-        y[i] = x[i]
+    for i in lang.range(1, N):
+        y[i] = x[i]  # ERR
     return y
 
 
@@ -182,10 +182,14 @@ CASES = {
     k_retype: ("variable 't' changes type: it was a runtime scalar, now an array", "new name"),
     k_write_arg: ("kernel arguments are read-only", "lang.empty_like"),
     k_slice: ("slices are not supported in loop kernels yet", "loop over the elements"),
-    k_index_arith: ("arithmetic on loop variables is not supported yet", "a[i, j]"),
+    k_index_arith: (
+        "the loop variable runs over [1, 6), outside the axis of size 5",
+        "range(size)",
+    ),
     k_print: ("print() runs only in the debugger mode", "PYASC_DEBUG=1"),
     k_not_raisable: (
-        "this loop nest cannot be raised to vector ops: the loop runs range(1, 5, 1)",
+        "this loop nest cannot be raised to vector ops: the loops do not cover the array "
+        "(a partial write)",
         "scalar-loop fallback",
     ),
     k_pa_call: ("exp() is not a kernel-language function", "lang.*"),

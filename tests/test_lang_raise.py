@@ -69,6 +69,20 @@ def test_vector_add_validates(n):
     _validate(K.vector_add32, _rand((n,), "float32", "a"), _rand((n,), "float32", "b"))
 
 
+@pytest.mark.parametrize("n", [3, 7, 33, 513])
+def test_offsets_and_partial_ranges_validate(n):
+    raised = _validate(K.second_difference32, _rand((n,), "float32", "d"))
+    assert len([op for op in raised.walk() if op.name == "asc.slice"]) == 3
+    x = _rand((7, 9), "float16", "h")
+    descs = [TensorDesc((7, 9), "float16"), 3]
+    module, _ = build_kernel_module(K.head_sum16, descs, "head_sum16")
+    raised = module.clone()
+    AscRaiseLoopsPass().apply(make_context(), raised)
+    before = run_function(module, "head_sum16", [x])[0]
+    after = run_function(raised, "head_sum16", [x])[0]
+    assert_close(after, before, "float16")
+
+
 @pytest.mark.parametrize("shape", TAILS_2D, ids=str)
 def test_reductions_validate(shape):
     raised = _validate(K.row_sum32, _rand(shape, "float32", "s"), reduction=True)

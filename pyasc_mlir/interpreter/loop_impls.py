@@ -2,7 +2,8 @@
 before ``asc-raise-loops``): the reference semantics that the raised IR is validated against.
 
 Local arrays are mutable NumPy arrays of their dtype; kernel arguments are the NumPy arrays of
-the tensor level; indices are Python ints; scalars are ``np.float32``. ``asc_loop.load``
+the tensor level; indices are ``IntegerAttr`` index values (as xDSL's ``arith`` impls
+take); scalars are ``np.float32``. ``asc_loop.load``
 widens to float32, ``asc_loop.store`` rounds to the array's dtype (nearest even), scalar
 ``unary``/``binary`` use the op table's semantics (``tensor_impls.UNARY``/``BINARY``, the
 same functions as ``asc.unary``/``asc.binary``) on one element. A ``fill``-less alloc starts
@@ -13,7 +14,7 @@ as NaN, so a read of an element never written shows up. This runs element by ele
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -30,6 +31,11 @@ from pyasc_mlir.interpreter.tensor_impls import BINARY, UNARY
 from pyasc_mlir.types import astype, np_dtype_of
 
 __all__ = ["AscLoopFunctions"]
+
+
+def _index(values: tuple) -> tuple[int, ...]:
+    """Index operands (``IntegerAttr`` values, as xDSL's ``arith`` impls produce) as ints."""
+    return tuple(int(v.value.data) if isinstance(v, IntegerAttr) else int(v) for v in values)
 
 
 @register_impls
@@ -54,8 +60,8 @@ class AscLoopFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: asc_loop.ForOp, args: PythonValues
     ) -> PythonValues:
         lb, ub, step = op.bounds
-        for i in range(lb, ub, step):
-            interpreter.run_ssacfg_region(op.body, (i,), "asc_loop.for")
+        for i in range(lb, ub, step):  # an index attribute, as xDSL's arith impls take
+            interpreter.run_ssacfg_region(op.body, (IntegerAttr(i, IndexType()),), "asc_loop.for")
         return ()
 
     @impl_terminator(asc_loop.YieldOp)
@@ -69,7 +75,7 @@ class AscLoopFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: asc_loop.LoadOp, args: PythonValues
     ) -> PythonValues:
         arr, *idx = args
-        return (np.float32(np.asarray(arr)[tuple(int(i) for i in idx)]),)
+        return (np.float32(np.asarray(arr)[_index(idx)]),)
 
     @impl(asc_loop.StoreOp)
     def run_store(
@@ -77,7 +83,7 @@ class AscLoopFunctions(InterpreterFunctions):
     ) -> PythonValues:
         value, arr, *idx = args
         with np.errstate(over="ignore"):
-            arr[tuple(int(i) for i in idx)] = astype(np.asarray(value, np.float32), arr.dtype)
+            arr[_index(idx)] = astype(np.asarray(value, np.float32), arr.dtype)
         return ()
 
     @impl(asc_loop.ConstOp)

@@ -3,14 +3,14 @@
 
 // Nests asc-raise-loops cannot raise are errors at the user's source line that say why.
 
-// A loop that does not start at 0.
-// CHECK: k.py:3:5: error: this loop nest cannot be raised to vector ops: the loop runs range(1, 7, 1); only range(n) is raised
+// A strided loop.
+// CHECK: k.py:3:5: error: this loop nest cannot be raised to vector ops: the loop runs range(0, 7, 2); strided loops are not raised
 // CHECK-NEXT: hint: write the nest as an elementwise map
 // EXIT: k.py:3:5: error: this loop nest cannot be raised to vector ops
 // EXIT-NOT: Traceback
 func.func @offset(%a: tensor<7xf32>) -> tensor<7xf32> {
   %c = asc_loop.alloc fill 0.0 : f64 : memref<7xf32>
-  asc_loop.for #builtin.int<1> to #builtin.int<7> step #builtin.int<1> {
+  asc_loop.for #builtin.int<0> to #builtin.int<7> step #builtin.int<2> {
   ^bb0(%i: index):
     %x = asc_loop.load %a[%i] : tensor<7xf32>
     asc_loop.store %x, %c[%i] : memref<7xf32>

@@ -49,3 +49,24 @@ func.func @bias_rows(%x: tensor<3x5xf32>, %b: tensor<3xf32>) -> tensor<3x5xf32> 
   %r = asc_loop.to_tensor %y : memref<3x5xf32> -> tensor<3x5xf32>
   func.return %r : tensor<3x5xf32>
 }
+
+// An offset index x[i + 1] and a loop over part of the axis read slices of the argument.
+// CHECK-LABEL: func.func @forward_difference
+// CHECK:         %[[HI:.*]] = asc.slice %x {offsets = array<i64: 1>, sizes = array<i64: 5>} : tensor<6xf32> -> tensor<5xf32>
+// CHECK:         %[[LO:.*]] = asc.slice %x {offsets = array<i64: 0>, sizes = array<i64: 5>} : tensor<6xf32> -> tensor<5xf32>
+// CHECK:         asc.binary "sub" %[[HI]], %[[LO]] : tensor<5xf32>
+func.func @forward_difference(%x: tensor<6xf32>) -> tensor<5xf32> {
+  %y = asc_loop.alloc : memref<5xf32>
+  asc_loop.for #builtin.int<0> to #builtin.int<5> step #builtin.int<1> {
+  ^bb0(%i: index):
+    %one = arith.constant 1 : index
+    %i1 = arith.addi %i, %one : index
+    %a = asc_loop.load %x[%i1] : tensor<6xf32>
+    %b = asc_loop.load %x[%i] : tensor<6xf32>
+    %d = asc_loop.binary "sub" %a, %b
+    asc_loop.store %d, %y[%i] : memref<5xf32>
+    asc_loop.yield
+  }
+  %r = asc_loop.to_tensor %y : memref<5xf32> -> tensor<5xf32>
+  func.return %r : tensor<5xf32>
+}
