@@ -4,12 +4,15 @@ Cube lowering).
 
 Each function body is walked in program order with the current contents of every local
 array as a tensor ("the state"). A store inside loops ``i_1..i_n`` (the iteration space,
-every loop ``range(0, extent)``) whose full index (the loops enclosing the array's
-``asc_loop.alloc``, then its subscripts) names distinct loop variables is raised as one of:
+each loop ``range(a, b)`` with step 1) whose full index (the loops enclosing the array's
+``asc_loop.alloc``, then its subscripts ``i`` or ``i +- c``) names distinct loop variables
+and covers the whole array (``y[i - 1]`` for ``i`` in ``range(1, n + 1)`` does) is raised
+as one of:
 
 - an **elementwise map**: the index names every loop of the space. The stored value's
   expression is evaluated as a tensor over the space: ``asc_loop.load a[i, j]`` becomes
-  ``a`` (cast to f32, transposed to the space's loop order, broadcast over the loops it does
+  ``a`` (sliced to the elements its loops reach: ``x[i + 1]``, a loop over part of an axis;
+  cast to f32, transposed to the space's loop order, broadcast over the loops it does
   not name), scalar ops become ``asc.unary``/``asc.binary``/``asc.constant``, ``lang.cast``
   a cast pair. The new state is the value cast to the array's dtype (the store's rounding).
 - a **reduction**: the index leaves out loops ``R`` and the value is ``s[idx] <op> f`` with
@@ -30,9 +33,9 @@ Numerics: as the loop IR (f32 scalars, rounding at stores), except that reductio
 contractions accumulate in f32 (the loop IR rounds an f16 accumulator array at every step;
 a scalar accumulator is f32 in both) and in the tensor ops' order.
 
-Errors: a nest that is none of these (a loop not starting at 0 or with step > 1, a partial
-range, index arithmetic or constant indices, a read of an element before it is written, a
-dependence between iterations) is a located
+Errors: a nest that is none of these (a strided loop, a partial write, other index
+arithmetic or constant indices, a read of an element before it is written, a dependence
+between iterations) is a located
 ``PyAscCompileError`` naming the reason; the scalar-loop fallback of issue 11 is not built.
 """
 

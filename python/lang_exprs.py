@@ -167,8 +167,8 @@ class ExprGen:
         raise self.error(
             node,
             f"an index must be a loop variable or an int, not {self.describe(v)}",
-            "index with loop variables (for i in range(N)) or constants; index arithmetic "
-            "(a[i + 1]) and slices are not supported yet",
+            "index with loop variables (for i in range(N)), i + c / i - c with a compile-time "
+            "int c, or int constants; slices are not supported yet",
         )
 
     @staticmethod
