@@ -13,6 +13,9 @@ as NaN, so a read of an element never written shows up. This runs element by ele
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
 from xdsl.interpreter import (
@@ -33,7 +36,7 @@ from pyasc_mlir.types import astype, np_dtype_of
 __all__ = ["AscLoopFunctions"]
 
 
-def _index(values: tuple) -> tuple[int, ...]:
+def _index(values: Sequence[Any]) -> tuple[int, ...]:
     """Index operands (``IntegerAttr`` values, as xDSL's ``arith`` impls produce) as ints."""
     return tuple(int(v.value.data) if isinstance(v, IntegerAttr) else int(v) for v in values)
 
