@@ -20,6 +20,12 @@ def _decompose() -> type[ModulePass]:
     return AscDecomposePass
 
 
+def _raise_loops() -> type[ModulePass]:
+    from pyasc_mlir.passes.raise_loops import AscRaiseLoopsPass
+
+    return AscRaiseLoopsPass
+
+
 def _fuse() -> type[ModulePass]:
     from pyasc_mlir.passes.fuse import AscFusePass
 
@@ -79,6 +85,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "asc-buffer-alloc": _buffer_alloc,
     "convert-asc-to-ascendc": _to_ascendc,
     "asc-flash-attention": _flash_attention,
+    "asc-raise-loops": _raise_loops,
 }
 """Pass name -> loader of the pass class (lazy, so tools start fast)."""
 
@@ -96,3 +103,6 @@ PIPELINES: dict[str, list[str]] = {
     ],
 }
 """Named pipelines: lists of pass names, run in order."""
+
+PIPELINES["lang-to-ascendc"] = ["asc-raise-loops", *PIPELINES["asc-to-ascendc"]]
+# The kernel language (pyasc_mlir.language): its loop nests are raised first.

@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.dialects.asc import Asc
+from pyasc_mlir.dialects.asc_loop import AscLoop
 from pyasc_mlir.dialects.ascendc import Ascendc
 from pyasc_mlir.dialects.attrs import DYNAMIC_REQUEST_ATTR
 from pyasc_mlir.errors import PyAscCompileError, PyAscUsageError, SourceLoc, caller_loc
@@ -41,6 +42,10 @@ PIPELINE = "asc-to-ascendc"
 TILE_STAGE_AFTER = "asc-buffer-alloc"
 """The pass after which :func:`lower` snapshots the ``tile`` stage."""
 
+RAISE_PASS = "asc-raise-loops"
+"""A kernel-language operator's ``tensor`` stage is snapshot after this pass (the loop IR
+before it is the frontend's output, seen by ``PYASC_LOG_LEVEL``/``PYASC_DUMP_DIR``)."""
+
 STAND_IN = 997
 """The size a dynamic (``None``) dim is compiled at: > 1 (so it is not broadcast), prime and
 unusual (so it rarely equals a static dim it meets)."""
@@ -52,7 +57,16 @@ TILING_KEYS = ("tile", "block_dim", "buffers", "tile_m", "tile_n")
 def make_context() -> Context:
     """An xDSL context with every dialect pyasc-mlir uses."""
     ctx = Context()
-    for d in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef, Asc, Ascendc):
+    for d in (
+        builtin.Builtin,
+        func.Func,
+        arith.Arith,
+        scf.Scf,
+        memref.MemRef,
+        Asc,
+        AscLoop,
+        Ascendc,
+    ):
         ctx.load_dialect(d)
     return ctx
 
@@ -70,6 +84,7 @@ def pass_options(
     of :data:`PIPELINE` (see :func:`lower` for the arguments)."""
     buffers = 2 if double_buffer else 1
     return {
+        "asc-raise-loops": {},
         "asc-decompose": {},
         "asc-fuse": {"per_op": not fuse},
         "asc-lower-layout": {"platform": platform, "buffers": buffers},
@@ -122,9 +137,7 @@ def lower(
     watch = watch if watch is not None else observer(name)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    derived = getattr(fn, "__pyasc_build__", None)  # a derived operator (pa.vjp's backward)
-    build = derived if derived is not None else lambda i, n: build_module(fn, i, n)
-    module, result_dtypes = build(list(inputs), name)
+    module, result_dtypes, pipeline_name = _frontend(fn, list(inputs), name)
     dynamic = _no_shape_reads(module, name, dynamic)
     if dynamic is not None:
         top_function(module, name).attributes[DYNAMIC_REQUEST_ATTR] = builtin.StringAttr(
@@ -134,18 +147,41 @@ def lower(
     if watch is not None:
         watch.after(FRONTEND, module)
     ctx = make_context()
-    stages = {"tensor": module.clone()}
+    # the tensor-level stage: the frontend's module, or (kernel language) the raised one
+    stages = {"tensor": module.clone()} if pipeline_name == PIPELINE else {}
     options = pass_options(platform, double_buffer, fuse, tile, block_dim, tile_m, tile_n)
-    for pass_name in PIPELINES[PIPELINE]:
+    for pass_name in PIPELINES[pipeline_name]:
         t0 = time.perf_counter()
         PASSES[pass_name]()(**options[pass_name]).apply(ctx, module)
         times[pass_name] = time.perf_counter() - t0
         if watch is not None:
             watch.after(pass_name, module)
+        if pass_name == RAISE_PASS:
+            stages["tensor"] = module.clone()
         if pass_name == TILE_STAGE_AFTER:
             stages["tile"] = module.clone()
     stages["ascendc"] = module
     return stages, result_dtypes, times
+
+
+def _frontend(
+    fn: Callable[..., Any], inputs: list[object], name: str
+) -> tuple[ModuleOp, list[str], str]:
+    """The frontend's module, result dtypes and the registry pipeline to run: the
+    kernel-language frontend and ``lang-to-ascendc`` for a ``@lang.kernel`` function, the
+    function's own builder for a derived operator (``__pyasc_build__``: ``pa.vjp``'s backward),
+    else the tensor frontend; both of the latter with :data:`PIPELINE`."""
+    if getattr(getattr(fn, "fn", fn), "__pyasc_lang__", False):
+        from pyasc_mlir.language.kernel import build_kernel_module
+
+        module, dtypes = build_kernel_module(fn, inputs, name)
+        return module, dtypes, "lang-to-ascendc"
+    derived = getattr(fn, "__pyasc_build__", None)  # a derived operator (pa.vjp's backward)
+    if derived is not None:
+        module, dtypes = derived(inputs, name)
+    else:
+        module, dtypes = build_module(fn, inputs, name)
+    return module, dtypes, PIPELINE
 
 
 def top_function(module: ModuleOp, name: str) -> func.FuncOp:
@@ -312,7 +348,7 @@ def lower_empty(
     Raises:
         PyAscCompileError: the frontend rejects the operator, or a non-empty result is a
             ``max``/``min`` over a zero-size dimension (it has no value)."""
-    module, _ = build_module(fn, list(inputs), name)
+    module, _, _ = _frontend(fn, list(inputs), name)
     outs = result_descs(top_function(module, name))
     for op in module.walk() if not all(0 in d.shape for d in outs) else ():
         if isinstance(op, asc.ReduceOp) and op.kind.data in ("max", "min"):

@@ -113,6 +113,12 @@ def _asc() -> Dialect:
     return Asc
 
 
+def _asc_loop() -> Dialect:
+    from pyasc_mlir.dialects.asc_loop import AscLoop
+
+    return AscLoop
+
+
 def _ascendc() -> Dialect:
     try:
         from pyasc_mlir.dialects.ascendc import Ascendc
@@ -128,6 +134,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "scf": _scf,
     "memref": _memref,
     "asc": _asc,
+    "asc_loop": _asc_loop,
 }
 """Dialect name -> loader; ``ascendc`` is added when its module exists."""
 

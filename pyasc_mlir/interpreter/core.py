@@ -32,6 +32,7 @@ _OPTIONAL_IMPLS = (
     ("pyasc_mlir.interpreter.tile_impls", "AscTileFunctions"),
     ("pyasc_mlir.interpreter.ascendc_impls", "AscendcFunctions"),
     ("pyasc_mlir.interpreter.attention_impls", "AscAttentionFunctions"),
+    ("pyasc_mlir.interpreter.loop_impls", "AscLoopFunctions"),
 )
 
 

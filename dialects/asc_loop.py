@@ -1,0 +1,287 @@
+"""The ``asc_loop`` dialect: the loop level that the kernel language (``pyasc_mlir.language``)
+emits, before ``asc-raise-loops`` turns its loop nests into tensor-level ``asc`` ops.
+
+Memory semantics, element by element:
+
+- ``asc_loop.alloc`` makes a local array ``memref<shape x f16|f32>`` (``fill``: every element
+  set to that number; none: uninitialised). A rank-0 ``memref<f32>`` is a scalar variable that
+  changes inside a loop (``acc += a[i, k] * b[k, j]``).
+- ``asc_loop.for`` runs its body for ``i = lb, lb + step, ... < ub`` (static bounds; the body's
+  block argument is ``i : index``); ``asc_loop.yield`` ends the body.
+- ``asc_loop.load %src[%i, %j]`` reads one element of a ``tensor`` (a kernel argument) or of a
+  local ``memref`` and widens it to ``f32``; ``asc_loop.store %v, %dst[%i, %j]`` rounds the
+  ``f32`` value to the array's dtype (round to nearest even) and writes it. Indices are loop
+  variables or ``arith.constant : index`` values.
+- Scalar arithmetic is on ``f32``: ``asc_loop.const``, ``asc_loop.unary``/``asc_loop.binary``
+  with the op table's kinds (``dialects/opset.py``: the same semantics as ``asc.unary``/
+  ``asc.binary`` on one element), ``asc_loop.round`` (``lang.cast`` to a dtype: round to it,
+  then widen back to f32).
+- ``asc_loop.to_tensor`` gives the final contents of a local array as a ``tensor`` (what the
+  kernel returns).
+
+This is the same numeric model as the tensor frontend (fp16 operands are computed in fp32 and
+rounded once when stored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    MemRefType,
+    StringAttr,
+    TensorType,
+    TypeAttribute,
+    f32,
+)
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import HasParent, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from pyasc_mlir.dialects.asc_attrs import BINARY_KINDS, UNARY_KINDS
+
+__all__ = [
+    "AllocOp",
+    "AscLoop",
+    "BinaryOp",
+    "ConstOp",
+    "ForOp",
+    "LoadOp",
+    "RoundOp",
+    "StoreOp",
+    "ToTensorOp",
+    "UnaryOp",
+    "YieldOp",
+]
+
+
+def _check_indices(op: IRDLOperation, array: Attribute, indices: Sequence[SSAValue]) -> None:
+    if not isinstance(array, TensorType | MemRefType):
+        raise VerifyException(f"{op.name}: the array must be a tensor or a memref, got {array}")
+    if len(indices) != array.get_num_dims():
+        raise VerifyException(
+            f"{op.name}: {len(indices)} indices for a rank-{array.get_num_dims()} array"
+        )
+    for v in indices:
+        if not isinstance(v.type, IndexType):
+            raise VerifyException(f"{op.name}: indices must be of type index, got {v.type}")
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """A local array (``lang.empty/zeros/ones/full``); ``fill``: its initial value."""
+
+    name = "asc_loop.alloc"
+    fill = opt_prop_def(FloatAttr)
+    result = result_def(MemRefType)
+    assembly_format = "(`fill` $fill^)? attr-dict `:` type($result)"
+
+    def __init__(self, result_type: MemRefType, fill: float | None = None):
+        props = {} if fill is None else {"fill": FloatAttr(float(fill), 64)}
+        super().__init__(properties=props, result_types=[result_type])
+
+    @property
+    def fill_value(self) -> float | None:
+        return None if self.fill is None else float(self.fill.value.data)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of ``asc_loop.for``."""
+
+    name = "asc_loop.yield"
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ForOp)))
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """``for i in range(lb, ub, step)`` with static bounds (``step`` > 0); the body block has
+    one argument, the loop variable ``i : index``."""
+
+    name = "asc_loop.for"
+    lb = prop_def(IntAttr)
+    ub = prop_def(IntAttr)
+    step = prop_def(IntAttr)
+    body = region_def("single_block")
+    assembly_format = "$lb `to` $ub `step` $step $body attr-dict"
+
+    def __init__(self, lb: int, ub: int, step: int):
+        block = Block(arg_types=[IndexType()])
+        super().__init__(
+            properties={"lb": IntAttr(lb), "ub": IntAttr(ub), "step": IntAttr(step)},
+            regions=[Region(block)],
+        )
+
+    @property
+    def bounds(self) -> tuple[int, int, int]:
+        return self.lb.data, self.ub.data, self.step.data
+
+    @property
+    def trip_count(self) -> int:
+        lb, ub, step = self.bounds
+        return len(range(lb, ub, step))
+
+    def verify_(self) -> None:
+        if self.step.data <= 0:
+            raise VerifyException(f"{self.name}: step must be positive, got {self.step.data}")
+        args = self.body.block.args
+        if len(args) != 1 or not isinstance(args[0].type, IndexType):
+            raise VerifyException(f"{self.name}: the body takes one index argument")
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """One element of a tensor or local array, widened to f32."""
+
+    name = "asc_loop.load"
+    array = operand_def()
+    indices = var_operand_def(IndexType)
+    result = result_def(Float32Type)
+    traits = traits_def()
+    assembly_format = "$array `[` $indices `]` attr-dict `:` type($array)"
+
+    def __init__(self, array: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[array, list(indices)], result_types=[f32])
+
+    def verify_(self) -> None:
+        _check_indices(self, self.array.type, self.indices)
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Write an f32 value into one element of a local array (rounded to its dtype)."""
+
+    name = "asc_loop.store"
+    value = operand_def(Float32Type)
+    array = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    assembly_format = "$value `,` $array `[` $indices `]` attr-dict `:` type($array)"
+
+    def __init__(self, value: SSAValue, array: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[value, array, list(indices)])
+
+    def verify_(self) -> None:
+        _check_indices(self, self.array.type, self.indices)
+
+
+@irdl_op_definition
+class ConstOp(IRDLOperation):
+    """A scalar f32 constant."""
+
+    name = "asc_loop.const"
+    value = prop_def(FloatAttr)
+    result = result_def(Float32Type)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict"
+
+    def __init__(self, value: float):
+        super().__init__(properties={"value": FloatAttr(float(value), 64)}, result_types=[f32])
+
+
+@irdl_op_definition
+class UnaryOp(IRDLOperation):
+    """A scalar unary op of a kind of the op table (``exp``, ``tanh``, ``erf``, ...)."""
+
+    name = "asc_loop.unary"
+    kind = prop_def(StringAttr)
+    input = operand_def(Float32Type)
+    result = result_def(Float32Type)
+    traits = traits_def(Pure())
+    assembly_format = "$kind $input attr-dict"
+
+    def __init__(self, kind: str, value: SSAValue):
+        super().__init__(
+            operands=[value], properties={"kind": StringAttr(kind)}, result_types=[f32]
+        )
+
+    def verify_(self) -> None:
+        if self.kind.data not in UNARY_KINDS:
+            raise VerifyException(f"{self.name}: unknown kind {self.kind.data!r}")
+
+
+@irdl_op_definition
+class BinaryOp(IRDLOperation):
+    """A scalar binary op ``add sub mul div max min``."""
+
+    name = "asc_loop.binary"
+    kind = prop_def(StringAttr)
+    lhs = operand_def(Float32Type)
+    rhs = operand_def(Float32Type)
+    result = result_def(Float32Type)
+    traits = traits_def(Pure())
+    assembly_format = "$kind $lhs `,` $rhs attr-dict"
+
+    def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(
+            operands=[lhs, rhs], properties={"kind": StringAttr(kind)}, result_types=[f32]
+        )
+
+    def verify_(self) -> None:
+        if self.kind.data not in BINARY_KINDS:
+            raise VerifyException(f"{self.name}: unknown kind {self.kind.data!r}")
+
+
+@irdl_op_definition
+class RoundOp(IRDLOperation):
+    """``lang.cast(x, dtype)`` on a scalar: round to ``dtype`` (nearest even), widen back."""
+
+    name = "asc_loop.round"
+    dtype = prop_def(TypeAttribute)
+    input = operand_def(Float32Type)
+    result = result_def(Float32Type)
+    traits = traits_def(Pure())
+    assembly_format = "$input `to` $dtype attr-dict"
+
+    def __init__(self, value: SSAValue, dtype: Attribute):
+        assert isinstance(dtype, TypeAttribute)
+        super().__init__(operands=[value], properties={"dtype": dtype}, result_types=[f32])
+
+
+@irdl_op_definition
+class ToTensorOp(IRDLOperation):
+    """The final contents of a local array as a tensor of the same shape and dtype."""
+
+    name = "asc_loop.to_tensor"
+    array = operand_def(MemRefType)
+    result = result_def(TensorType)
+    assembly_format = "$array attr-dict `:` type($array) `->` type($result)"
+
+    def __init__(self, array: SSAValue):
+        t = array.type
+        assert isinstance(t, MemRefType)
+        super().__init__(operands=[array], result_types=[TensorType(t.element_type, t.get_shape())])
+
+
+AscLoop = Dialect(
+    "asc_loop",
+    [
+        AllocOp,
+        ForOp,
+        YieldOp,
+        LoadOp,
+        StoreOp,
+        ConstOp,
+        UnaryOp,
+        BinaryOp,
+        RoundOp,
+        ToTensorOp,
+    ],
+)
+"""The loop-level dialect of the kernel language."""

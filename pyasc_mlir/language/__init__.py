@@ -1,0 +1,98 @@
+"""The kernel language: explicit-loop kernels compiled to the same fused, tiled Ascend C as
+the tensor frontend (``import pyasc_mlir.language as lang``).
+
+Example::
+
+    import pyasc_mlir.language as lang
+
+    @lang.kernel
+    def vector_add(a: lang.float16[N], b: lang.float16[N]) -> lang.float16[N]:
+        c = lang.empty_like(a)
+        for i in range(N):
+            c[i] = a[i] + b[i]
+        return c
+
+Dims (``N``) are names bound at the call; the annotations are read from the source, so bare
+names need not exist in the module (or import them: ``from pyasc_mlir.language import M, N``).
+Scalars inside a kernel compute in float32 (fp16 elements are widened on load and rounded on
+store), as in the tensor frontend. See README "Kernel language".
+"""
+
+from pyasc_mlir.language import math
+from pyasc_mlir.language.builtins import (
+    abs,
+    cast,
+    cos,
+    empty,
+    empty_like,
+    erf,
+    exp,
+    full,
+    log,
+    maximum,
+    minimum,
+    neg,
+    ones,
+    range,
+    reciprocal,
+    relu,
+    rsqrt,
+    sigmoid,
+    sin,
+    softplus,
+    sqrt,
+    tanh,
+    zeros,
+)
+from pyasc_mlir.language.kernel import LangKernel, Vectorized, kernel, vectorize
+from pyasc_mlir.language.types import ArraySpec, Dim, DType, bfloat16, float16, float32, int32
+
+B, D, H, K, L, M, N, P, S, T = (Dim(n) for n in "BDHKLMNPST")
+
+__all__ = [
+    "ArraySpec",
+    "B",
+    "D",
+    "DType",
+    "Dim",
+    "H",
+    "K",
+    "L",
+    "LangKernel",
+    "Vectorized",
+    "M",
+    "N",
+    "P",
+    "S",
+    "T",
+    "abs",
+    "bfloat16",
+    "cast",
+    "cos",
+    "empty",
+    "empty_like",
+    "erf",
+    "exp",
+    "float16",
+    "float32",
+    "full",
+    "int32",
+    "kernel",
+    "log",
+    "math",
+    "maximum",
+    "minimum",
+    "neg",
+    "ones",
+    "range",
+    "reciprocal",
+    "relu",
+    "rsqrt",
+    "sigmoid",
+    "sin",
+    "softplus",
+    "sqrt",
+    "tanh",
+    "vectorize",
+    "zeros",
+]

@@ -1,0 +1,165 @@
+"""Dtypes, symbolic dims and typed signatures of the kernel language.
+
+``lang.float16[M, N]`` is an :class:`ArraySpec`: a dtype and one dim per axis, each dim a
+symbolic name (``M``: bound to the argument's size at the call; the same name must have the
+same size everywhere in the signature) or a literal ``int`` (checked at the call).
+Annotations are read from the kernel's source with :mod:`ast` (:func:`read_signature`), so a
+bare name such as ``M`` need not be defined in the module; modules that evaluate annotations
+can import the names (``from pyasc_mlir.language import M, N, K``).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pyasc_mlir.errors import PyAscCompileError, SourceLoc
+from pyasc_mlir.types import BF16
+
+__all__ = ["ArraySpec", "DType", "Dim", "KernelSignature", "read_signature"]
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A symbolic dim name (``M``), bound to a size at the call."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class DType:
+    """A kernel-language dtype; ``lang.float16[M, N]`` makes an :class:`ArraySpec`.
+    ``supported``: the backend computes with it (``int32`` is declared, not yet compiled)."""
+
+    name: str
+    np_dtype: np.dtype
+    supported: bool = True
+
+    def __getitem__(self, dims: Any) -> ArraySpec:
+        items = dims if isinstance(dims, tuple) else (dims,)
+        out: list[int | str] = []
+        for d in items:
+            if isinstance(d, Dim):
+                out.append(d.name)
+            elif isinstance(d, int | str):
+                out.append(d)
+            else:
+                raise TypeError(f"a dim is a name or an int, got {d!r}")
+        return ArraySpec(self, tuple(out))
+
+    def __repr__(self) -> str:
+        return f"lang.{self.name}"
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """A typed array parameter or result: ``dtype`` and ``dims`` (names or ints); ``loc``:
+    where the annotation is in the source."""
+
+    dtype: DType
+    dims: tuple[int | str, ...]
+    loc: SourceLoc | None = None
+
+    def __repr__(self) -> str:
+        return f"{self.dtype!r}[{', '.join(str(d) for d in self.dims)}]"
+
+
+float16 = DType("float16", np.dtype(np.float16))
+float32 = DType("float32", np.dtype(np.float32))
+bfloat16 = DType("bfloat16", BF16)
+int32 = DType("int32", np.dtype(np.int32), supported=False)
+DTYPES = {d.name: d for d in (float16, float32, bfloat16, int32)}
+
+
+@dataclass
+class KernelSignature:
+    """The typed parameters (name -> spec; untyped ones are compile-time values) and the
+    result spec(s) of a kernel, read from its source."""
+
+    params: dict[str, ArraySpec | None]
+    result: ArraySpec | tuple[ArraySpec | None, ...] | None
+
+
+def _fail(msg: str, loc: SourceLoc | None, hint: str) -> PyAscCompileError:
+    return PyAscCompileError(msg, loc, hint)
+
+
+def _dim(node: ast.expr, env: dict[str, Any], loc: SourceLoc) -> int | str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return int(node.value)
+    if isinstance(node, ast.Name):
+        v = env.get(node.id, None)
+        if isinstance(v, Dim):
+            return v.name
+        if isinstance(v, int) and not isinstance(v, bool):
+            return int(v)
+        return node.id
+    raise _fail(
+        f"a dim must be a name or an int literal, not {ast.unparse(node)!r}",
+        loc,
+        "write lang.float16[M, N] (names bound at the call) or lang.float16[128, N]",
+    )
+
+
+def _eval(node: ast.expr, env: dict[str, Any], file: str) -> Any:
+    try:
+        return eval(compile(ast.Expression(node), file, "eval"), env)  # noqa: S307
+    except Exception:  # noqa: BLE001 - a name that is not defined (a bare dim), anything else
+        return None
+
+
+def _spec(node: ast.expr, env: dict[str, Any], file: str, line0: int) -> ArraySpec | None:
+    """The array spec of an annotation, or ``None`` for a compile-time parameter's
+    (``float``, ``int``, ``tuple[int, int]``: anything whose base is not a dtype)."""
+    loc = SourceLoc(file, node.lineno + line0, node.col_offset)
+    if isinstance(node, ast.Subscript):
+        dtype = _eval(node.value, env, file)
+    else:
+        dtype = _eval(node, env, file)
+        if isinstance(dtype, DType):
+            raise _fail(
+                f"{ast.unparse(node)!r} needs its dims",
+                loc,
+                f"write {ast.unparse(node)}[N] (one name or int per axis)",
+            )
+        return None
+    if not isinstance(dtype, DType):
+        return None
+    sl = node.slice
+    items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    return ArraySpec(dtype, tuple(_dim(d, env, loc) for d in items), loc)
+
+
+def _function_node(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str, int]:
+    from pyasc_mlir.frontend.source import parse_function
+
+    return parse_function(inspect.unwrap(fn), None)
+
+
+def read_signature(fn: Callable[..., Any]) -> KernelSignature:
+    """The typed signature of ``fn`` from its source (annotations are not evaluated, except
+    for the dtype part ``lang.float16`` and dim names bound to ints or :class:`Dim`\\ s).
+
+    Raises:
+        PyAscCompileError: at the annotation: a dtype without dims, a dim that is neither a
+            name nor an int literal."""
+    node, file, line0 = _function_node(fn)
+    env = dict(inspect.unwrap(fn).__globals__)
+    params: dict[str, ArraySpec | None] = {}
+    for a in node.args.args:
+        params[a.arg] = None if a.annotation is None else _spec(a.annotation, env, file, line0)
+    result: ArraySpec | tuple[ArraySpec | None, ...] | None = None
+    r = node.returns
+    if isinstance(r, ast.Tuple):
+        result = tuple(_spec(e, env, file, line0) for e in r.elts)
+    elif r is not None:
+        result = _spec(r, env, file, line0)
+    return KernelSignature(params, result)
