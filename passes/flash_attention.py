@@ -217,12 +217,16 @@ class FuseAttention(RewritePattern):
 
 @dataclass(frozen=True)
 class AscFlashAttentionPass(ModulePass):
-    """See the module docstring. ``block_kv``: the key block length (>= 1)."""
+    """See the module docstring. ``block_kv``: the key block length (>= 1); ``enable``:
+    false leaves the module unchanged (the unfused baseline, ``fuse=False``)."""
 
     name = "asc-flash-attention"
     block_kv: int = DEFAULT_BLOCK_KV
+    enable: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.enable:
+            return
         PatternRewriteWalker(FuseAttention(self.block_kv), apply_recursively=False).rewrite_module(
             op
         )
