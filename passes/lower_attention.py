@@ -54,7 +54,7 @@ from pyasc_mlir.passes.ir_builder import Index, IRBuilder
 from pyasc_mlir.passes.iteration_space import element_type_of, shape_of
 from pyasc_mlir.passes.kernel_builder import Layout, TileBuffer, TileState
 from pyasc_mlir.passes.lower_cube import CubeKernelBuilder
-from pyasc_mlir.passes.views import VIEW_OPS, operand_view
+from pyasc_mlir.passes.views import operand_view
 from pyasc_mlir.passes.work_split import core_range
 from pyasc_mlir.platform import (
     COUNT_ALIGN,
@@ -207,11 +207,11 @@ class AttentionKernelBuilder(CubeKernelBuilder):
 
     @staticmethod
     def _bcast(ix: IRBuilder, dst: SSAValue, stat: SSAValue, rows: Index, ls: int) -> None:
-        ix.add(asc.VBroadcastOp(dst, stat, [ix.value(rows), ix.c(1), ix.c(ls)], (True, False, False)))
+        ix.add(
+            asc.VBroadcastOp(dst, stat, [ix.value(rows), ix.c(1), ix.c(ls)], (True, False, False))
+        )
 
-    def _key_block(
-        self, t: TileState, bx: IRBuilder, b: _Bufs, j: SSAValue, skv: int
-    ) -> None:
+    def _key_block(self, t: TileState, bx: IRBuilder, b: _Bufs, j: SSAValue, skv: int) -> None:
         fa, plan, bk = self.fa, self.plan, self.bk
         rows, lk, ldv = t.n, self.bk, plan.l_slot
         kv0 = bx.muli(j, bk)
@@ -222,8 +222,16 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         d = shape_of(fa.q)[-1]
         q_off, ldq, ta = self._matmul_operand(bx, fa.q, False, t.first, fa)
         k_off, ldk, kflip = self._matmul_operand(bx, fa.k, False, kv0, fa)
-        self._mmad(bx, b.s, fa.q, fa.k, [q_off, k_off, rows, kl, d, ldq, ldk, lk], ta, not kflip,
-                   (plan.tile, bk, d))
+        self._mmad(
+            bx,
+            b.s,
+            fa.q,
+            fa.k,
+            [q_off, k_off, rows, kl, d, ldq, ldk, lk],
+            ta,
+            not kflip,
+            (plan.tile, bk, d),
+        )
         if fa.scale_value != 1.0:
             bx.add(asc.VScalarOp("muls", b.s, b.s, fa.scale_value, cs))
         if self.mask is not None:
@@ -248,8 +256,16 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         self.copy(bx, asc.CopyOutOp, self.ws, b.p, [ws_off, 0, rows, kl, bx.subi(bk, kl), lk])
         v_off, ldvv, vflip = self._matmul_operand(bx, fa.v, False, kv0, fa)
         dv = shape_of(fa.v)[-1]
-        self._mmad(bx, b.pv, None, fa.v, [ws_off, v_off, rows, dv, kl, bk, ldvv, ldv], False,
-                   vflip, (plan.tile, dv, bk))
+        self._mmad(
+            bx,
+            b.pv,
+            None,
+            fa.v,
+            [ws_off, v_off, rows, dv, kl, bk, ldvv, ldv],
+            False,
+            vflip,
+            (plan.tile, dv, bk),
+        )
         bx.add(asc.VBinaryOp("add", b.o, b.o, b.pv, co))
         bx.add(asc.VCopyOp(b.m, b.mn, c16))
 
@@ -266,8 +282,9 @@ class AttentionKernelBuilder(CubeKernelBuilder):
     ) -> None:
         a_gm = self.ws if a is None else self.gm_of[operand_view(a).root]
         assert a_gm is not None
-        mm = asc.MmadOp(dst, a_gm, self.gm_of[operand_view(b).root], [ix.value(x) for x in sizes],
-                        ta, tb)
+        mm = asc.MmadOp(
+            dst, a_gm, self.gm_of[operand_view(b).root], [ix.value(x) for x in sizes], ta, tb
+        )
         for key, value in zip(("max_m", "max_n", "max_k"), maxima, strict=True):
             mm.attributes[key] = IntegerAttr(value, i64)
         ix.add(mm)
@@ -289,7 +306,9 @@ class AttentionKernelBuilder(CubeKernelBuilder):
             off = bx.addi(off, bx.muli(t.first, full[-1]))
         off = bx.addi(off, kv0)
         n = t.n if per_row else 1
-        self.copy(bx, asc.CopyInOp, self.gm_of[src], b.mask, [off, 0, n, kl, bx.subi(full[-1], kl), lk])
+        self.copy(
+            bx, asc.CopyInOp, self.gm_of[src], b.mask, [off, 0, n, kl, bx.subi(full[-1], kl), lk]
+        )
         m32 = b.mask
         if b.mask32 is not None:
             bx.add(asc.VCastOp(b.mask32, b.mask, bx.count(n, lk), "none"))
