@@ -70,14 +70,16 @@ def _binary(v: SSAValue, kind: str) -> asc.BinaryOp | None:
 
 
 def _row_reduce(v: SSAValue, kind: str, of: SSAValue) -> bool:
-    """``v`` is ``broadcast(reduce kind of [last axis] keepdim)``, used once."""
+    """``v`` is ``broadcast(reduce kind of [last axis] keepdim)``, used once (no broadcast
+    when the reduction already has the full shape: one key)."""
     b = _owner(v, asc.BroadcastOp)
-    if not isinstance(b, asc.BroadcastOp) or not _only_use(v):
+    inner = b.input if isinstance(b, asc.BroadcastOp) else v
+    if not _only_use(v):
         return False
-    r = b.input.owner
+    r = inner.owner
     return (
         isinstance(r, asc.ReduceOp)
-        and _only_use(b.input)
+        and _only_use(inner)
         and r.kind.data == kind
         and r.input == of
         and r.axis_list == (_rank(of) - 1,)

@@ -104,8 +104,9 @@ class _Bufs:
 
     s: SSAValue
     bc: SSAValue
+    """Scratch ``[bq, max(bk, Dv)]``: row broadcasts, the mask in f32 and the ``P V``
+    block take turns in it."""
     o: SSAValue
-    pv: SSAValue
     m: SSAValue
     l: SSAValue  # noqa: E741
     mb: SSAValue
@@ -114,8 +115,9 @@ class _Bufs:
     work: SSAValue
     p: SSAValue
     mask: SSAValue | None
+    """Where the mask block is copied in (``p`` or ``bc`` when its dtype allows)."""
     mask32: SSAValue | None
-    mrow: SSAValue | None
+    """Where it is cast to f32 (``bc`` for a mask per row; ``None``: no cast)."""
 
 
 class AttentionKernelBuilder(CubeKernelBuilder):
@@ -149,23 +151,39 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         return op.result
 
     def _bufs(self, ix: IRBuilder) -> _Bufs:
+        """The buffers, all live across the key loop (allocated before it, so
+        ``asc-buffer-alloc`` never overlaps them). ``bc`` and ``p`` are reused: UB bounds
+        the query block, and a taller one streams K and V fewer times."""
         bq, lk, ldv = self.plan.tile, self.bk, self.plan.l_slot
         f32 = Float32Type()
-        mask_t = None if self.mask is None else element_type_of(self.mask[0])
-        rows_mask = self.mask is not None and self._mask_rows()
-        b = [self._buf(ix, n, f32) for n in (bq * lk, bq * max(lk, ldv), bq * ldv, bq * ldv)]
+        b = [self._buf(ix, n, f32) for n in (bq * lk, bq * max(lk, ldv), bq * ldv)]
         o_alloc = b[2].owner
         assert isinstance(o_alloc, asc.AllocOp)
         self.o_alloc = o_alloc
         st = [self._buf(ix, bq * STAT_SLOT, f32) for _ in range(5)]
         work = self._buf(ix, lk, f32)
         p = b[0] if isinstance(self.dtype, Float32Type) else self._buf(ix, bq * lk, self.dtype)
-        mask = None if mask_t is None else self._buf(ix, (bq if rows_mask else 1) * lk, mask_t)
-        mask32 = None
-        if mask is not None and not isinstance(mask_t, Float32Type):
-            mask32 = self._buf(ix, (bq if rows_mask else 1) * lk, f32)
-        mrow = None
-        return _Bufs(*b, *st, work, p, mask, mask32, mrow)
+        mask, mask32 = self._mask_bufs(ix, b[1], p)
+        return _Bufs(*b, *st, work, p, mask, mask32)
+
+    def _mask_bufs(
+        self, ix: IRBuilder, bc: SSAValue, p: SSAValue
+    ) -> tuple[SSAValue | None, SSAValue | None]:
+        """(copy-in buffer, f32 buffer or ``None``) of the mask block: a mask per row lands
+        in ``bc`` (f32) or ``p`` (the operands' dtype) and is cast into ``bc``; a one-row
+        mask gets ``[bk]`` buffers of its own (``bc`` receives its broadcast)."""
+        if self.mask is None:
+            return None, None
+        mask_t = element_type_of(self.mask[0])
+        f32 = isinstance(mask_t, Float32Type)
+        if self._mask_rows():
+            if f32:
+                return bc, None
+            if mask_t == self.dtype and p is not bc:
+                return p, bc
+            return self._buf(ix, self.plan.tile * self.bk, mask_t), bc
+        row = self._buf(ix, self.bk, mask_t)
+        return row, None if f32 else self._buf(ix, self.bk, Float32Type())
 
     def _mask_rows(self) -> bool:
         """The mask varies along the query rows (else one row, broadcast)."""
@@ -258,7 +276,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         dv = shape_of(fa.v)[-1]
         self._mmad(
             bx,
-            b.pv,
+            b.bc,
             None,
             fa.v,
             [ws_off, v_off, rows, dv, kl, bk, ldvv, ldv],
@@ -266,7 +284,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
             vflip,
             (plan.tile, dv, bk),
         )
-        bx.add(asc.VBinaryOp("add", b.o, b.o, b.pv, co))
+        bx.add(asc.VBinaryOp("add", b.o, b.o, b.bc, co))
         bx.add(asc.VCopyOp(b.m, b.mn, c16))
 
     def _mmad(
