@@ -47,6 +47,7 @@ from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.passes.attention_groups import fold_group_rows
 from pyasc_mlir.passes.buffer_alloc import live_ranges, pack
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
 from pyasc_mlir.passes.cube_plan import CubePlan, tiling_values
@@ -493,6 +494,8 @@ class AscLowerAttentionPass(ModulePass):
             fa = attention_of(fusion)
             if fa is None:
                 continue
+            src = mask_source(fa)
+            fa = fold_group_rows(fa, None if src is None else src[0]) or fa
             check_fusion(fusion, fa)
             name = kernel_name(op, fusion)
             bq, bk, buffers = choose(fusion, fa, name, plat, self.buffers)

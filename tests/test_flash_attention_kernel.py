@@ -153,7 +153,9 @@ def gqa(q, k, v, mask):  # type: ignore[no-untyped-def]
     return (e / e.sum(-1, keepdim=True)) @ v.permute(0, 2, 3, 1, 4)
 
 
-@pytest.mark.parametrize(("sq", "skv", "dtype"), [(33, 33, "float16"), (1, 257, "float32")])
+@pytest.mark.parametrize(
+    ("sq", "skv", "dtype"), [(33, 33, "float16"), (1, 257, "float32"), (1, 513, "float16")]
+)
 def test_grouped_query_attention_one_kernel(sq: int, skv: int, dtype: str) -> None:
     rng = np.random.default_rng(sq + skv)
     q = rng.standard_normal((1, sq, 2, 3, 64)).astype(dtype)
@@ -162,6 +164,11 @@ def test_grouped_query_attention_one_kernel(sq: int, skv: int, dtype: str) -> No
     mask = np.where(np.arange(skv)[None, :] > i, -np.inf, 0.0).astype(dtype)
     op = pa.compile(gqa, inputs=[pa.TensorDesc(x.shape, dtype) for x in (q, k, v, mask)])
     assert op.info["kernels"] == 1
+    tiling = op.info["launches"][0]["tiling"]
+    if sq == 1:  # decode: the 3 query heads of a group are the rows of ONE unit per KV head,
+        assert (tiling["m"], tiling["units"]) == (3, 2)  # each K/V block is read once
+    else:
+        assert (tiling["m"], tiling["units"]) == (sq, 2 * 3 * -(-sq // tiling["tile_m"]))
     f = lambda t: np.asarray(t, np.float64).transpose(0, 2, 3, 1, 4)  # noqa: E731
     s = f(q) @ np.swapaxes(f(k), -1, -2) * 0.125 + mask.astype(np.float64)
     e = np.exp(s - s.max(-1, keepdims=True))
@@ -170,3 +177,18 @@ def test_grouped_query_attention_one_kernel(sq: int, skv: int, dtype: str) -> No
     for backend in ("interp", "cpu"):
         got = np.asarray(op(q, k, v, mask, backend=backend), np.float64)
         np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("s", [7, 257])
+def test_bfloat16_one_kernel(s: int) -> None:
+    """bf16 operands (8 significand bits): P and the result each round once, so 1.6e-2
+    (2**-6) absolute and relative."""
+    from pyasc_mlir.types import BF16, astype
+
+    xs = [astype(x, BF16) for x in _inputs(s, s, 64, "float32", "causal")]
+    op = pa.compile(attention_masked, inputs=[pa.TensorDesc(x.shape, "bfloat16") for x in xs])
+    assert op.info["kernels"] == 1
+    ref = _reference([astype(x, np.dtype(np.float32)) for x in xs])
+    for backend in ("interp", "cpu"):
+        got = astype(np.asarray(op(*xs, backend=backend)), np.dtype(np.float32))
+        np.testing.assert_allclose(got, ref, rtol=1.6e-2, atol=1.6e-2)
