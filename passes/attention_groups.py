@@ -37,7 +37,7 @@ def _epilogue(fa: asc.FlashAttentionOp) -> list[Operation] | None:
     """The single-use chain of casts / unary ops on ``fa``'s result up to the first view (or
     the yield); ``None`` when anything else uses a value of it."""
     chain: list[Operation] = []
-    v = fa.result
+    v: SSAValue = fa.result
     while True:
         uses = list(v.uses)
         if len(uses) != 1:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, ModuleOp, TensorType, i64
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
@@ -137,7 +137,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         self.o_alloc: asc.AllocOp | None = None
 
     @property
-    def dtype(self):  # type: ignore[no-untyped-def]
+    def dtype(self) -> Attribute:
         return element_type_of(self.fa.q)
 
     def ws_elems(self, cores: int) -> int:
@@ -145,7 +145,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         return cores * self.plan.tile * self.bk
 
     # -- buffers ---------------------------------------------------------------------------
-    def _buf(self, ix: IRBuilder, elems: int, dtype) -> SSAValue:  # type: ignore[no-untyped-def]
+    def _buf(self, ix: IRBuilder, elems: int, dtype: Attribute) -> SSAValue:
         op = asc.AllocOp("tmp", round_up(elems, COUNT_ALIGN), dtype)
         ix.add(op)
         self.allocs.append((op, Layout(True, False, True)))
@@ -165,7 +165,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         work = self._buf(ix, lk, f32)
         p = b[0] if isinstance(self.dtype, Float32Type) else self._buf(ix, bq * lk, self.dtype)
         mask, mask32 = self._mask_bufs(ix, b[1], p)
-        return _Bufs(*b, *st, work, p, mask, mask32)
+        return _Bufs(b[0], b[1], b[2], st[0], st[1], st[2], st[3], st[4], work, p, mask, mask32)
 
     def _mask_bufs(
         self, ix: IRBuilder, bc: SSAValue, p: SSAValue
@@ -241,7 +241,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         d = shape_of(fa.q)[-1]
         q_off, ldq, ta = self._matmul_operand(bx, fa.q, False, t.first, fa)
         k_off, ldk, kflip = self._matmul_operand(bx, fa.k, False, kv0, fa)
-        self._mmad(
+        self._cube(
             bx,
             b.s,
             fa.q,
@@ -275,7 +275,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         self.copy(bx, asc.CopyOutOp, self.ws, b.p, [ws_off, 0, rows, kl, bx.subi(bk, kl), lk])
         v_off, ldvv, vflip = self._matmul_operand(bx, fa.v, False, kv0, fa)
         dv = shape_of(fa.v)[-1]
-        self._mmad(
+        self._cube(
             bx,
             b.bc,
             None,
@@ -288,7 +288,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         bx.add(asc.VBinaryOp("add", b.o, b.o, b.bc, co))
         bx.add(asc.VCopyOp(b.m, b.mn, c16))
 
-    def _mmad(
+    def _cube(
         self,
         ix: IRBuilder,
         dst: SSAValue,
