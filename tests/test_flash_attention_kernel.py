@@ -192,3 +192,66 @@ def test_bfloat16_one_kernel(s: int) -> None:
     for backend in ("interp", "cpu"):
         got = astype(np.asarray(op(*xs, backend=backend)), np.dtype(np.float32))
         np.testing.assert_allclose(got, ref, rtol=1.6e-2, atol=1.6e-2)
+
+
+# ------------------------------------------------------------------ special values
+
+
+def _unfused(xs: list[np.ndarray]) -> np.ndarray:
+    """The unfused module (3 ops chains, no asc-flash-attention) in the tensor interpreter."""
+    from pyasc_mlir import pipeline
+    from pyasc_mlir.interpreter.core import run_function
+
+    descs = [pa.TensorDesc(x.shape, x.dtype.name) for x in xs]
+    module, _ = pipeline.build_module(attention_masked, descs, "attention_masked")
+    (out,) = run_function(module, "attention_masked", xs)
+    return np.asarray(out, np.float64)
+
+
+def _both_executors(xs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    op = pa.compile(attention_masked, inputs=[pa.TensorDesc(x.shape, x.dtype.name) for x in xs])
+    assert op.info["kernels"] == 1
+    interp = np.asarray(op(*xs, backend="interp"), np.float64)
+    with pa.enable_memory_check():
+        cpu = np.asarray(op(*xs, backend="cpu"), np.float64)
+    return interp, cpu
+
+
+def test_masked_blocks_rows_and_special_inputs() -> None:
+    """Key blocks of 16: the first two fully masked for every row (no ``-inf - -inf`` NaN in
+    m or l), a row masked entirely (NaN, as the unfused softmax), a NaN query element (its
+    row NaN) and an infinite key (a NaN row where its score is +inf): the kernel's NaN
+    pattern is the unfused module's on both executors, the other values match it."""
+    xs = _inputs(4, 40, 16, "float32", None)
+    mask = np.zeros((4, 40), np.float32)
+    mask[:, :33] = -np.inf
+    mask[3] = -np.inf
+    xs[0][0, 2, 0, 3] = np.nan  # query row 2 of head 0
+    xs[1][0, 35, 1, 0] = np.inf  # key 35 of head 1 (not masked): inf scores in head 1
+    xs.append(mask)
+    before = _unfused(xs)
+    for got in _both_executors(xs):
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(before))
+        assert np.isnan(got[0, 3]).all() and np.isnan(got[0, 2, 0]).all()
+        assert np.isfinite(got[0, [0, 1], 0]).all()
+        ok = ~np.isnan(before)
+        np.testing.assert_allclose(got[ok], before[ok], rtol=2e-5, atol=2e-5)
+
+
+def test_users_spelling_with_jit_and_softmax_is_one_kernel() -> None:
+    """``pa.softmax(q @ k.transpose(-1, -2) * scale + mask, -1) @ v`` on ``[B, N, S, D]``."""
+
+    @pa.jit
+    def attn(q, k, v, mask):  # type: ignore[no-untyped-def]
+        return pa.softmax(q @ k.transpose(-1, -2) * 0.125 + mask, -1) @ v
+
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((2, 4, 37, 64)).astype(np.float16) for _ in range(3))
+    mask = np.triu(np.full((37, 37), -np.inf, np.float32), 1).astype(np.float16)
+    out = attn(q, k, v, mask)
+    assert attn.compile(q, k, v, mask).info["kernels"] == 1
+    f = lambda t: t.astype(np.float64)  # noqa: E731
+    s = f(q) @ np.swapaxes(f(k), -1, -2) * 0.125 + f(mask)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    ref = (e / e.sum(-1, keepdims=True)) @ f(v)
+    np.testing.assert_allclose(f(out), ref, rtol=2e-3, atol=2e-3)
