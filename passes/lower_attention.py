@@ -170,27 +170,32 @@ class AttentionKernelBuilder(CubeKernelBuilder):
     def _mask_bufs(
         self, ix: IRBuilder, bc: SSAValue, p: SSAValue
     ) -> tuple[SSAValue | None, SSAValue | None]:
-        """(copy-in buffer, f32 buffer or ``None``) of the mask block: a mask per row lands
-        in ``bc`` (f32) or ``p`` (the operands' dtype) and is cast into ``bc``; a one-row
-        mask gets ``[bk]`` buffers of its own (``bc`` receives its broadcast)."""
+        """(copy-in buffer, f32 buffer or ``None``) of the mask block. A mask varying along
+        both rows and keys lands in ``bc`` (f32) or ``p`` (the operands' dtype; cast into
+        ``bc``); a mask broadcast along either gets buffers of its own (one row, and/or one
+        16-element slot per row), expanded into ``bc``."""
         if self.mask is None:
             return None, None
         mask_t = element_type_of(self.mask[0])
         f32 = isinstance(mask_t, Float32Type)
-        if self._mask_rows():
+        rows, cols = self._mask_spans()
+        if rows and cols:
             if f32:
                 return bc, None
             if mask_t == self.dtype and p is not bc:
                 return p, bc
             return self._buf(ix, self.plan.tile * self.bk, mask_t), bc
-        row = self._buf(ix, self.bk, mask_t)
-        return row, None if f32 else self._buf(ix, self.bk, Float32Type())
+        n = (self.plan.tile if rows else 1) * (self.bk if cols else STAT_SLOT)
+        raw = self._buf(ix, n, mask_t)
+        return raw, None if f32 else self._buf(ix, n, Float32Type())
 
-    def _mask_rows(self) -> bool:
-        """The mask varies along the query rows (else one row, broadcast)."""
+    def _mask_spans(self) -> tuple[bool, bool]:
+        """Whether the mask varies along the query rows and along the keys (else it is
+        broadcast along that axis)."""
         assert self.mask is not None
         ms = shape_of(self.mask[0])
-        return len(ms) >= 2 and ms[-2] != 1
+        rows = len(ms) >= 2 and ms[-2] != 1
+        return rows, bool(ms) and ms[-1] != 1
 
     # -- the kernel ------------------------------------------------------------------------
     def lower(self, t: TileState, op: Operation) -> None:
@@ -311,30 +316,32 @@ class AttentionKernelBuilder(CubeKernelBuilder):
     def _mask(
         self, t: TileState, bx: IRBuilder, b: _Bufs, kv0: SSAValue, kl: SSAValue, cs: SSAValue
     ) -> None:
-        """``S += mask[rows, kv0 : kv0 + kl]`` (copied in, cast to f32, broadcast over rows
-        when the mask has one row)."""
+        """``S += mask[rows, kv0 : kv0 + kl]``: copied in, cast to f32, expanded over the
+        rows and/or keys it is broadcast along."""
         assert self.mask is not None and b.mask is not None
         src = self.mask[0]
         plan, lk = self.plan, self.bk
         scores = (*plan.batch_shape, plan.rows, shape_of(self.fa.k)[-2])
         ms = shape_of(src)
         full = (1,) * (len(scores) - len(ms)) + ms
+        rows, cols = self._mask_spans()
         off: Index = self._batch_offset(bx, full)
-        per_row = self._mask_rows()
-        if per_row:
+        if rows:
             off = bx.addi(off, bx.muli(t.first, full[-1]))
-        off = bx.addi(off, kv0)
-        n = t.n if per_row else 1
-        self.copy(
-            bx, asc.CopyInOp, self.gm_of[src], b.mask, [off, 0, n, kl, bx.subi(full[-1], kl), lk]
-        )
+        if cols:
+            off = bx.addi(off, kv0)
+        n = t.n if rows else 1
+        length: Index = kl if cols else 1
+        slot = lk if cols else STAT_SLOT
+        gap = bx.subi(full[-1], length)
+        self.copy(bx, asc.CopyInOp, self.gm_of[src], b.mask, [off, 0, n, length, gap, slot])
         m32 = b.mask
         if b.mask32 is not None:
-            bx.add(asc.VCastOp(b.mask32, b.mask, bx.count(n, lk), "none"))
+            bx.add(asc.VCastOp(b.mask32, b.mask, bx.count(n, slot), "none"))
             m32 = b.mask32
-        if not per_row:
+        if not (rows and cols):
             sizes = [bx.value(t.n), bx.c(1), bx.c(lk)]
-            bx.add(asc.VBroadcastOp(b.bc, m32, sizes, (False, False, True)))
+            bx.add(asc.VBroadcastOp(b.bc, m32, sizes, (rows, False, cols)))
             m32 = b.bc
         bx.add(asc.VBinaryOp("add", b.s, b.s, m32, cs))
 
@@ -393,12 +400,12 @@ def check_fusion(fusion: asc.FusionOp, fa: asc.FlashAttentionOp) -> None:
     if src is not None:
         ms = shape_of(src[0])
         skv = shape_of(fa.k)[-2]
-        if src[0] not in args or not ms or ms[-1] != skv:
+        if src[0] not in args:
             raise PyAscCompileError(
-                f"the attention mask of shape {list(ms)} is not a kernel input with one value "
-                f"per key ({skv} keys)",
+                f"the attention mask of shape {list(ms)} is computed in the same kernel; the "
+                f"kernel copies it in from GM ({skv} keys)",
                 loc_of(fa),
-                "give the mask its full key dimension (broadcast it in a separate operator)",
+                "run asc-fuse first (it puts attention in a kernel of its own)",
             )
     for op in fusion.body.block.ops:
         if isinstance(op, asc.MatmulOp | asc.ReduceOp):

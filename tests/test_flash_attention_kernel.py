@@ -255,3 +255,27 @@ def test_users_spelling_with_jit_and_softmax_is_one_kernel() -> None:
     e = np.exp(s - s.max(-1, keepdims=True))
     ref = (e / e.sum(-1, keepdims=True)) @ f(v)
     np.testing.assert_allclose(f(out), ref, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    [
+        ((1, 300), "float32"),
+        ((33, 1), "float16"),
+        ((1, N_HEADS, 1, 300), "float32"),
+        ((1, 1), "float16"),
+    ],
+)
+def test_broadcast_masks(shape: tuple[int, ...], dtype: str) -> None:
+    """Masks broadcast along the query rows, the keys or the batch dims (padding masks,
+    per-head masks) are copied in as stored and expanded in UB."""
+    xs = _inputs(33, 300, 64, dtype, None)
+    rng = np.random.default_rng(len(shape))
+    mask = np.where(rng.random(shape) < 0.3, -1e4, rng.standard_normal(shape)).astype(dtype)
+    xs.append(mask)
+    op = pa.compile(attention_masked, inputs=[pa.TensorDesc(x.shape, dtype) for x in xs])
+    assert op.info["kernels"] == 1
+    ref = _reference(xs)
+    for backend in ("interp", "cpu"):
+        got = np.asarray(op(*xs, backend=backend), np.float64)
+        np.testing.assert_allclose(got, ref, rtol=TOL[dtype], atol=TOL[dtype])
