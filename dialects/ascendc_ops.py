@@ -69,7 +69,17 @@ ROUND = {
 """``asc.vcast`` round mode -> ``RoundMode`` enumerator of ``Cast``."""
 CMP = _calls(opset.COMPARE)
 """Predicate -> ``CMPMODE`` enumerator."""
-EVENTS = ("MTE2_V", "V_MTE3", "MTE3_V", "V_S", "S_V", "MTE2_S", "S_MTE3", "MTE3_MTE2")
+EVENTS = (
+    "MTE2_V",
+    "V_MTE3",
+    "MTE3_V",
+    "V_S",
+    "S_V",
+    "MTE2_S",
+    "S_MTE3",
+    "MTE3_MTE2",
+    "V_MTE2",
+)
 """``HardEvent`` enumerators of ``ascendc.sync`` (producer pipe ``_`` consumer pipe)."""
 POSITIONS = ("VECIN", "VECOUT")
 """``TPosition`` enumerators of ``ascendc.init_queue``."""

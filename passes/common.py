@@ -75,10 +75,13 @@ def install_kernel(
     tiling: dict[str, int],
     platform: str,
     max_buffers: int | None = None,
+    extra_results: list[TensorType] | None = None,
 ) -> None:
     """Add the lowered ``kernel`` (its ``asc.tiling`` struct, platform and, when double
     buffering was dropped, ``asc.max_buffers``) to ``module`` and replace ``fusion`` by an
-    ``asc.launch`` of it on ``tiling["block_dim"]`` cores."""
+    ``asc.launch`` of it on ``tiling["block_dim"]`` cores. ``extra_results``: GM scratch
+    tensors the kernel takes after the fusion's outputs (fresh launch results nothing reads,
+    e.g. the fused attention's P workspace)."""
     attrs.set_kernel_tiling(kernel, tiling)
     attrs.set_kernel_platform(kernel, platform)
     if max_buffers is not None:
@@ -88,13 +91,13 @@ def install_kernel(
         kernel.sym_name.data,
         tiling["block_dim"],
         list(fusion.inputs),
-        [r.type for r in fusion.outputs],
+        [*(r.type for r in fusion.outputs), *(extra_results or [])],
     )
     if asc.LOC_ATTR in fusion.attributes:
         launch.attributes[asc.LOC_ATTR] = fusion.attributes[asc.LOC_ATTR]
     assert fusion.parent is not None
     fusion.parent.insert_op_before(launch, fusion)
-    for old, new in zip(fusion.outputs, launch.outputs, strict=True):
+    for old, new in zip(fusion.outputs, launch.outputs[: len(fusion.outputs)], strict=True):
         old.replace_all_uses_with(new)
     fusion.detach()
     fusion.erase()

@@ -165,9 +165,23 @@ class _Converter:
         out.add(ac.RegistMatmulOp(pairs))
         attrs.add_tiling_fields(self.k, fields)
 
+    def _in_inner_loop(self, op: Operation) -> bool:
+        """``op`` runs in a loop inside the tile loop (e.g. the fused attention's key-block
+        loop): its TBuf copy-ins need a V_MTE2 flag, no queue orders them."""
+        loop = op.parent_op()
+        return (
+            isinstance(loop, scf.ForOp)
+            and loop.parent is not self.k.body.block
+            and "asc.tile_loop" not in loop.attributes
+        )
+
     def _mmad(self, out: AscendcBuilder, op: asc.MmadOp) -> None:
         m = self._m
         mm = self.st.matmuls[op]
+        if any(
+            isinstance(u.operation, asc.CopyOutOp) for g in (op.a, op.b) for u in g.uses
+        ):  # an operand the kernel wrote to GM (the fused attention's P): MTE3 before the read
+            out.add(ac.SyncOp("MTE3_MTE2"))
         out.add(ac.MatmulSetTensorAOp(mm, out.view(self.st.gm[op.a], m(op.a_offset)), op.trans_a))
         out.add(ac.MatmulSetTensorBOp(mm, out.view(self.st.gm[op.b], m(op.b_offset)), op.trans_b))
         out.add(ac.MatmulSetTailOp(mm, m(op.m), m(op.n), m(op.k)))
@@ -220,6 +234,8 @@ class _Converter:
             ub = out.add_value(ac.DeQueOp(q, _ub_elem(alloc.result.type)))
         if sync_out:
             out.add(ac.SyncOp("V_MTE3"))
+        if inbound and alloc not in self.st.queues and self._in_inner_loop(op):
+            out.add(ac.SyncOp("V_MTE2"))  # the vector unit read this TBuf last iteration
         whole_ub = ub
         ub = out.view(ub, m(op.ub_offset))
         gm = out.view(self.st.gm[gm_val], m(op.gm_offset))

@@ -20,10 +20,10 @@ are. ``k``/``v`` may have 1 where ``q`` has a head-group axis (grouped-query att
 ``q``, a transposed ``v``, a softmax over another axis, any intermediate with a use outside the
 chain.
 
-Scope today: the rewrite and the op's reference semantics (the interpreter runs the blocked
-online softmax). The one-kernel (Cube + vector MIX) lowering of ``asc.flash_attention`` does
-not exist yet, so this pass is in no named pipeline; ``asc-decompose`` refuses the op with a
-located error (:func:`refuse_unlowered`, called by ``asc-fuse``).
+In the default pipeline (after ``asc-decompose``): ``asc-fuse`` puts the op, the views of its
+operands and results, its mask's cast and an elementwise epilogue in one fusion, and
+``asc-lower-attention`` (``pyasc_mlir.passes.lower_attention``) lowers that to ONE Cube +
+vector (MIX) kernel.
 """
 
 from __future__ import annotations
@@ -43,8 +43,6 @@ from xdsl.pattern_rewriter import (
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.dialects.asc_attention import broadcastable
-from pyasc_mlir.errors import PyAscCompileError
-from pyasc_mlir.passes.common import loc_of
 
 DEFAULT_BLOCK_KV = 128
 """Key block length of the online softmax (a tiling choice, not a hardware number: the
@@ -72,14 +70,16 @@ def _binary(v: SSAValue, kind: str) -> asc.BinaryOp | None:
 
 
 def _row_reduce(v: SSAValue, kind: str, of: SSAValue) -> bool:
-    """``v`` is ``broadcast(reduce kind of [last axis] keepdim)``, used once."""
+    """``v`` is ``broadcast(reduce kind of [last axis] keepdim)``, used once (no broadcast
+    when the reduction already has the full shape: one key)."""
     b = _owner(v, asc.BroadcastOp)
-    if not isinstance(b, asc.BroadcastOp) or not _only_use(v):
+    inner = b.input if isinstance(b, asc.BroadcastOp) else v
+    if not _only_use(v):
         return False
-    r = b.input.owner
+    r = inner.owner
     return (
         isinstance(r, asc.ReduceOp)
-        and _only_use(b.input)
+        and _only_use(inner)
         and r.kind.data == kind
         and r.input == of
         and r.axis_list == (_rank(of) - 1,)
@@ -217,26 +217,16 @@ class FuseAttention(RewritePattern):
 
 @dataclass(frozen=True)
 class AscFlashAttentionPass(ModulePass):
-    """See the module docstring. ``block_kv``: the key block length (>= 1)."""
+    """See the module docstring. ``block_kv``: the key block length (>= 1); ``enable``:
+    false leaves the module unchanged (the unfused baseline, ``fuse=False``)."""
 
     name = "asc-flash-attention"
     block_kv: int = DEFAULT_BLOCK_KV
+    enable: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.enable:
+            return
         PatternRewriteWalker(FuseAttention(self.block_kv), apply_recursively=False).rewrite_module(
             op
         )
-
-
-def refuse_unlowered(module: ModuleOp) -> None:
-    """Raise a located ``PyAscCompileError`` if ``module`` holds an ``asc.flash_attention``:
-    no pass lowers it to a kernel yet, so no pipeline may carry it past ``asc-fuse``."""
-    for op in module.walk():
-        if isinstance(op, asc.FlashAttentionOp):
-            raise PyAscCompileError(
-                "asc.flash_attention has no kernel lowering yet (the one-kernel Cube + vector "
-                "flash attention is not implemented)",
-                loc_of(op),
-                "run the pipeline without asc-flash-attention: the unfused attention compiles "
-                "(3 kernels)",
-            )

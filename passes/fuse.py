@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, Use
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.passes.cube_plan import TILE_N_MAX
-from pyasc_mlir.passes.flash_attention import refuse_unlowered
 from pyasc_mlir.passes.iteration_space import element_type_of, shape_of
 from pyasc_mlir.passes.views import VIEW_OPS, readable_in_place
 
@@ -34,7 +33,14 @@ EPILOGUE_OPS = (
     asc.BroadcastOp,
 )
 """Ops that may run on a matmul's output tile inside the Cube kernel (elementwise work)."""
-TENSOR_OPS = (*EPILOGUE_OPS, asc.ReduceOp, asc.ReshapeOp, asc.MatmulOp, asc.TransposeOp)
+TENSOR_OPS = (
+    *EPILOGUE_OPS,
+    asc.ReduceOp,
+    asc.ReshapeOp,
+    asc.MatmulOp,
+    asc.TransposeOp,
+    asc.FlashAttentionOp,
+)
 """The tensor ops a fusion group is made of: the elementwise ones and the ops that change
 shapes (reduce, reshape, matmul, transpose)."""
 
@@ -183,20 +189,34 @@ def _operand_views(ops: list[Operation]) -> set[Operation]:
         if (
             isinstance(op, VIEW_OPS)
             and op.results[0].uses
-            and all(
-                isinstance(u.operation, asc.MatmulOp) or u.operation in views
-                for u in op.results[0].uses
-            )
+            and all(_reads_in_place(u) or u.operation in views for u in op.results[0].uses)
         ):
             views.add(op)
     for mm in ops:  # a chain the Cube cannot read in place is not a view: it gets a kernel
-        if isinstance(mm, asc.MatmulOp):
-            for v in mm.operands:
+        if isinstance(mm, asc.MatmulOp | asc.FlashAttentionOp):
+            for v in mm.operands[:3]:
                 if isinstance(v.owner, Operation) and v.owner in views and not readable_in_place(v):
                     while isinstance(v.owner, Operation) and v.owner in views:
                         views.discard(v.owner)
                         v = v.owner.operands[0]
     return views
+
+
+def _reads_in_place(use: Use) -> bool:
+    """``use`` is a Cube operand read from GM: a matmul operand, or ``q``/``k``/``v`` of a
+    fused attention (its mask is copied in as it is stored)."""
+    op = use.operation
+    return isinstance(op, asc.MatmulOp) or (isinstance(op, asc.FlashAttentionOp) and use.index < 3)
+
+
+def _mask_cast(op: Operation, fa: asc.FlashAttentionOp) -> bool:
+    """``op`` is the cast of ``fa``'s mask to f32 and feeds nothing else: the attention
+    kernel casts each mask block in UB."""
+    return (
+        isinstance(op, asc.CastOp)
+        and fa.mask is op.result
+        and all(u.operation is fa for u in op.result.uses)
+    )
 
 
 def _view_root(v: SSAValue, views: set[Operation]) -> SSAValue:
@@ -229,20 +249,31 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
     cube: tuple[int, ...] | None = None
     result_views: set[Operation] = set()
 
-    def chain(mm: asc.MatmulOp) -> list[Operation]:
+    def chain(mm: asc.MatmulOp | asc.FlashAttentionOp) -> list[Operation]:
         found: list[Operation] = []
-        for v in mm.operands:
+        for v in mm.operands[:3]:
             while isinstance(v.owner, Operation) and v.owner in views:
                 found.append(v.owner)
                 v = v.owner.operands[0]
         return sorted(set(found), key=ops.index)
 
     placed: set[Operation] = set()
+    attention = False  # the open Cube group is a fused attention: elementwise epilogue only
     for op in ops:
         if op in views or op in placed:
             continue  # placed with the matmul that reads through it / with its transpose
         cur = groups[-1]
         members = set(cur)
+        if isinstance(op, asc.FlashAttentionOp):  # one kernel: views, the mask's cast, it
+            pre = [o for o in cur if _mask_cast(o, op)]
+            for o in pre:
+                cur.remove(o)
+            groups.append([*chain(op), *pre, op])
+            cube, result_views, attention = shape_of(op.result), set(), True
+            continue
+        if attention and isinstance(op, asc.MatmulOp | asc.ReduceOp):
+            groups.append([])
+            cube, result_views, attention = None, set(), False
         if isinstance(op, asc.MatmulOp):
             shape = shape_of(op.result)
             roots = [_view_root(v, views) for v in op.operands]
@@ -251,8 +282,7 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
                 cube = shape
             elif not (cube == shape and fresh):
                 groups.append([])
-                cube = shape
-                result_views = set()
+                cube, result_views, attention = shape, set(), False
             groups[-1].extend([*chain(op), op])
             continue
         if cube is not None and isinstance(op, VIEW_OPS):
@@ -272,8 +302,7 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             op.parent.insert_op_before(copy, op)
             op.operands[0] = copy.results[0]
             groups += [[copy, op], []]
-            cube = None
-            result_views = set()
+            cube, result_views, attention = None, set(), False
             continue
         if isinstance(op, asc.TransposeOp):  # a data-movement kernel of its own, with the
             uses = list(op.results[0].uses)  # reshape that is its only user (same bytes)
@@ -286,15 +315,13 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             )
             groups += [[op, *tail], []]
             placed.update(tail)
-            cube = None
-            result_views = set()
+            cube, result_views, attention = None, set(), False
             continue
         if cube is not None and (
             not _epilogue_ok(op, cube, members) or any(v.owner in result_views for v in op.operands)
         ):
             groups.append([])
-            cube = None
-            result_views = set()
+            cube, result_views, attention = None, set(), False
         groups[-1].append(op)
     return [g for g in groups if g]
 
@@ -401,7 +428,6 @@ class AscFusePass(ModulePass):
     per_op: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        refuse_unlowered(op)
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not attrs.is_kernel(f) and f.body.blocks:
                 _fuse_block(f.body.block, self.per_op)

@@ -427,7 +427,7 @@ class KernelBuilder:
             self.position = i
             self._op(t, op)
         used: set[SSAValue] = set()
-        for v, gm in zip(outs, entry.args[nargs:], strict=True):
+        for v, gm in zip(outs, entry.args[nargs : nargs + len(outs)], strict=True):
             self.store(t, v, gm, used)
         t.ix.add(scf.YieldOp())
         ix = IRBuilder(entry, self.loc)

@@ -50,6 +50,12 @@ def _flash_attention() -> type[ModulePass]:
     return AscFlashAttentionPass
 
 
+def _lower_attention() -> type[ModulePass]:
+    from pyasc_mlir.passes.lower_attention import AscLowerAttentionPass
+
+    return AscLowerAttentionPass
+
+
 def _tile() -> type[ModulePass]:
     from pyasc_mlir.passes.tile import AscTilePass
 
@@ -85,16 +91,27 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "asc-buffer-alloc": _buffer_alloc,
     "convert-asc-to-ascendc": _to_ascendc,
     "asc-flash-attention": _flash_attention,
+    "asc-lower-attention": _lower_attention,
     "asc-raise-loops": _raise_loops,
 }
 """Pass name -> loader of the pass class (lazy, so tools start fast)."""
 
 PIPELINES: dict[str, list[str]] = {
-    "asc-to-tile": ["asc-decompose", "asc-fuse", "asc-lower-layout", "asc-lower-cube", "asc-tile"],
-    "asc-to-ascendc": [
+    "asc-to-tile": [
         "asc-decompose",
+        "asc-flash-attention",
         "asc-fuse",
         "asc-lower-layout",
+        "asc-lower-attention",
+        "asc-lower-cube",
+        "asc-tile",
+    ],
+    "asc-to-ascendc": [
+        "asc-decompose",
+        "asc-flash-attention",
+        "asc-fuse",
+        "asc-lower-layout",
+        "asc-lower-attention",
         "asc-lower-cube",
         "asc-tile",
         "asc-double-buffer",

@@ -470,9 +470,13 @@ class CompiledOp:
             self._cpu if self._cpu is not None and not memcheck else self._cpu_kernel(memcheck)
         )  # may load the library or build the memcheck one
         start = time.perf_counter()
+        scratch = [  # GM scratch results after the outputs (the fused attention's workspace)
+            new_output(tuple(r["shape"]), np.dtype(r["dtype"]))
+            for r in info.get("launches", [{"results": []}])[0]["results"][len(outs) :]
+        ]
         kernel.run(
             launch.block_dim,
-            [*ins, *outs],
+            [*ins, *outs, *scratch],
             launch.tiling_bytes,
             int(info.get("workspace_bytes", 0)),
         )  # the Matmul API's system workspace

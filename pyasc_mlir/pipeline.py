@@ -86,6 +86,7 @@ def pass_options(
     return {
         "asc-raise-loops": {},
         "asc-decompose": {},
+        "asc-flash-attention": {"enable": fuse},
         "asc-fuse": {"per_op": not fuse},
         "asc-lower-layout": {"platform": platform, "buffers": buffers},
         "asc-lower-cube": {
@@ -93,6 +94,11 @@ def pass_options(
             "buffers": buffers,
             "tile_m": tile_m,
             "tile_n": tile_n,
+            "block_dim": block_dim,
+        },
+        "asc-lower-attention": {
+            "platform": platform,
+            "buffers": buffers,
             "block_dim": block_dim,
         },
         "asc-tile": {

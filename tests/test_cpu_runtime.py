@@ -494,6 +494,9 @@ void CaseScalarPath(const Args& a) {
     SetFlag<HardEvent::MTE2_S>(e);
     WaitFlag<HardEvent::MTE2_S>(e);
     ReduceMax(d, s, w, t.n);
+    e = GetTPipePtr()->FetchEventID(HardEvent::V_MTE2);  // a next copy-in into s would wait
+    SetFlag<HardEvent::V_MTE2>(e);
+    WaitFlag<HardEvent::V_MTE2>(e);
     e = GetTPipePtr()->FetchEventID(HardEvent::V_S);
     SetFlag<HardEvent::V_S>(e);
     WaitFlag<HardEvent::V_S>(e);

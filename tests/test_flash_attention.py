@@ -9,9 +9,8 @@ Tolerances (stated): fp32 rtol = atol = 2e-5 (F32_REDUCTION_TOL would hide a los
 the online rescaling adds a few float32 roundings per key block); fp16 rtol = atol = 2e-3
 (``P`` is rounded to fp16 before ``P V``, as the Cube takes it, and the result once more).
 
-Not tested here because it does not exist yet: a kernel. ``asc-fuse`` refuses the op
-(``test_pipeline_refuses_the_unlowered_op``); the one-kernel Cube + vector lowering, its CPU
-build under the strict MIX model and its cost are future work.
+The one-kernel Cube + vector lowering (``asc-lower-attention``), its CPU build under the strict
+MIX model and its cost are tested in ``test_flash_attention_kernel.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 import pyasc_mlir as pa
 from pyasc_mlir import pipeline
 from pyasc_mlir.dialects import asc
-from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.interpreter.attention_impls import online_attention
 from pyasc_mlir.interpreter.core import run_function
 from pyasc_mlir.passes.flash_attention import AscFlashAttentionPass
@@ -254,21 +252,28 @@ def test_online_attention_rejects_nothing_silently() -> None:
 # ------------------------------------------------------------------ pipeline
 
 
-def test_pipeline_refuses_the_unlowered_op() -> None:
-    module, _ = _module(False, 7, 7, 16, "float32")
+def test_fuse_puts_attention_in_one_fusion() -> None:
+    """``asc-fuse`` groups the op with its operand views, its mask's cast and the result's
+    cast and head-merge view: one fusion, nothing else (one kernel)."""
+    module, _ = _module(True, 7, 33, 16, "float16")
     fused = _fused(module)
-    with pytest.raises(PyAscCompileError) as info:
-        AscFusePass().apply(pipeline.make_context(), fused)
-    msg = str(info.value)
-    assert "asc.flash_attention has no kernel lowering yet" in msg
-    assert "test_flash_attention.py:" in msg and "hint:" in msg
+    AscFusePass().apply(pipeline.make_context(), fused)
+    fusions = [op for op in fused.walk() if isinstance(op, asc.FusionOp)]
+    assert len(fusions) == 1
+    names = [op.name for op in fusions[0].body.block.ops]
+    assert names.count("asc.flash_attention") == 1 and names.count("asc.cast") == 2
+    assert names.count("asc.transpose") == 4
 
 
-def test_not_in_the_default_pipeline() -> None:
-    """Until the kernel exists, compile keeps the unfused (3-kernel) attention."""
+def test_in_the_default_pipeline() -> None:
+    """compile runs the recognition and the one-kernel lowering (tests in
+    ``test_flash_attention_kernel.py``)."""
     from pyasc_mlir.passes.registry import PIPELINES
 
-    assert all("asc-flash-attention" not in p for p in PIPELINES.values())
+    for name in ("asc-to-tile", "asc-to-ascendc"):
+        p = PIPELINES[name]
+        assert p.index("asc-decompose") < p.index("asc-flash-attention") < p.index("asc-fuse")
+        assert p.index("asc-fuse") < p.index("asc-lower-attention") < p.index("asc-lower-cube")
 
 
 # ------------------------------------------------------------------ grouped-query, bf16

@@ -17,7 +17,7 @@ print("missing:", [p for p in expected if p not in tool.available_passes])
 print("passes:", " ".join(tool.available_passes))
 # CHECK: pipelines as in the registry: True
 print("pipelines as in the registry:", tool.pipelines == PIPELINES)
-# CHECK: asc-to-tile = asc-decompose,asc-fuse,asc-lower-layout,asc-lower-cube,asc-tile
+# CHECK: asc-to-tile = asc-decompose,asc-flash-attention,asc-fuse,asc-lower-layout,asc-lower-attention,asc-lower-cube,asc-tile
 print("asc-to-tile =", ",".join(tool.pipelines["asc-to-tile"]))
 # CHECK: targets: mlir ascendc
 print("targets:", " ".join(tool.available_targets))
