@@ -1,0 +1,253 @@
+"""Slices (and ``chunk``/``split``) read in place by the vector kernel that consumes them
+(issue 14, section 3): CANN-form SwiGLU ``silu(x[..., :h]) * x[..., h:]`` is ONE kernel that
+reads ``x`` once and writes the output once.
+
+Every case runs the CPU build of the emitted Ascend C and the interpreter at the tensor, tile
+and ascendc levels: the tile and ascendc levels give the CPU build's bits exactly, the tensor
+level (exact transcendentals) within the dtype's tolerance, and all of them match a float64
+NumPy reference. Shapes have tails (1, 7, 33, 513, 4097) in the split dim and the other one;
+fp16, fp32 and bf16.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import tolerance
+
+import pyasc_mlir as pa
+from pyasc_mlir.frontend.ast_frontend import build_module
+from pyasc_mlir.passes.registry import PASSES, PIPELINES
+from pyasc_mlir.types import BF16, astype
+from pyasc_mlir.validation import random_inputs, validate_pass
+
+DTYPES = ["float16", "float32", "bfloat16"]
+
+
+def np_dtype(name: str) -> np.dtype:
+    return np.dtype(BF16) if name == "bfloat16" else np.dtype(name)
+
+
+def rand(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return astype(x, np_dtype(dtype))
+
+
+def f64(a: np.ndarray) -> np.ndarray:
+    return astype(a, np.dtype(np.float32)).astype(np.float64)
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(np.uint16 if a.dtype.itemsize == 2 else np.uint32)
+
+
+def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Units in the last place between same-dtype arrays (NaNs: 0 when both are NaN)."""
+    ia, ib = (bits(x).astype(np.int64) for x in (a, b))
+    top = 1 << (8 * a.dtype.itemsize - 1)
+    ia, ib = (np.where(i >= top, top - i, i) for i in (ia, ib))  # sign-magnitude -> ordered
+    both_nan = np.isnan(f64(a)) & np.isnan(f64(b))
+    return np.where(both_nan, 0, np.abs(ia - ib))
+
+
+def run_everywhere(op: pa.CompiledOp, *xs: np.ndarray, ulp: int = 0) -> list[np.ndarray]:
+    """The CPU build's results, after checking the tile and ascendc interpreters give its bits
+    (within ``ulp`` units in the last place: the interpreters' float32 ``exp`` is NumPy's,
+    the CPU build's libm ``expf``, which differ by 1 ulp on rare inputs with or without slices)
+    and the tensor-level interpreter its values (within 4 eps of the dtype)."""
+    cpu = op(*xs)
+    cpu = list(cpu) if isinstance(cpu, tuple) else [cpu]
+    for stage in ("tile", "ascendc", "tensor"):
+        outs = op.run_stage(stage, *xs)
+        for got, want in zip(outs, cpu, strict=True):
+            assert got.dtype == want.dtype and got.shape == want.shape, stage
+            if stage != "tensor":
+                assert ulp_distance(got, want).max(initial=0) <= ulp, stage
+            else:
+                eps = {2: 2.0**-10, 4: 2.0**-23}[want.dtype.itemsize]
+                if want.dtype == BF16:
+                    eps = 2.0**-7
+                np.testing.assert_allclose(f64(got), f64(want), rtol=4 * eps, atol=4 * eps)
+    return cpu
+
+
+def check(ref: np.ndarray, got: np.ndarray, dtype: str) -> None:
+    tol = tolerance(np_dtype(dtype))
+    np.testing.assert_allclose(f64(got), ref, rtol=tol["rtol"], atol=tol["atol"])
+
+
+def silu_ref(a: np.ndarray) -> np.ndarray:
+    return a / (1.0 + np.exp(-a))
+
+
+def swiglu_last(x):
+    h = x.shape[-1] // 2
+    return pa.silu(x[..., :h]) * x[..., h:]
+
+
+def swiglu_rows(x):
+    h = x.shape[0] // 2
+    return pa.silu(x[:h]) * x[h:]
+
+
+def swiglu_chunk(x):
+    a, b = x.chunk(2, dim=-1)
+    return pa.silu(a) * b
+
+
+def swiglu_split(x):
+    a, b = x.split(x.shape[0] // 2, dim=0)
+    return pa.silu(a) * b
+
+
+def compile_for(fn: Any, *xs: np.ndarray) -> pa.CompiledOp:
+    return pa.compile(fn, [pa.TensorDesc(x.shape, x.dtype) for x in xs])
+
+
+# (split-dim half, other dim): tails 1, 7, 33, 513, 4097 on both sides
+SWIGLU_SHAPES = [(1, 33), (7, 513), (33, 7), (513, 1), (4097, 7), (7, 4097)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("h", "other"), SWIGLU_SHAPES)
+@pytest.mark.parametrize("fn", [swiglu_last, swiglu_chunk, swiglu_rows, swiglu_split])
+def test_swiglu_is_one_kernel_with_ideal_gm_bytes(fn, h, other, dtype) -> None:
+    rows = fn in (swiglu_rows, swiglu_split)
+    x = rand((2 * h, other) if rows else (other, 2 * h), dtype, seed=h * 7 + other)
+    op = compile_for(fn, x)
+    # x[:, :1] of an [M, 2] x is every other element (no contiguous run): two gather kernels
+    gathers = 2 if h == 1 and not rows and other > 1 else 0
+    assert op.info["kernels"] == 1 + gathers
+    (got,) = run_everywhere(op, x, ulp=1)
+    a, b = (f64(x)[:h], f64(x)[h:]) if rows else (f64(x)[:, :h], f64(x)[:, h:])
+    ref = silu_ref(a) * b
+    assert got.shape == ref.shape and got.dtype == x.dtype
+    check(ref, got, dtype)
+    if not gathers:  # x read once, the output written once
+        assert op.info["gm_bytes"] == x.nbytes + got.nbytes
+
+
+def offsets_3d(x, y):
+    return x[1:, 2:-1, 3:] * y
+
+
+def middle_dim(x):
+    return x[:, 1:4, :] + x[:, 5:8, :]
+
+
+def slice_and_whole(x):
+    return x * x[:, :1]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("t", [1, 7, 33, 513])
+def test_slices_with_offsets_on_several_axes(t, dtype) -> None:
+    x, y = rand((3, 6, t + 3), dtype, t), rand((2, 3, t), dtype, t + 1)
+    op = compile_for(offsets_3d, x, y)
+    assert op.info["kernels"] == 1
+    (got,) = run_everywhere(op, x, y)
+    check(f64(x)[1:, 2:-1, 3:] * f64(y), got, dtype)
+    assert op.info["gm_bytes"] == (x[1:, 2:-1, 3:].size + y.size + got.size) * x.itemsize
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("t", [1, 7, 33, 513, 4097])
+def test_slices_of_a_middle_dim_do_not_merge_dims(t, dtype) -> None:
+    x = rand((5, 9, t), dtype, t)
+    op = compile_for(middle_dim, x)
+    assert op.info["kernels"] == 1
+    (got,) = run_everywhere(op, x)
+    check(f64(x)[:, 1:4] + f64(x)[:, 5:8], got, dtype)
+    assert op.info["gm_bytes"] == (2 * 5 * 3 * t + got.size) * x.itemsize
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("shape", [(7, 33), (513, 7), (1, 4097)])
+def test_input_read_whole_and_through_a_broadcast_slice(shape, dtype) -> None:
+    x = rand(shape, dtype, 3)
+    op = compile_for(slice_and_whole, x)
+    assert op.info["kernels"] == 1
+    (got,) = run_everywhere(op, x)
+    check(f64(x) * f64(x)[:, :1], got, dtype)
+
+
+def two_consumers(x):
+    h = x.shape[-1] // 2
+    a = x[:, :h]
+    return pa.silu(a) * x[:, h:], a + 1.0
+
+
+def slice_of_computed(x):
+    y = x * 2.0
+    return y[:, 1:] + 1.0
+
+
+def slice_of_matmul(x, w):
+    y = x @ w
+    n = y.shape[-1] // 2
+    return pa.silu(y[:, :n]) * y[:, n:]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(7, 66), (33, 2), (1, 1026)])
+def test_a_slice_feeding_two_consumers(shape, dtype) -> None:
+    x = rand(shape, dtype, 11)
+    op = compile_for(two_consumers, x)
+    assert op.info["kernels"] == 1
+    y, a = run_everywhere(op, x, ulp=1)
+    h = shape[1] // 2
+    check(silu_ref(f64(x)[:, :h]) * f64(x)[:, h:], y, dtype)
+    np.testing.assert_array_equal(f64(a), f64(astype(x[:, :h].astype(np.float32) + 1, x.dtype)))
+    assert op.info["gm_bytes"] == x.nbytes + y.nbytes + a.nbytes
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_a_slice_of_a_computed_value_reads_it_from_the_producing_kernel(dtype) -> None:
+    x = rand((33, 40), dtype, 5)
+    op = compile_for(slice_of_computed, x)
+    assert op.info["kernels"] == 2
+    (got,) = run_everywhere(op, x)
+    want = astype((x.astype(np.float32) * 2).astype(x.dtype).astype(np.float32)[:, 1:] + 1, x.dtype)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_a_slice_of_a_matmul_result_is_a_vector_epilogue_kernel(dtype) -> None:
+    x, w = rand((33, 32), dtype, 1), rand((32, 66), dtype, 2) * np.asarray(0.2, dtype)
+    op = compile_for(slice_of_matmul, x, w)
+    assert op.info["kernels"] == 2
+    (got,) = run_everywhere(op, x, w, ulp=1)
+    y = astype((f64(x) @ f64(w)).astype(np.float32), x.dtype)
+    tol = 3e-3 if dtype == "float16" else 1e-5
+    ref = silu_ref(f64(y)[:, :33]) * f64(y)[:, 33:]
+    np.testing.assert_allclose(f64(got), ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
+def test_special_values_through_slices() -> None:
+    x = np.array(
+        [[np.nan, np.inf, -np.inf, -0.0, 6e-8, 1.0], [0.0, -np.nan, 3.0, np.inf, -6e-8, -0.0]],
+        dtype=np.float16,
+    )
+    op = compile_for(two_consumers, x)
+    y, a = run_everywhere(op, x, ulp=1)
+    np.testing.assert_array_equal(bits(a), bits((x[:, :3].astype(np.float32) + 1).astype(x.dtype)))
+    assert np.isnan(y[0, 0]) and np.isnan(y[1, 0]) and np.isnan(y[0, 1])  # silu(nan), inf*(-0)
+
+
+@pytest.mark.parametrize("fn", [swiglu_last, middle_dim, two_consumers])
+def test_every_pass_preserves_semantics(fn) -> None:
+    shape = (5, 9, 40) if fn is middle_dim else (33, 66)
+    module, _ = build_module(fn, [pa.TensorDesc(shape, "float32")])
+    args = random_inputs(module, fn.__name__, seed=4)
+    for name in PIPELINES["asc-to-ascendc"]:
+        module = validate_pass(module, PASSES[name]()(), fn.__name__, args, 1e-6, 1e-6)
+    assert not any(op.name == "asc.slice" for op in module.walk())
+
+
+def test_per_op_baseline_keeps_slice_kernels() -> None:
+    x = rand((7, 66), "float16", 1)
+    fused = compile_for(swiglu_last, x)
+    assert fused.info["kernels"] == 1
+    assert fused.info["unfused_gm_bytes"] > fused.info["gm_bytes"]
