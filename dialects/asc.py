@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 
+from pyasc_mlir.dialects.asc_attention import FlashAttentionOp
 from pyasc_mlir.dialects.asc_attrs import (
     ALLOC_ROLES,
     BINARY_KINDS,
@@ -103,6 +104,7 @@ __all__ = [
     "ConstantOp",
     "CopyInOp",
     "CopyOutOp",
+    "FlashAttentionOp",
     "FusionOp",
     "LOC_ATTR",
     "LaunchOp",
@@ -154,6 +156,7 @@ Asc = Dialect(
         BroadcastOp,
         ReduceOp,
         ReshapeOp,
+        FlashAttentionOp,
         MatmulOp,
         TransposeOp,
         ConcatOp,

@@ -81,6 +81,12 @@ def _tbuf_position(calc: list[asc.AllocOp]) -> str:
     return "VECCALC"
 
 
+def _is_vecin_queue(st: _State, alloc: asc.AllocOp) -> bool:
+    """Whether ``alloc``'s queue is a ``TPosition::VECIN`` one."""
+    init = st.queues[alloc].owner
+    return isinstance(init, ac.InitQueueOp) and init.position.data == "VECIN"
+
+
 @dataclass
 class _State:
     kernel: func.FuncOp
@@ -204,10 +210,16 @@ class _Converter:
         sz = self._elem_bytes(gm_val)
         m = self._m
         ub = m(ub_val)
+        # A VECIN queue's EnQue/DeQue order MTE2 before V only, a TBuf orders nothing: copying
+        # out what the vector unit wrote there needs V_MTE3, and the next writes wait for MTE3
+        # (MTE3_V).
+        sync_out = not inbound and (alloc not in self.st.queues or _is_vecin_queue(self.st, alloc))
         if not inbound and alloc in self.st.queues:
             q = self.st.queues[alloc]
             out.add(ac.EnQueOp(q, ub))
             ub = out.add_value(ac.DeQueOp(q, _ub_elem(alloc.result.type)))
+        if sync_out:
+            out.add(ac.SyncOp("V_MTE3"))
         whole_ub = ub
         ub = out.view(ub, m(op.ub_offset))
         gm = out.view(self.st.gm[gm_val], m(op.gm_offset))
@@ -238,8 +250,11 @@ class _Converter:
                 self.pending_enque.append(alloc)
         elif inbound:
             out.add(ac.SyncOp("MTE2_V"))
-        elif alloc in self.st.queues:
-            out.add(ac.FreeTensorOp(self.st.queues[alloc], whole_ub))
+        else:
+            if sync_out:
+                out.add(ac.SyncOp("MTE3_V"))
+            if alloc in self.st.queues:
+                out.add(ac.FreeTensorOp(self.st.queues[alloc], whole_ub))
 
     def _flush_enque(self, out: AscendcBuilder) -> None:
         for alloc in self.pending_enque:
@@ -282,7 +297,9 @@ class _Converter:
         body = Block(arg_types=[IndexType()])
         self.st.vmap[op.body.block.args[0]] = body.args[0]
         inner = AscendcBuilder(body, out.loc, fold=False)
-        is_tile_loop = not top_of_tile and op.parent is self.k.body.block
+        is_tile_loop = (
+            not top_of_tile and op.parent is self.k.body.block
+        ) or "asc.tile_loop" in op.attributes  # a row pass's chunk loop (tile_row_passes)
         if is_tile_loop:
             self.dequeued.append([])
         for o in op.body.block.ops:

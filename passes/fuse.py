@@ -22,6 +22,7 @@ from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.passes.cube_plan import TILE_N_MAX
+from pyasc_mlir.passes.flash_attention import refuse_unlowered
 from pyasc_mlir.passes.iteration_space import element_type_of, shape_of
 from pyasc_mlir.passes.views import VIEW_OPS, readable_in_place
 
@@ -435,6 +436,7 @@ class AscFusePass(ModulePass):
     per_op: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        refuse_unlowered(op)
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not attrs.is_kernel(f) and f.body.blocks:
                 _fuse_block(f.body.block, self.per_op)

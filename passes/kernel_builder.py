@@ -170,8 +170,8 @@ class KernelBuilder:
 
     def out_buffer(self, t: TileState, v: SSAValue, lay: Layout, used: set[SSAValue]) -> TileBuffer:
         """The copy-out buffer of result ``v``: its own scratch buffer turned into a copy-out
-        queue buffer, or (an input, or a buffer already copied out) a copy of it."""
-        buf = t.bufs[v]
+        queue buffer, or (an input, a constant, or a buffer already copied out) a copy of it."""
+        buf = self.operand(t, v)  # a returned constant (``zeros_like``) is materialised here
         if buf.alloc is not None and buf.alloc.role.data == "tmp" and buf.ref not in used:
             buf.alloc.role = StringAttr("out")
         else:

@@ -32,6 +32,12 @@ def _lower_cube() -> type[ModulePass]:
     return AscLowerCubePass
 
 
+def _flash_attention() -> type[ModulePass]:
+    from pyasc_mlir.passes.flash_attention import AscFlashAttentionPass
+
+    return AscFlashAttentionPass
+
+
 def _tile() -> type[ModulePass]:
     from pyasc_mlir.passes.tile import AscTilePass
 
@@ -65,6 +71,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "asc-double-buffer": _double_buffer,
     "asc-buffer-alloc": _buffer_alloc,
     "convert-asc-to-ascendc": _to_ascendc,
+    "asc-flash-attention": _flash_attention,
 }
 """Pass name -> loader of the pass class (lazy, so tools start fast)."""
 

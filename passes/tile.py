@@ -4,7 +4,9 @@ Kernel shape (see ``docs/DESIGN.md``): the coalesced iteration space (``iteratio
 split into *outer* axes, which are tiled, and at most two *inner* axes ``[M, L]`` held whole in
 the Unified Buffer (UB). Reductions must be over inner axes: the innermost reduced axis... the
 outermost reduced axis starts the inner part. Without reductions the trailing axis may be split
-into chunks ("chunk mode": one work unit = one chunk of one row).
+into chunks ("chunk mode": one work unit = one chunk of one row). A row reduced over the trailing
+axis that does not fit UB whole is walked in chunks several times ("row passes", one work unit
+= one row: ``passes/tile_row_passes.py``).
 
 Work units (outer rows, or row chunks) are divided over ``blockDim`` cores: core ``b`` handles
 ``units_per_core + (b < units_rem)`` consecutive units, ``tile_units`` at a time. The tile size
@@ -339,6 +341,16 @@ class VectorKernelBuilder(KernelBuilder):
         return self.finish(t, outs, entry, len(args), (start, end, step), body)
 
 
+def make_builder(fusion: asc.FusionOp, plan: Plan, name: str) -> VectorKernelBuilder:
+    """The kernel builder of ``plan``: row passes (``passes/tile_row_passes.py``) when
+    ``plan.passes``, else :class:`VectorKernelBuilder`."""
+    if plan.passes:
+        from pyasc_mlir.passes.tile_row_passes import RowPassKernelBuilder  # imports this module
+
+        return RowPassKernelBuilder(fusion, plan, name)
+    return VectorKernelBuilder(fusion, plan, name)
+
+
 def choose_tile(
     fusion: asc.FusionOp, plan: Plan, name: str, usable: int, buffers: int, cores: int
 ) -> int:
@@ -349,7 +361,7 @@ def choose_tile(
     """
     step = COUNT_ALIGN if plan.chunked else 1
     plan.tile = step
-    probe = VectorKernelBuilder(fusion, plan, name)
+    probe = make_builder(fusion, plan, name)
     probe.build()
     budget = UbBudget(probe.allocs, plan, buffers)
 
@@ -370,6 +382,8 @@ def choose_tile(
     rows = 1 << 40 if plan.rows_dynamic else plan.rows  # dynamic: bounded by UB and blockCount
     if plan.chunked and plan.l_dynamic:  # the host picks the chunk length up to this size
         hi = round_up(MAX_DYNAMIC_CHUNK, COUNT_ALIGN)
+    elif plan.passes:  # one row per work unit, walked in chunks
+        hi = round_up(plan.L, COUNT_ALIGN)
     elif plan.chunked:
         per_row = ceil_div(cores, rows)
         hi = min(round_up(plan.L, COUNT_ALIGN), round_up(ceil_div(plan.L, per_row), COUNT_ALIGN))
@@ -476,7 +490,7 @@ class AscTilePass(ModulePass):
         for hoist in (True, False):
             plan.hoist = hoist
             plan.tile = step
-            probe = VectorKernelBuilder(fusion, plan, name)
+            probe = make_builder(fusion, plan, name)
             probe.build()
             need = UbBudget(probe.allocs, plan, self.buffers).total(self.tile)
             if need <= usable:
@@ -494,6 +508,34 @@ class AscTilePass(ModulePass):
             hint,
         )
 
+    def _fit(self, fusion: asc.FusionOp, plan: Plan, name: str, usable: int, cores: int) -> int:
+        """Size ``plan.tile``; the buffer count used. Preference order when UB is tight: drop
+        hoisting of loop invariants first, then double buffering; then, for a row reduced
+        over ``L``, row passes (``passes/tile_row_passes.py``); the last whole-row failure is
+        reported if nothing fits."""
+        from pyasc_mlir.passes.tile_row_passes import plan_row_passes  # imports this module
+
+        buffers = self.buffers
+        attempts = [(True, buffers), (False, buffers)] + ([(False, 1)] if buffers > 1 else [])
+        last: PyAscCompileError | None = None
+        for hoist, attempt_buffers in attempts:
+            plan.hoist = hoist
+            try:
+                plan.tile = choose_tile(fusion, plan, name, usable, attempt_buffers, cores)
+                return attempt_buffers
+            except PyAscCompileError as e:
+                last = e
+        assert last is not None
+        if plan.chunked or not plan_row_passes(fusion, plan):
+            raise last
+        for attempt_buffers in sorted({buffers, 1}, reverse=True):
+            try:
+                plan.tile = choose_tile(fusion, plan, name, usable, attempt_buffers, cores)
+                return attempt_buffers
+            except PyAscCompileError:
+                pass
+        raise last
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plat = get_platform(self.platform)
         for fusion in [o for o in op.walk() if isinstance(o, asc.FusionOp)]:
@@ -506,24 +548,14 @@ class AscTilePass(ModulePass):
             buffers = self.buffers
             # Preference order when UB is tight: drop hoisting of loop invariants first, then
             # double buffering; report the last failure if nothing fits.
-            attempts = [(True, buffers), (False, buffers)] + ([(False, 1)] if buffers > 1 else [])
-            for i, (hoist, attempt_buffers) in enumerate(attempts):
-                plan.hoist, buffers = hoist, attempt_buffers
-                try:
-                    plan.tile = choose_tile(
-                        fusion, plan, name, plat.ub_usable_bytes, buffers, cores
-                    )
-                    break
-                except PyAscCompileError:
-                    if i == len(attempts) - 1:
-                        raise
-            if plan.chunked and plan.tile >= plan.L and not plan.l_dynamic:
+            buffers = self._fit(fusion, plan, name, plat.ub_usable_bytes, cores)
+            if plan.chunked and plan.tile >= plan.L and not plan.l_dynamic and not plan.passes:
                 plan.chunked = False  # one chunk per row: plain rows are simpler and tighter
                 plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers, cores)
             if self.tile:
                 self._pin_tile(fusion, plan, name, plat.ub_usable_bytes, buffers)
                 buffers = self.buffers
-            kernel = VectorKernelBuilder(fusion, plan, name).build()
+            kernel = make_builder(fusion, plan, name).build()
             values = tiling_values(plan, cores)
             if plan.dyn is not None:
                 values.update(_dynamic_fields(plan, fusion, kernel, cores))

@@ -48,6 +48,9 @@ class Plan:
     """Emit the NaN guards of ``passes/nan_guard.py`` (``False``: bare instructions, for
     measuring their cost)."""
     """Compute loop-invariant values once per kernel (costs UB for their persistent buffers)."""
+    passes: int = 0
+    """Row passes (``passes/tile_row_passes.py``): chunk loops per row of a row reduced over
+    ``L``, one work unit per row; 0: not a row-pass kernel."""
     dyn: DynamicShapes | None = None
     """Dynamic extents (``passes/dynamic_shapes.py``); ``None``: every shape is static."""
 
@@ -103,7 +106,7 @@ class Plan:
 
     @property
     def units(self) -> int:
-        return self.rows * self.chunks
+        return self.rows if self.passes else self.rows * self.chunks
 
     def layout(self, v: SSAValue) -> Layout:
         h = self.space.has[v]

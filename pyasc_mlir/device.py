@@ -189,7 +189,27 @@ class Tensor:
     def __neg__(self) -> Tensor:
         return _op("-{0}", self)
 
+    @user_facing
+    def __lt__(self, other: Any) -> Any:
+        raise _not_eager("a comparison (<, <=, >, >=)", "the mask would be a result")
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    @user_facing
+    def __getitem__(self, index: Any) -> Any:
+        raise _not_eager("indexing or slicing", "index inside the operator")
+
     __hash__ = object.__hash__
+
+
+def _not_eager(what: str, why: str) -> PyAscUsageError:
+    return PyAscUsageError(
+        f"{what} of a device tensor is not supported outside an operator ({why}; operators "
+        "return numeric tensors only)",
+        caller_loc(),
+        "write the expression inside a @pyasc_mlir.jit operator, e.g. "
+        "pa.where(x > 0, x, 0.0), and call it on the device tensors; or use t.to_numpy()",
+    )
 
 
 def _op(template: str, *operands: Any) -> Any:

@@ -159,6 +159,27 @@ def call_function(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     return _run(_call_text(f"pa.{name}", args, kwargs, src), src, sys._getframe(1))
 
 
+class MinMaxResult(tuple):
+    """What eager ``t.max(dim=d)`` / ``t.min(dim=d)`` return, as torch does: ``(values,
+    indices)`` with ``.values``; the indices are not computed (pyasc_mlir has no argmax), so
+    ``.indices`` is a located error and the second item is ``None``."""
+
+    def __new__(cls, values: Any) -> MinMaxResult:
+        return super().__new__(cls, (values, None))
+
+    @property
+    def values(self) -> Any:
+        return self[0]
+
+    @property
+    def indices(self) -> Any:
+        raise PyAscUsageError(
+            "the indices of max/min(dim=) are not computed (pyasc_mlir has no argmax)",
+            caller_loc(),
+            "use .values (or pa.amax / pa.amin)",
+        )
+
+
 def bound_method(tensor: Tensor, name: str) -> Any:
     """``tensor.<name>`` as a callable running the tensor method eagerly."""
 
@@ -166,7 +187,10 @@ def bound_method(tensor: Tensor, name: str) -> Any:
     def method(*args: Any, **kwargs: Any) -> Any:
         src = _Source()
         this = src.text(tensor)
-        return _run(_call_text(f"{this}.{name}", args, kwargs, src), src, sys._getframe(1))
+        call = _call_text(f"{this}.{name}", args, kwargs, src)
+        if name in ("max", "min") and "dim" in kwargs:  # torch's (values, indices) pair
+            return MinMaxResult(_run(f"{call}.values", src, sys._getframe(1)))
+        return _run(call, src, sys._getframe(1))
 
     method.__name__ = method.__qualname__ = name
     return method

@@ -311,11 +311,23 @@ class JitFunction:
         for op in ops:
             if op.accepts(shapes):
                 return op
-        op = self._compile(args, True, like)
-        if like is not None and not op.accepts(shapes):  # a size-1 dim that broadcasts
+        widened = self._widened_op(args, like) if like is not None else None
+        if widened is not None and widened.accepts(shapes):
+            op = widened
+        else:  # no earlier call, widened shapes that do not compile, a size-1 dim that broadcasts
             op = self._compile(args, True)
         ops.append(op)
         return op
+
+    def _widened_op(self, args: tuple[Any, ...], like: list[object]) -> CompiledOp | None:
+        """The dynamic kernel of these arguments with their size-1 dims widened to an earlier
+        call's sizes (:func:`_widen`), or ``None`` when those shapes do not compile together
+        (a size-1 dim that must match another argument's dim, as the K of a concatenation
+        feeding a matmul): the caller then compiles these shapes as they are."""
+        try:
+            return self._compile(args, True, like)
+        except PyAscError:
+            return None
 
     def _auto_op(self, args: tuple[Any, ...], arrays: list[np.ndarray]) -> CompiledOp:
         """Automatic dynamic shapes (``dynamic=None``), for shapes without a kernel yet: the

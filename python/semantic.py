@@ -254,8 +254,9 @@ class Semantic(Component):
         self.error(
             f"unsupported exponent {exponent!r} for a tensor",
             node,
-            "supported constant exponents: 2, 3, 0.5, -1, -0.5 (and 1); use "
-            "pyasc_mlir.exp(e * pyasc_mlir.log(x)) for others",
+            "supported constant exponents: 2, 3, 0.5, -1, -0.5 (and 1); write other integer "
+            "powers as products (x**4 = (x * x) * (x * x)); for x > 0 only, "
+            "pyasc_mlir.exp(e * pyasc_mlir.log(x)) (NaN for negative x)",
         )
 
     def compare(self, predicate: str, a: Any, b: Any, node: ast.AST) -> SymbolicTensor:

@@ -26,6 +26,7 @@ from pyasc_mlir.frontend.values import (
     is_int,
     is_number,
 )
+from pyasc_mlir.platform import ceil_div
 
 __all__ = ["TorchSemantic"]
 
@@ -146,7 +147,7 @@ class TorchSemantic(LayoutSemantic):
             )
         k = self.dim_arg(dim, x, node)
         n = x.shape[k]
-        size = -(-n // int(chunks))
+        size = ceil_div(n, int(chunks))
         return self.pieces(x, [min(size, n - s) for s in range(0, n, size)], k, node)
 
     def split(self, x: Any, sizes: Any, dim: Any, node: ast.AST) -> tuple[Any, ...]:

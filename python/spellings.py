@@ -55,6 +55,8 @@ NAME_ALTERNATIVES: dict[str, str] = {
     "numpy": "a tensor's values are not known at compile time; return the tensor",
     "contiguous": "not needed: tensors here are always contiguous; drop the call",
     "clone": "not needed: tensors are immutable values; use the tensor itself",
+    "float": "the dtype is pyasc_mlir.float32 (torch.float's name here); x.float() casts",
+    "half": "the dtype is pyasc_mlir.float16 (torch.half's name here); x.half() casts",
 }
 """Names people reach for that are not supported, with what to write instead."""
 

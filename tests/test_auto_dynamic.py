@@ -134,6 +134,24 @@ def test_matmul_cannot_be_dynamic_and_compiles_per_shape(counts):
     assert lowered[3] - lowered[2] <= 1  # a static compile per new shape, nothing more
 
 
+def concat_matmul(xs, w):
+    return pa.cat(xs, dim=-1) @ w
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_a_size_one_dim_that_must_match_another_is_not_widened(dtype):
+    """A shape change to K = 1 (a size-1 dim of a tuple element that the matmul ties to w's
+    rows) cannot take the earlier K: the kernel is compiled for the shapes as given (found by
+    the clean-clone CI run: a matmul K mismatch error on valid arguments)."""
+    fn = pa.jit(concat_matmul)
+    rng = np.random.default_rng(1)
+    for k in (7, 1, 33):
+        xs = (rng.standard_normal((7, k)).astype(dtype), rng.standard_normal((7, 5)).astype(dtype))
+        w = rng.standard_normal((k + 5, 16)).astype(dtype)
+        ref = np.concatenate([x.astype(np.float64) for x in xs], -1) @ w.astype(np.float64)
+        assert_close(fn(xs, w), ref, dtype, reduction=True)
+
+
 def test_dynamic_false_and_compile_keep_exact_static_shapes(counts):
     fn = pa.jit(gelu_scale, dynamic=False)
     for rows in (3, 4, 5):

@@ -62,14 +62,17 @@ def run_everywhere(op: pa.CompiledOp, *arrays: np.ndarray) -> np.ndarray:
 
 
 def test_bfloat16_spellings() -> None:
-    import torch
-
-    for spelling in ("bfloat16", "bf16", ml_dtypes.bfloat16, BF16, pa.bfloat16, torch.bfloat16):
+    for spelling in ("bfloat16", "bf16", ml_dtypes.bfloat16, BF16, pa.bfloat16):
         assert dtype_name(spelling) == "bfloat16", spelling
     assert np.dtype(pa.bfloat16) == BF16 and pa.bfloat16 == "bf16" and pa.bfloat16 != pa.float16
     assert TensorDesc((2, 3), "bf16").np_dtype == BF16
     with pytest.raises(pa.PyAscUsageError, match="float16, bfloat16 or float32"):
         TensorDesc((2,), "int8")
+
+
+def test_torch_bfloat16_spelling() -> None:
+    torch = pytest.importorskip("torch")  # the [torch] extra; not part of [dev]
+    assert dtype_name(torch.bfloat16) == "bfloat16"
 
 
 def test_rounding_matches_ml_dtypes_and_keeps_nan_payload_bits() -> None:

@@ -105,7 +105,9 @@ extern "C" __global__ __aicore__ void oob(GM_ADDR x, GM_ADDR z) {
     AscendC::DataCopy(t, xGm[i * 64], 64);
     q.EnQue(t);
     t = q.DeQue<float>();
+    AscendC::PipeBarrier<PIPE_ALL>();  // the VECIN queue orders MTE2->V only: MTE3 waits here
     AscendC::DataCopy(zGm[i * 64], t, 64);
+    AscendC::PipeBarrier<PIPE_ALL>();  // MTE3 done before the next MTE2 overwrites the buffer
     q.FreeTensor(t);
   }
 }
@@ -115,9 +117,11 @@ extern "C" __global__ __aicore__ void oob(GM_ADDR x, GM_ADDR z) {
 def test_out_of_bounds_in_a_later_block(run, tmp_path):
     kernel = tmp_path / "oob.cpp"
     kernel.write_text(OOB)
-    x = RNG.standard_normal(4 * 128 + 64).astype(np.float32)
+    # block 3's third tile reads past its SetGlobalBuffer size AND past the x buffer the host
+    # passed (past the size but inside the buffer would be allowed, as on the hardware)
+    x = RNG.standard_normal(4 * 128).astype(np.float32)
     p = run.save(x=x)
-    res = run(kernel, "--entry", "oob", "--block-dim", "4", p["x"], "z:float32[576]")
+    res = run(kernel, "--entry", "oob", "--block-dim", "4", p["x"], "z:float32[512]")
     assert res.code == 1
     no_traceback(res)
     assert "block 3 of 4" in res.stderr and "DataCopy" in res.stderr
@@ -305,3 +309,47 @@ def test_bad_npy_file(run, tmp_path):
     assert res.code == 2
     no_traceback(res)
     assert "not a .npy array" in res.stderr
+
+
+def test_gm_bounds_are_the_host_buffers(run, tmp_path):
+    """Past a SetGlobalBuffer size but inside the buffer the host passed: allowed (as on the
+    hardware), reported as a warning under --memory-check; a write past the output's buffer is
+    an error naming the copy, never host-memory corruption."""
+    kernel = tmp_path / "oob.cpp"
+    kernel.write_text(OOB)
+    x = RNG.standard_normal(4 * 128 + 64).astype(np.float32)
+    p = run.save(x=x)
+    res = run(kernel, "--entry", "oob", "--block-dim", "4", p["x"], "z:float32[576]")
+    assert res.code == 0, res.stderr
+    np.testing.assert_array_equal(res.output("z"), x)
+    res = run(
+        kernel, "--entry", "oob", "--block-dim", "4", "--memory-check", p["x"], "z:float32[576]"
+    )
+    assert res.code == 0, res.stderr
+    assert "warning:" in res.stderr and "SetGlobalBuffer" in res.stderr and "block 3" in res.stderr
+    res = run(kernel, "--entry", "oob", "--block-dim", "4", p["x"], "z:float32[100]")
+    assert res.code == 1
+    no_traceback(res)
+    assert "block 0 of 4" in res.stderr and "DataCopy(UB->GM)" in res.stderr, res.stderr
+    assert "leaves every buffer the host passed" in res.stderr
+
+
+CRASH = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void crash(GM_ADDR x, GM_ADDR tiling) {
+  const uint32_t n = *reinterpret_cast<const uint32_t*>(tiling);  // tiling passed as null
+  AscendC::GlobalTensor<float> g;
+  g.SetGlobalBuffer((__gm__ float*)x, n);
+}
+"""
+
+
+def test_a_kernel_that_crashes_the_process_is_reported(run, tmp_path):
+    kernel = tmp_path / "crash.cpp"
+    kernel.write_text(CRASH)
+    p = run.save(x=np.zeros(8, np.float32))
+    res = run(kernel, "--entry", "crash", "--block-dim", "2", p["x"], "null")
+    assert res.code == 1
+    no_traceback(res)
+    assert "the kernel crashed (SIGSEGV) in block 0 of 2 (crash)" in res.stderr, res.stderr
+    assert "hint:" in res.stderr

@@ -245,3 +245,23 @@ def test_torch_tensor_copied_into_device_memory() -> None:
     t = pa.from_numpy(src)
     assert t.dtype == pa.bfloat16 and t.data_ptr() != src.data_ptr()
     np.testing.assert_array_equal(t.to_numpy().view(np.uint16), src.view(torch.uint16).numpy())
+
+
+def test_comparisons_and_indexing_outside_an_operator_are_located_errors() -> None:
+    t = pa.from_numpy(np.ones((2, 4), np.float32))
+    for expr in (lambda: t > 0, lambda: t <= 1, lambda: t[1:3]):
+        with pytest.raises(pa.PyAscUsageError) as info:
+            expr()
+        assert info.value.loc is not None and info.value.loc.file == __file__
+        assert "outside an operator" in str(info.value) and "@pyasc_mlir.jit" in str(info.value)
+
+
+def test_eager_max_with_dim_returns_values_like_torch() -> None:
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    t = pa.from_numpy(x)
+    r = t.max(dim=-1)
+    np.testing.assert_array_equal(r.values.to_numpy(), x.max(-1))
+    v, _ = t.min(dim=1)
+    np.testing.assert_array_equal(v.to_numpy(), x.min(1))
+    with pytest.raises(pa.PyAscUsageError, match="not computed"):
+        r.indices  # noqa: B018

@@ -6,7 +6,8 @@ TQue with BUFFER_NUM 2, a GM_ADDR entry, a tiling struct or constants). Every te
 in a subprocess (as a user does) and compares the output file with numpy: bit for bit where the
 operation is exact or correctly rounded, to a stated tolerance where the order of a sum
 differs from numpy's (LayerNorm, Matmul). The WholeReduceSum+DataCopyPad, ReduceSum/Max/Min,
-Compare/Select and DataCopyPad+Adds families are other engineers' (not here).
+Compare/Select and DataCopyPad+Adds families live with their conformance suites and run through
+``pyasc cpu-run`` in tests/test_samples_conformance.py.
 """
 
 from __future__ import annotations

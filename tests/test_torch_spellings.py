@@ -615,3 +615,25 @@ def test_markers_outside_an_operator():
         pa.softmax(np.ones(3))
     with pytest.raises(pa.ops.OutsideOperatorError):
         pa.add(1.0, 2.0)
+
+
+def _zeros_of(x):
+    return pa.zeros_like(x)
+
+
+def _full_and_sum(x):
+    return pa.full_like(x, 3.0), x + 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_a_returned_constant_tensor_is_materialised(dtype):
+    """``return pa.zeros_like(x)``: the kernel's output is a bare constant (found by the
+    fresh-user review: it was an internal KeyError)."""
+    x = np.random.default_rng(3).standard_normal((7, 33)).astype(dtype)
+    for backend in ("cpu", "interp"):
+        np.testing.assert_array_equal(pa.jit(_zeros_of, backend=backend)(x), np.zeros_like(x))
+        full, y = pa.jit(_full_and_sum, backend=backend)(x)
+        np.testing.assert_array_equal(full, np.full_like(x, 3.0))
+        np.testing.assert_allclose(y, x + dtype(1.0), rtol=1e-3)
+    t = pa.from_numpy(x)
+    np.testing.assert_array_equal(pa.zeros_like(t).to_numpy(), np.zeros_like(x))

@@ -33,8 +33,11 @@ from __future__ import annotations
 import argparse
 import ctypes
 import hashlib
+import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -245,6 +248,21 @@ class _Library:
         self.trace.restype = ctypes.c_int
         self.trace.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_int]
         self.clear_trace = lib.pyasc_cpu_run_clear_trace
+        self.gm_reset = lib.pyasc_gm_reset
+        self.gm_register = lib.pyasc_gm_register
+        self.gm_register.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+        self.gm_report_count = lib.pyasc_gm_report_count
+        self.gm_report_count.restype = ctypes.c_int64
+        self.gm_report = lib.pyasc_gm_report
+        self.gm_report.restype = ctypes.c_char_p
+        self.gm_report.argtypes = [ctypes.c_int64]
+
+    def gm_reports(self) -> list[str]:
+        """The memory-check reports of GM accesses past a SetGlobalBuffer size (allowed)."""
+        return [
+            (self.gm_report(i) or b"").decode(errors="replace")
+            for i in range(self.gm_report_count())
+        ]
 
     def offsets(self) -> list[int]:
         buf = (ctypes.c_uint64 * 64)()
@@ -252,13 +270,22 @@ class _Library:
         return [int(buf[i]) for i in range(n)]
 
 
-def run_blocks(lib: _Library, block_dim: int, buffers: list[Buffer]) -> tuple[int, str, int]:
-    """Run every block; ``(-1, "", 0)`` on success, else ``(block, message, kind)``."""
+def run_blocks(
+    lib: _Library, block_dim: int, buffers: list[Buffer], progress: int | None = None
+) -> tuple[int, str, int]:
+    """Run every block; ``(-1, "", 0)`` on success, else ``(block, message, kind)``. With
+    ``progress`` (a pipe's write end) the number of each block is written before it runs."""
     ptrs = [b.address() for b in buffers]
     argv = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
+    lib.gm_reset()  # the GM bounds are the host buffers (docs/CPU_RUNTIME.md, "GM bounds")
+    for b in buffers:
+        if b.data is not None and b.data.nbytes:
+            lib.gm_register(b.address(), b.data.nbytes)
     block, total = 0, block_dim
     while block < total:
         lib.clear_trace()
+        if progress is not None:
+            os.write(progress, f"{block}\n".encode())
         if lib.run_block(block, block_dim, argv, len(ptrs)) != 0:
             msg = lib.last_error()
             return block, msg.decode(errors="replace") if msg else "", lib.kind()
@@ -266,6 +293,56 @@ def run_blocks(lib: _Library, block_dim: int, buffers: list[Buffer]) -> tuple[in
             total = block_dim * lib.ratio()
         block += 1
     return -1, "", 0
+
+
+def run_isolated(
+    lib: _Library, ns: argparse.Namespace, buffers: list[Buffer]
+) -> tuple[int, str, int, list[int], list[Path]]:
+    """Run the blocks in a child process (so a kernel that crashes the process — a raw pointer
+    outside every buffer, an integer division by zero — is reported, not fatal), which also
+    saves the outputs: ``(block, message, kind, trace offsets, files written)``.
+
+    Raises:
+        CpuRunError: the kernel killed the child (the signal and the block are named).
+    """
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run, save, report as one JSON line after the progress lines
+        os.close(r)
+        status = 0
+        try:
+            block, msg, kind = run_blocks(lib, ns.block_dim, buffers, progress=w)
+            files: list[str] = []
+            if block < 0:
+                for report in lib.gm_reports():  # memory-check builds: allowed, worth knowing
+                    print(f"pyasc cpu-run: warning: {report}", file=sys.stderr, flush=True)
+                ns.out_dir.mkdir(parents=True, exist_ok=True)
+                files = [str(b.save(ns.out_dir)) for b in buffers if b.output is not None]
+            offsets = lib.offsets() if block >= 0 else []
+            os.write(w, (json.dumps([block, msg, kind, offsets, files]) + "\n").encode())
+        except BaseException:  # noqa: BLE001 - the parent reports a missing result
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(w)
+    with os.fdopen(r) as pipe:
+        lines = pipe.read().splitlines()
+    _, wait_status = os.waitpid(pid, 0)
+    last = next((x for x in reversed(lines) if x.startswith("[")), None)
+    if last is None or not os.WIFEXITED(wait_status):
+        started = [x for x in lines if x.isdigit()]
+        where = f"block {started[-1]} of {ns.block_dim}" if started else "before block 0"
+        sig = os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None
+        what = signal.Signals(sig).name if sig is not None else "an internal error"
+        raise CpuRunError(
+            f"the kernel crashed ({what}) in {where} ({ns.entry}): an access the runtime does not "
+            "check (a raw pointer outside every buffer, an integer division by zero, ...)",
+            None,
+            hint="run with --memory-check; check the pointer arithmetic and the tiling values "
+            "the kernel reads (a tiling shorter than its struct reads zeros)",
+        )
+    block, msg, kind, offsets, files = json.loads(last)
+    return block, msg, kind, offsets, [Path(f) for f in files]
 
 
 def locate(so: Path, offsets: list[int], kernel: Path, name: str) -> SourceLoc | None:
@@ -353,17 +430,19 @@ def cpu_run(ns: argparse.Namespace) -> list[Path]:
         ns.defines,
     )
     lib = _Library(so)
-    block, msg, kind = run_blocks(lib, ns.block_dim, buffers)
+    block, msg, kind, offsets, written = run_isolated(lib, ns, buffers)
     if block >= 0:
-        loc = locate(so, lib.offsets(), ns.kernel, build_name(ns.kernel))
-        what = "memory check" if kind == 1 else "kernel error"
+        loc = locate(so, offsets, ns.kernel, build_name(ns.kernel))
+        access = "memory check" if ns.memory_check else "memory access error"
+        what = access if kind == 1 else "kernel error"
         raise CpuRunError(
             f"{what} in block {block} of {ns.block_dim} ({ns.entry}): {msg}",
             loc,
-            hint=None if kind != 1 else "an out-of-bounds, misaligned or uninitialised access",
+            hint=None
+            if kind != 1
+            else "an out-of-bounds, misaligned, uninitialised or unsynchronised access",
         )
-    ns.out_dir.mkdir(parents=True, exist_ok=True)
-    return [b.save(ns.out_dir) for b in buffers if b.output is not None]
+    return written
 
 
 def run_cpu_run(argv: list[str]) -> int:

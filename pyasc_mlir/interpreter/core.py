@@ -31,6 +31,7 @@ __all__ = ["make_interpreter", "run_function"]
 _OPTIONAL_IMPLS = (
     ("pyasc_mlir.interpreter.tile_impls", "AscTileFunctions"),
     ("pyasc_mlir.interpreter.ascendc_impls", "AscendcFunctions"),
+    ("pyasc_mlir.interpreter.attention_impls", "AscAttentionFunctions"),
 )
 
 

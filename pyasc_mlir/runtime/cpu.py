@@ -432,7 +432,8 @@ class CpuKernel:
         workspace = _aligned_zeros(workspace_bytes) if workspace_bytes else None
         ptrs.append(workspace.ctypes.data if workspace is not None else None)
         ptrs.append(self._tiling_address(tiling))
-        self._register_gm(gm_args, workspace)
+        tiling_buf = self._tilings[tiling if type(tiling) is bytes else bytes(tiling)][0]
+        self._register_gm([*gm_args, tiling_buf], workspace)
         nargs = len(ptrs)
         argv = (ctypes.c_void_p * nargs)(*ptrs)  # per call: the GIL is released while it runs
         run_block = self._run_block
@@ -445,9 +446,10 @@ class CpuKernel:
         self._warn_gm_reports()
 
     def _register_gm(self, gm_args: list[np.ndarray], workspace: np.ndarray | None) -> None:
-        """Tell the library which host memory the GM pointers point into (every argument array
-        and the workspace), so a GM access past a ``SetGlobalBuffer`` size but inside that
-        memory is not refused (docs/CPU_RUNTIME.md, "GM bounds")."""
+        """Tell the library which host memory the GM pointers point into (every argument array,
+        the tiling buffer and the workspace), so a GM access past a ``SetGlobalBuffer`` size but
+        inside that memory is not refused, and one outside all of it is (docs/CPU_RUNTIME.md,
+        "GM bounds")."""
         if len(self._gm) < 4:
             return
         self._gm["pyasc_gm_reset"]()

@@ -76,7 +76,11 @@ void CastAny(GM_ADDR x, GM_ADDR o, const Tiling& t) {
   AscendC::LocalTensor<S> s = bs.Get<S>();
   AscendC::LocalTensor<D> d = bd.Get<D>();
   AscendC::DataCopy(s, gx, t.n);
+  AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+  AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
   AscendC::Cast(d, s, static_cast<AscendC::RoundMode>(t.mode), t.n);
+  AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+  AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
   AscendC::DataCopy(go, d, t.n);
 }
 

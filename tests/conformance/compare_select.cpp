@@ -164,15 +164,22 @@ void Kernel(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR o, const Tiling& t) {
   DataCopy(run.a, gx, t.size);
   DataCopy(run.b, gy, t.size);
   DataCopy(run.z, gz, t.maskBytes);
+  // TBufs order nothing: the vector unit waits for the copies in, MTE3 for the vector results.
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
   if (t.op < 20) {
     Duplicate(run.m, static_cast<uint8_t>(0xAB), t.maskBytes);
     run.Compares_();
     gm.SetGlobalBuffer((__gm__ uint8_t*)o, t.maskBytes);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(gm, run.m, t.maskBytes);
   } else {
     Duplicate(run.d, static_cast<T>(t.fill), t.size);
     run.Selects();
     gd.SetGlobalBuffer((__gm__ T*)o, t.size);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(gd, run.d, t.size);
   }
   SetMaskNorm();

@@ -19,6 +19,15 @@ void Fill(const AscendC::LocalTensor<T>& t, float v) {  // scalar writes: define
   for (uint32_t i = 0; i < t.GetSize(); ++i) t.SetValue(i, static_cast<T>(v));
 }
 
+// The documented pairing of one HardEvent: pipe DST waits for what pipe SRC issued before it. A
+// TQue<VECIN> EnQue/DeQue only orders MTE2 -> V, so an MTE2 copy in and an MTE3 copy out of one
+// buffer, scalar writes before a copy, and TBuf / LocalMemAllocator buffers need these.
+template <AscendC::HardEvent E>
+void Sync() {
+  AscendC::SetFlag<E>(EVENT_ID0);
+  AscendC::WaitFlag<E>(EVENT_ID0);
+}
+
 template <class T>
 AscendC::DataCopyParams Params(const int32_t* a) {
   return AscendC::DataCopyParams(a[0], a[1], a[2], a[3]);
@@ -38,14 +47,13 @@ void Strided(const copyc::Tiling& t, AscendC::GlobalTensor<T>& gx, AscendC::Glob
   auto in = qin.AllocTensor<T>();
   if (t.op == 0) {
     AscendC::DataCopy(in, gx, Params<T>(t.a));
-    qin.EnQue(in);
-    in = qin.DeQue<T>();
+    Sync<AscendC::HardEvent::MTE2_MTE3>();
     AscendC::DataCopy(go, in, AscendC::DataCopyParams(t.a[0], t.a[1], t.a[3], t.a[4]));
   } else if (t.op == 1) {
     Fill(in, t.fv);
+    Sync<AscendC::HardEvent::S_MTE2>();
     AscendC::DataCopy(in, gx, Params<T>(t.a));
-    qin.EnQue(in);
-    in = qin.DeQue<T>();
+    Sync<AscendC::HardEvent::MTE2_MTE3>();
     AscendC::DataCopy(go, in, n);
   } else {
     AscendC::DataCopy(in, gx, n);
@@ -53,6 +61,7 @@ void Strided(const copyc::Tiling& t, AscendC::GlobalTensor<T>& gx, AscendC::Glob
     in = qin.DeQue<T>();
     auto out = qout.AllocTensor<T>();
     Fill(out, t.fv);
+    Sync<AscendC::HardEvent::S_V>();
     AscendC::DataCopy(out, in, Params<T>(t.a));
     qout.EnQue(out);
     out = qout.DeQue<T>();
@@ -78,14 +87,13 @@ void Pad(const copyc::Tiling& t, AscendC::GlobalTensor<T>& gx, AscendC::GlobalTe
     if (t.a[7] == 1) AscendC::SetPadValue(static_cast<T>(static_cast<float>(t.a[8])));
     AscendC::DataCopyExtParams ext(t.a[0], t.a[1], t.a[2], t.a[3], 0);
     AscendC::DataCopyPadExtParams<T> pad(t.a[4] != 0, t.a[5], t.a[6], static_cast<T>(t.fv));
+    Sync<AscendC::HardEvent::S_MTE2>();
     AscendC::DataCopyPad(in, gx, ext, pad);
-    qin.EnQue(in);
-    in = qin.DeQue<T>();
+    Sync<AscendC::HardEvent::MTE2_MTE3>();
     AscendC::DataCopy(go, in, n);
   } else {
     AscendC::DataCopy(in, gx, n);
-    qin.EnQue(in);
-    in = qin.DeQue<T>();
+    Sync<AscendC::HardEvent::MTE2_MTE3>();
     AscendC::DataCopyPad(go, in, AscendC::DataCopyExtParams(t.a[0], t.a[1], t.a[2], t.a[3], 0));
   }
   qin.FreeTensor(in);
@@ -180,7 +188,9 @@ void Allocator(const copyc::Tiling& t, AscendC::GlobalTensor<T>& gx, AscendC::Gl
   auto a = al.Alloc<AscendC::TPosition::VECIN, T>(t.a[1]);
   auto b = al.Alloc<AscendC::TPosition::VECOUT, T, 256>();
   AscendC::DataCopy(a, gx, t.a[1]);
+  Sync<AscendC::HardEvent::MTE2_V>();
   AscendC::DataCopy(b, a, t.a[1]);
+  Sync<AscendC::HardEvent::V_MTE3>();
   AscendC::DataCopy(go, b, t.a[1]);
   int32_t* info = out + kBuf - 3;  // the last three int32 of o (4 * kBuf bytes)
   info[0] = static_cast<int32_t>(before);
@@ -199,6 +209,7 @@ void PastSize(const copyc::Tiling& t, GM_ADDR x, AscendC::GlobalTensor<T>& go) {
   pipe.InitBuffer(buf, kBuf);
   auto b = buf.Get<T>();
   AscendC::DataCopy(b, gx, t.a[1]);
+  Sync<AscendC::HardEvent::MTE2_MTE3>();
   AscendC::DataCopy(go, b, t.a[1]);
   go.SetValue(t.a[1], gx.GetValue(t.a[2]));
 }

@@ -106,6 +106,10 @@ class MatmulLeakyKernel {
       AscendC::LocalTensor<float> out = reluOutQueue_.AllocTensor<float>();
       matmulObj.template GetTensorC<true>(out, false, true);
       AscendC::LeakyRelu(out, out, alpha_, tiling.baseM * tiling.baseN);
+      // A VECIN queue's EnQue/DeQue order MTE2 before V; the copy out (MTE3) of what the
+      // vector unit wrote needs V_MTE3 (pyasc_cpu/race.h).
+      AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+      AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
       reluOutQueue_.EnQue(out);
       CopyOut(reluOutQueue_.DeQue<float>(), round % mBlocks, round / mBlocks);
       ++round;
@@ -128,6 +132,9 @@ class MatmulLeakyKernel {
     AscendC::DataCopyExtParams p{static_cast<uint16_t>(rows), len, ubGap,
                                  static_cast<uint32_t>((tiling.N - cols) * sizeof(float)), 0};
     AscendC::DataCopyPad(cGlobal[r0 * tiling.N + c0], out, p);
+    // The next round's LeakyRelu (V) overwrites what MTE3 copies out here.
+    AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVENT_ID0);
     reluOutQueue_.FreeTensor(out);
   }
   AscendC::TQue<AscendC::TPosition::VECIN, 1> reluOutQueue_;

@@ -8,6 +8,14 @@
 
 namespace reduce_ops {
 
+// SetFlag/WaitFlag of one HardEvent: pipe DST waits for what pipe SRC issued before (TBufs order
+// nothing by themselves).
+template <AscendC::HardEvent E>
+void Sync() {
+  AscendC::SetFlag<E>(EVENT_ID0);
+  AscendC::WaitFlag<E>(EVENT_ID0);
+}
+
 struct Tiling {
   int32_t op;       // 0-2 WholeReduceSum/Max/Min, 3-5 BlockReduceSum/Max/Min, 6 PairReduceSum,
                     // 10-12 ReduceSum/Max/Min count form, 13-15 ReduceSum/Max/Min level 0,
@@ -72,20 +80,24 @@ struct Run {
       case 12: AscendC::ReduceMin<T>(d, s, w, t.repeat, t.calIndex != 0); break;
       case 20:
         AscendC::ReduceSum<T>(d, s, w, t.repeat);
+        Sync<AscendC::HardEvent::V_S>();
         d.SetValue(2, AscendC::GetReduceRepeatSumSpr<T>());
         break;
       case 21:
         AscendC::ReduceMax<T>(d, s, w, t.repeat, false);
+        Sync<AscendC::HardEvent::V_S>();
         AscendC::GetReduceMaxMinCount<T>(v);
         d.SetValue(2, v);
         break;
       case 22:
         AscendC::ReduceMin<T>(d, s, w, t.repeat, true);
+        Sync<AscendC::HardEvent::V_S>();
         AscendC::GetReduceMaxMinCount<T>(v, i);
         break;
-      case 23: d.SetValue(2, AscendC::GetReduceRepeatSumSpr<T>()); break;
+      case 23: Sync<AscendC::HardEvent::V_S>(); d.SetValue(2, AscendC::GetReduceRepeatSumSpr<T>()); break;
       case 24:
         AscendC::ReduceSum<T>(d, s, w, t.mask, t.repeat, t.srcRep);
+        Sync<AscendC::HardEvent::V_S>();
         d.SetValue(2, AscendC::GetReduceRepeatSumSpr<T>());
         break;
       default: AscendC::cpu::Fail("test: bad op ", t.op);
@@ -125,8 +137,11 @@ void Kernel(GM_ADDR x, GM_ADDR o, const Tiling& t) {
   gx.SetGlobalBuffer((__gm__ T*)x, t.size);
   go.SetGlobalBuffer((__gm__ T*)o, t.dsize);
   AscendC::DataCopy(run.s, gx, t.inputs);
+  Sync<AscendC::HardEvent::MTE2_V>();
   if (t.fill) AscendC::Duplicate(dst, static_cast<T>(t.fillValue), t.dsize);
   run.Go();
+  Sync<AscendC::HardEvent::V_MTE3>();
+  Sync<AscendC::HardEvent::S_MTE3>();
   AscendC::DataCopy(go, dst, t.dsize);
 }
 

@@ -125,8 +125,13 @@ void Kernel(GM_ADDR x, GM_ADDR y, GM_ADDR o, const Tiling& t) {
   go.SetGlobalBuffer((__gm__ T*)o, t.size);
   AscendC::DataCopy(run.a, gx, t.inputs);
   AscendC::DataCopy(run.b, gy, t.inputs);
+  // The vector unit waits for the copies in (MTE2), the copy out (MTE3) for the vector unit.
+  AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+  AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
   if (t.fill) AscendC::Duplicate(run.d, static_cast<T>(t.fillValue), t.size);
   run.Go();
+  AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+  AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
   AscendC::DataCopy(go, run.d, t.size);
 }
 

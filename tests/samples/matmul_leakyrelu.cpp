@@ -63,7 +63,13 @@ class MatmulLeakyReluKernel {
     const uint32_t ubGap = (tiling.baseN * sizeof(float) - (len + 31) / 32 * 32) / 32;
     AscendC::DataCopyExtParams p{static_cast<uint16_t>(rows), len, ubGap,
                                  static_cast<uint32_t>((tiling.N - cols) * sizeof(float)), 0};
+    // C lands in VECIN (the Matmul API's position), whose queue orders only MTE2 -> V: MTE3 waits
+    // for LeakyRelu, and the next tile's vector work for this copy out.
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
     AscendC::DataCopyPad(cGlobal_[r0 * tiling.N + c0], out, p);
+    AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVENT_ID0);
     reluOutQueue_.FreeTensor(out);
   }
 

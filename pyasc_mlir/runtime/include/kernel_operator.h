@@ -21,7 +21,8 @@
 //   operand, its offset and its size.
 // * GlobalTensor<T> = (host pointer, element count); accesses outside [0, size) throw unless they
 //   stay inside a host allocation registered by the launcher (pyasc_cpu/gm_alloc.h).
-// * Pipes, events and barriers are no-ops: execution is sequential.
+// * Pipes, events and barriers are no-ops: execution is sequential. In memory-check builds they
+//   order the pipes of the race detector (pyasc_cpu/race.h).
 // * Vector ops compute on raw pointers; checks happen once per call, never per element. half
 //   (_Float16) lanes are computed in float and rounded to nearest-even once per operation, which
 //   is the correctly rounded fp16 result for + - * / sqrt.
@@ -299,6 +300,9 @@ inline void CheckNoStaticAllocator(const char* api);
 
 // Reset this thread's UB arena: zero-filled (or PYASC_UB_FILL bytes if defined; 0xFF in
 // memory-check builds), no TPipe, no source location, nothing defined in the shadow map.
+namespace race {
+inline void Reset();  // pyasc_cpu/race.h
+}  // namespace race
 inline void ResetUB() {
 #ifdef PYASC_UB_FILL
   std::memset(State().ub, PYASC_UB_FILL, kUbBytes);
@@ -306,6 +310,7 @@ inline void ResetUB() {
   std::memset(State().ub, 0, kUbBytes);
 #endif
   if (kMemcheck) std::memset(State().shadow, 0, kUbBytes);
+  race::Reset();
   State().pipe = nullptr;
   State().loc = nullptr;
   ResetCopyState();
@@ -325,6 +330,7 @@ inline int LastErrorKind() { return State().last_error_kind; }
 #define PYASC_LOC(LOC) (::AscendC::cpu::State().loc = (LOC))
 
 #include "pyasc_cpu/gm_alloc.h"  // host allocations: GM accesses past SetGlobalBuffer's size
+#include "pyasc_cpu/race.h"  // pipe-synchronisation race detector (memory-check builds)
 
 namespace AscendC {
 
@@ -348,6 +354,8 @@ class LocalTensor {
 
   T GetValue(int64_t i) const {
     Index("LocalTensor::GetValue", i);
+    cpu::race::OnScalar("LocalTensor::GetValue", off_, off_ + static_cast<uint64_t>(i) * sizeof(T),
+                        sizeof(T), false);
     if constexpr (cpu::kMemcheck) {
       const uint8_t* sh = cpu::State().shadow + off_ + static_cast<uint64_t>(i) * sizeof(T);
       for (size_t k = 0; k < sizeof(T); ++k)
@@ -364,6 +372,8 @@ class LocalTensor {
 
   void SetValue(int64_t i, T v) const {
     Index("LocalTensor::SetValue", i);
+    cpu::race::OnScalar("LocalTensor::SetValue", off_, off_ + static_cast<uint64_t>(i) * sizeof(T),
+                        sizeof(T), true);
     if constexpr (cpu::kMemcheck)
       std::memset(cpu::State().shadow + off_ + static_cast<uint64_t>(i) * sizeof(T), 0xFF,
                   sizeof(T));
@@ -516,6 +526,7 @@ class TQue {
                 st_.base + k * st_.len, ") was not freed yet");
     st_.slots[k] = cpu::QueState::kAllocated;
     st_.next = (k + 1) % st_.slots.size();
+    cpu::race::OnQueue(pos, st_.base + k * st_.len, cpu::race::kAlloc);
     return LocalTensor<T>(st_.base + k * st_.len, st_.len / sizeof(T));
   }
 
@@ -532,6 +543,7 @@ class TQue {
                 "declare TQue<..., ", depth + 1, "> or DeQue first)");
     st_.slots[k] = cpu::QueState::kQueued;
     st_.fifo.push_back({t.CpuOffset(), t.CpuSize() * sizeof(T)});
+    cpu::race::OnQueue(pos, st_.base + k * st_.len, cpu::race::kEnQue);
     return true;
   }
 
@@ -542,6 +554,7 @@ class TQue {
     const auto item = st_.fifo.front();
     st_.fifo.pop_front();
     st_.slots[(item.off - st_.base) / st_.len] = cpu::QueState::kAllocated;
+    cpu::race::OnQueue(pos, st_.base + (item.off - st_.base) / st_.len * st_.len, cpu::race::kDeQue);
     return LocalTensor<T>(item.off, item.bytes / sizeof(T));
   }
 
@@ -556,6 +569,7 @@ class TQue {
       cpu::Fail("TQue::FreeTensor: buffer ", k, " (UB offset ", t.CpuOffset(),
                 ") is still enqueued (DeQue it first)");
     st_.slots[k] = cpu::QueState::kFree;
+    cpu::race::OnQueue(pos, st_.base + k * st_.len, cpu::race::kFree);
   }
 
  private:
@@ -641,7 +655,8 @@ class TPipe {
     buf.init_ = true;
   }
 
-  // Event ids are handed out round-robin; synchronisation is a no-op on the CPU.
+  // Event ids are handed out round-robin; synchronisation is a no-op on the CPU (memory-check
+  // builds: the race detector's ordering, pyasc_cpu/race.h).
   TEventID FetchEventID(HardEvent) { return static_cast<TEventID>(event_++ & 7); }
   template <HardEvent evt>
   TEventID FetchEventID() { return FetchEventID(evt); }
@@ -718,6 +733,7 @@ inline T* CheckUB(const char* api, const char* role, const LocalTensor<T>& t, in
                t.CpuSize(), " elements (", t.CpuSize() * sizeof(T), " bytes), access of ",
                count, " elements (", static_cast<uint64_t>(count) * sizeof(T),
                " bytes) exceeds it");
+  race::OnOperand(api, role, t.CpuOffset(), static_cast<uint64_t>(count) * sizeof(T));
   return t.CpuPtr();
 }
 
@@ -732,6 +748,7 @@ inline uint8_t* CheckUBBytes(const char* api, const char* role, const LocalTenso
   if (end > t.CpuSize() * sizeof(T))
     FailAccess(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ",
                t.CpuSize() * sizeof(T), " bytes, access up to byte ", end, " exceeds it");
+  race::OnOperand(api, role, t.CpuOffset(), end);
   return reinterpret_cast<uint8_t*>(t.CpuPtr());
 }
 
@@ -743,6 +760,7 @@ inline T* CheckGM(const char* api, const char* role, const GlobalTensor<T>& g, u
       !AllowPastGlobalSize(api, role, g.CpuPtr(), g.CpuSize() * sizeof(T), count * sizeof(T)))
     FailAccess(api, ": ", role, " GlobalTensor holds ", g.CpuSize(), " elements, access of ",
                count, " elements exceeds it");
+  RequireInHostAllocation(api, role, g.CpuPtr(), count * sizeof(T));
   return g.CpuPtr();
 }
 
@@ -755,6 +773,7 @@ inline uint8_t* CheckGMBytes(const char* api, const char* role, const GlobalTens
       !AllowPastGlobalSize(api, role, g.CpuPtr(), g.CpuSize() * sizeof(T), end))
     FailAccess(api, ": ", role, " GlobalTensor holds ", g.CpuSize() * sizeof(T),
                " bytes, access up to byte ", end, " exceeds it");
+  RequireInHostAllocation(api, role, g.CpuPtr(), end);
   return reinterpret_cast<uint8_t*>(g.CpuPtr());
 }
 

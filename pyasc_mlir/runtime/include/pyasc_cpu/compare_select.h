@@ -158,6 +158,7 @@ inline uint8_t* RegOperand(const char* api, const char* role, const LocalTensor<
     FailAccess(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ",
                t.CpuSize() * sizeof(T), " bytes; the CMPMASK register is ", kCmpMaskBytes,
                " bytes");
+  race::OnOperand(api, role, t.CpuOffset(), kCmpMaskBytes);
   return reinterpret_cast<uint8_t*>(t.CpuPtr());
 }
 

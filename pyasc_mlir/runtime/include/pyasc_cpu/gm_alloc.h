@@ -43,6 +43,16 @@ inline bool InHostAllocation(const void* p, uint64_t bytes) {
   return false;
 }
 
+// Throws when host allocations are registered and [p, p + bytes) leaves all of them: a GM
+// access inside the SetGlobalBuffer size but past the memory the host gave (a size larger than
+// the buffer behind it) would corrupt host memory on the CPU and fault or corrupt GM on the NPU.
+inline void RequireInHostAllocation(const char* api, const char* role, const void* p,
+                                    uint64_t bytes) {
+  if (GmAllocs().ranges.empty() || InHostAllocation(p, bytes)) return;
+  FailAccess(api, ": ", role, " GlobalTensor access of ", bytes,
+             " bytes leaves every buffer the host passed (the size given to SetGlobalBuffer is "
+             "larger than the GM buffer behind it)");
+}
 // An access of `end` bytes from `base` that exceeds the `size_bytes` given to SetGlobalBuffer:
 // allowed (true) when inside a host allocation (memory-check builds record a report), refused
 // (false) otherwise.

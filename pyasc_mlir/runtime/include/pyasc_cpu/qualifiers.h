@@ -77,12 +77,21 @@ inline void CheckEventId(const char* api, int32_t id) {
 
 // Synchronisation between the pipes of one core: only the event id is checked (execution is
 // sequential on the CPU).
+// In memory-check builds they order the pipes of the race detector (pyasc_cpu/race.h).
 template <HardEvent evt>
-inline void SetFlag(int32_t eventID) { cpu::CheckEventId("SetFlag", eventID); }
+inline void SetFlag(int32_t eventID) {
+  cpu::CheckEventId("SetFlag", eventID);
+  cpu::race::OnSetFlag(evt, eventID);
+}
 template <HardEvent evt>
-inline void WaitFlag(int32_t eventID) { cpu::CheckEventId("WaitFlag", eventID); }
+inline void WaitFlag(int32_t eventID) {
+  cpu::CheckEventId("WaitFlag", eventID);
+  cpu::race::OnWaitFlag(evt, eventID);
+}
 template <pipe_t pipe>
-inline void PipeBarrier() {}
+inline void PipeBarrier() {
+  if constexpr (pipe == PIPE_ALL) cpu::race::OnBarrierAll();
+}
 
 // Initialise the core's control state (Normal mask mode, full vector mask).
 inline void InitSocState() {

@@ -63,6 +63,7 @@ inline T* CheckUBAt(const char* api, const char* role, const LocalTensor<T>& t, 
     FailAccess(api, ": ", role, " LocalTensor at UB offset ", t.CpuOffset(), " holds ",
                t.CpuSize(), " elements (", t.CpuSize() * sizeof(T), " bytes), the call writes ",
                count, " elements (", static_cast<uint64_t>(count) * sizeof(T), " bytes)");
+  race::OnOperand(api, role, t.CpuOffset(), static_cast<uint64_t>(count) * sizeof(T));
   return t.CpuPtr();
 }
 
