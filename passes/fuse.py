@@ -23,7 +23,7 @@ from xdsl.passes import ModulePass
 from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.passes.cube_plan import TILE_N_MAX
 from pyasc_mlir.passes.flash_attention import refuse_unlowered
-from pyasc_mlir.passes.iteration_space import element_type_of, shape_of
+from pyasc_mlir.passes.iteration_space import ELEMENTWISE, element_type_of, shape_of
 from pyasc_mlir.passes.views import VIEW_OPS, readable_in_place
 
 EPILOGUE_OPS = (
@@ -231,6 +231,43 @@ def _slice_foldable(op: asc.SliceOp) -> bool:
     return not dims or all(e == 1 for e in src[dims[-1] + 1 :])
 
 
+def _row_view(op: asc.SliceOp) -> Operation | None:
+    """The ``asc.broadcast`` that spreads slice ``op`` (through same-shape elementwise ops)
+    over a dim after its innermost dim of extent > 1, or ``None``. With that broadcast in the
+    same kernel, the slice's innermost dim is a row (or ``M``) axis of the iteration space,
+    never the contiguous ``L`` axis: each row of the view is one GM block, read in place
+    with a gap (``x * x[:, :1]``), however far apart its elements are in the input."""
+    shape = shape_of(op.result)
+    dims = [d for d, e in enumerate(shape) if e > 1]
+    if not dims:
+        return None
+    stack, seen = [op.results[0]], set()
+    while stack:
+        for use in stack.pop().uses:
+            u = use.operation
+            if isinstance(u, asc.BroadcastOp):
+                out = shape_of(u.result)
+                if any(e > 1 for e in out[dims[-1] + len(out) - len(shape) + 1 :]):
+                    return u
+            elif isinstance(u, ELEMENTWISE) and u not in seen and shape_of(u.results[0]) == shape:
+                seen.add(u)
+                stack.append(u.results[0])
+    return None
+
+
+def _settle_row_views(groups: list[list[Operation]]) -> None:
+    """A slice folded for :func:`_row_view` whose broadcast ended up in another kernel is a
+    data-movement kernel of its own after all, placed just before the kernel that reads it
+    (its input comes from an earlier kernel or the caller)."""
+    for i in range(len(groups) - 1, -1, -1):
+        group = groups[i]
+        for op in list(group):
+            if isinstance(op, asc.SliceOp) and not _slice_foldable(op):
+                if _row_view(op) not in group:
+                    group.remove(op)
+                    groups.insert(i, [op])
+
+
 def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]]:
     """Split a run of tensor ops into kernels, in program order.
 
@@ -244,7 +281,9 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
     in the kernel) starts a new vector kernel. A slice joins the vector kernel that reads it
     (a GM view of the kernel's input) unless its input is computed in that kernel or by a Cube
     kernel being built (then it starts a new vector kernel), or its rows are not contiguous in
-    the input (then it is a data-movement kernel of its own, placed before the current group).
+    the input and no broadcast in the kernel makes them rows of the iteration space
+    (:func:`_row_view`; then it is a data-movement kernel of its own, placed before the
+    kernel that reads it).
     Everything else fuses into one vector kernel as before.
     """
     groups: list[list[Operation]] = [[]]
@@ -298,14 +337,15 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             result_views = set()
             continue
         if isinstance(op, asc.SliceOp):  # read in place (a GM view) by a vector kernel
-            if not _slice_foldable(op) and op.input.owner not in members:
+            foldable = _slice_foldable(op) or _row_view(op) is not None
+            if not foldable and op.input.owner not in members:
                 groups.insert(len(groups) - 1, [op])  # a data-movement kernel, run first
                 continue
-            if cube is not None or op.input.owner in members or not _slice_foldable(op):
+            if cube is not None or op.input.owner in members or not foldable:
                 groups.append([])
                 cube = None
                 result_views = set()
-            if not _slice_foldable(op):
+            if not foldable:
                 groups += [[op], []]  # a data-movement kernel (asc-lower-layout)
                 continue
             groups[-1].append(op)
@@ -331,6 +371,7 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             cube = None
             result_views = set()
         groups[-1].append(op)
+    _settle_row_views(groups)
     return [g for g in groups if g]
 
 

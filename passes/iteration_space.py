@@ -325,6 +325,7 @@ def analyze(fusion: asc.FusionOp) -> IterationSpace:
         v: GmView(_slice_input(v), b, {of_group[i]: st for i, st in per.items() if i in last})
         for v, (b, per) in raw_views.items()
     }
+    _check_views(views, len(groups) - 1)
     return IterationSpace(
         [math.prod(extent[i] for i in members) for members in groups],
         {v: frozenset(of_group[i] for i in h) for v, h in raw_has.items()},
@@ -337,3 +338,23 @@ def _slice_input(v: SSAValue) -> SSAValue:
     owner = v.owner
     assert isinstance(owner, asc.SliceOp)
     return owner.input
+
+
+def _check_views(views: dict[SSAValue, GmView], last: int) -> None:
+    """Each view's elements along the innermost axis (``L``, contiguous in the Unified
+    Buffer) are adjacent in GM: a block copy can read them (``asc-fuse`` keeps other slices
+    out of vector kernels, so this is an internal invariant, checked rather than assumed).
+
+    Raises:
+        PyAscCompileError: a view whose ``L`` stride is not 1.
+    """
+    for v, view in views.items():
+        if view.strides.get(last, 1) != 1:
+            owner = v.owner
+            assert isinstance(owner, Operation)
+            raise _error(
+                owner,
+                f"this slice's innermost elements are {view.strides[last]} apart in its "
+                "input, so a vector kernel cannot read it in place",
+                "internal: asc-fuse should have made it a data-movement kernel; please report it",
+            )
