@@ -72,19 +72,12 @@ def _exp(c: Case) -> Callable[..., Any]:
 
 
 def _gelu(c: Case) -> Callable[..., Any]:
-    if c.attrs.get("approximate") == "tanh":
-        k = math.sqrt(2.0 / math.pi)
+    approximate = c.attrs.get("approximate", "none")  # the built-in: torch's gelu
 
-        def gelu_tanh(x):
-            return 0.5 * x * (1.0 + pa.tanh(k * (x + 0.044715 * x * x * x)))
+    def gelu(x):
+        return pa.gelu(x, approximate=approximate)
 
-        return gelu_tanh
-    r2 = 1.0 / math.sqrt(2.0)
-
-    def gelu_erf(x):
-        return 0.5 * x * (1.0 + pa.erf(x * r2))
-
-    return gelu_erf
+    return gelu
 
 
 def _softmax(c: Case) -> Callable[..., Any]:

@@ -32,6 +32,8 @@ from pyasc_mlir.dialects.opset_fuzz import (
     abs_interval,
     erf_error,
     exp_error,
+    gelu_error,
+    gelu_interval,
     libm_error,
     log_error,
     recip_error,
@@ -44,10 +46,12 @@ from pyasc_mlir.dialects.opset_fuzz import (
 )
 from pyasc_mlir.dialects.opset_numerics import (
     decompose_erf,
+    decompose_gelu,
     decompose_sigmoid,
     decompose_softplus,
     decompose_tanh,
     erf,
+    gelu64,
     sigmoid64,
     softplus64,
     tanh64,
@@ -410,6 +414,13 @@ RECORDS: tuple[OpRecord, ...] = (
         composite=True,
         decompose=decompose_erf,
         fuzz=FuzzModel("erf", unit_range, erf_error),
+    ),
+    _unary(  # no pa.gelu of its own: pa.gelu (ops_torch) builds it for approximate="none"
+        "gelu",
+        reference=gelu64,
+        composite=True,
+        decompose=decompose_gelu,
+        fuzz=FuzzModel("gelu", gelu_interval, gelu_error),
     ),
     _unary(
         "sin",

@@ -27,6 +27,9 @@ __all__ = [
     "ERF_Q",
     "ERF_SMALL",
     "ERF_Y",
+    "GELU_AMAX",
+    "GELU_P",
+    "GELU_R",
     "TANH_P",
     "TANH_SMALL",
     "TINY",
@@ -34,12 +37,14 @@ __all__ = [
     "U",
     "ULP_BOUNDS",
     "decompose_erf",
+    "decompose_gelu",
     "decompose_sigmoid",
     "decompose_softplus",
     "decompose_tanh",
     "derive_coefficients",
     "erf",
     "fit_polynomial",
+    "gelu64",
     "horner",
     "rel",
     "with_sign_of",
@@ -115,6 +120,29 @@ ERF_Q = _hex(
 ``erfc(x) exp(x^2) / t`` on ``x`` in ``[1, 4]`` weighted by the absolute error it causes in
 ``erf`` (at most 0.002 fp32 ulp; beyond 4 the product is below half an ulp of 1)."""
 
+GELU_P = 0.3
+"""``t = 1 / (1 + GELU_P |x|)`` of the GELU decomposition (this project's choice: the fit
+below is best near it among 0.2..0.5)."""
+GELU_AMAX = 14.0
+"""The fit of :data:`GELU_R` covers ``|x| <= GELU_AMAX``; beyond it ``exp(-x*x/2)`` underflows
+fp32, so ``Phi(-|x|)`` is 0 there whatever the polynomial gives."""
+GELU_R = _hex(
+    "0x1.ea0068p-4",
+    "0x1.ee9bc2p-4",
+    "0x1.993e86p-4",
+    "0x1.074bfap-3",
+    "-0x1.b7cc16p-5",
+    "0x1.a69e32p-3",
+    "-0x1.41f49ep-3",
+    "0x1.244058p-5",
+)
+"""``Phi(-|x|) = t R(t) exp(-x*x/2)`` (``Phi`` the standard normal CDF, ``Phi(-a) = erfc(a /
+sqrt 2) / 2``) for every ``x``: a near-minimax fit of ``Phi(-a) exp(a^2/2) / t`` in ``t`` over
+``a`` in ``[0, GELU_AMAX]``, weighted by its relative error (1.6e-7 with the coefficients rounded
+to fp32). One formula on the whole line -- no branch, no cancellation: ``Phi(-|x|)`` keeps its
+relative accuracy deep in the tail (the form of Abramowitz & Stegun 7.1.26; the fit is this
+project's own)."""
+
 ULP_BOUNDS: dict[str, dict[str, float]] = {
     "tanh": {"float32": 2, "float16": 1},
     "erf": {"float32": 2, "float16": 1},
@@ -181,9 +209,15 @@ def _erfc_target(t: np.ndarray) -> np.ndarray:
     return np.asarray(_erfc_scalar(x), np.float64) * np.exp(x * x) / t
 
 
+def _gelu_target(t: np.ndarray) -> np.ndarray:
+    a = (1 / t - 1) / GELU_P
+    return 0.5 * np.asarray(_erfc_scalar(a / math.sqrt(2)), np.float64) * np.exp(a * a / 2) / t
+
+
 def derive_coefficients() -> dict[str, tuple[float, ...]]:
-    """Refit :data:`TANH_P`, :data:`ERF_Y` and :data:`ERF_Q` (float64 references: NumPy's
-    ``tanh``, ``math.erf``/``math.erfc``), each coefficient rounded to fp32."""
+    """Refit :data:`TANH_P`, :data:`ERF_Y`, :data:`ERF_Q` and :data:`GELU_R` (float64
+    references: NumPy's ``tanh``, ``math.erf``/``math.erfc``), each coefficient rounded to
+    fp32."""
     fits = {
         "TANH_P": fit_polynomial(
             _tanh_target,
@@ -201,6 +235,13 @@ def derive_coefficients() -> dict[str, tuple[float, ...]]:
             1 / (1 + 4 * ERF_P),
             1 / (1 + ERF_SMALL * ERF_P),
             len(ERF_Q) - 1,
+        ),
+        "GELU_R": fit_polynomial(
+            _gelu_target,
+            lambda t: 1 / _gelu_target(t),
+            1 / (1 + GELU_P * GELU_AMAX),
+            1.0,
+            len(GELU_R) - 1,
         ),
     }
     return {k: tuple(float(np.float32(c)) for c in v) for k, v in fits.items()}
@@ -260,6 +301,34 @@ def decompose_erf(b: Builder, x: Any) -> Any:
     )
     big = b.binary("sub", b.const(1.0, x), tail)
     return b.select(b.compare("lt", ax, b.const(ERF_SMALL, x)), small, with_sign_of(b, x, big))
+
+
+def decompose_gelu(b: Builder, x: Any) -> Any:
+    """GELU ``x Phi(x)`` (the erf form, ``0.5 x (1 + erf(x / sqrt 2))``) in one branch:
+    ``h = t R(t) exp(-x*x/2) = Phi(-|x|)``, ``t = 1/(1 + GELU_P |x|)`` (:data:`GELU_R`), then
+    ``x h`` for ``x < 0`` and ``x (1 - h)`` else: 27 vector ops where ``0.5 x (1 + erf)``
+    takes 43 (erf's two branches), and relative accuracy for ``x << 0``, where ``1 + erf``
+    cancels. ``t`` and ``exp`` stay bounded, so ``gelu(+inf) = +inf``; ``gelu(-inf) =
+    -inf * 0 = NaN`` as PyTorch's ``0.5 x (1 + erf)``; ``gelu(-0) = -0``; NaN propagates."""
+    ax = b.unary("abs", x)
+    t = b.unary("reciprocal", b.binary_const("add", b.binary_const("mul", ax, GELU_P), 1.0))
+    e = b.unary("exp", b.binary_const("mul", b.binary("mul", x, x), -0.5))
+    h = b.binary("mul", b.binary("mul", horner(b, GELU_R, t), t), e)
+    phi = b.select(b.compare("lt", x, b.const(0.0, x)), h, b.binary("sub", b.const(1.0, x), h))
+    return b.binary("mul", x, phi)
+
+
+def gelu64(x: np.ndarray) -> np.ndarray:
+    """``x Phi(x) = x erfc(-x / sqrt 2) / 2`` in float64 (the tensor-level reference; NaN at
+    ``-inf`` as ``0.5 x (1 + erf(x / sqrt 2))``)."""
+    x64 = np.asarray(x, dtype=np.float64)
+    phi = 0.5 * np.asarray(_erfc_scalar(-x64 / math.sqrt(2)), np.float64).reshape(x64.shape)
+    with np.errstate(invalid="ignore"):
+        r = x64 * phi
+        # gelu(x) > x/2 for every x != 0; where float64 rounds Phi to 0.5 (|x| < 1e-16), a
+        # result of exactly x/2 would round to fp32/fp16 as a tie: nudge it up (a sticky bit)
+        tie = (r == 0.5 * x64) & (x64 != 0) & np.isfinite(x64)
+        return np.where(tie, np.nextafter(r, np.inf), r)
 
 
 def decompose_softplus(b: Builder, x: Any) -> Any:

@@ -2,7 +2,9 @@
 
 Every op of an operator made of elementwise ops, broadcasts, reshapes and reductions fuses into
 ONE ``asc.fusion`` per function: intermediates never leave the chip, so GM traffic is reading
-each input once and writing each output once. An ``asc.matmul`` and the elementwise work on its
+each input once and writing each output once; a slice of an input is read in place (offset +
+row stride, ``iteration_space.GmView``), so ``silu(x[..., :h]) * x[..., h:]`` reads ``x``
+once. An ``asc.matmul`` and the elementwise work on its
 output (its epilogue) form one Cube kernel; see ``_groups`` for where kernels split. Whether
 the group can be tiled is decided (and reported, with the op's source line) by ``asc-tile``
 (``asc-lower-cube`` for Cube kernels).
@@ -20,7 +22,7 @@ from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.passes.cube_plan import TILE_N_MAX
-from pyasc_mlir.passes.iteration_space import element_type_of, shape_of
+from pyasc_mlir.passes.iteration_space import ELEMENTWISE, element_type_of, shape_of
 from pyasc_mlir.passes.views import VIEW_OPS, readable_in_place
 
 EPILOGUE_OPS = (
@@ -40,9 +42,10 @@ TENSOR_OPS = (
     asc.MatmulOp,
     asc.TransposeOp,
     asc.FlashAttentionOp,
+    asc.SliceOp,
 )
 """The tensor ops a fusion group is made of: the elementwise ones and the ops that change
-shapes (reduce, reshape, matmul, transpose)."""
+shapes (reduce, reshape, matmul, transpose, slice)."""
 
 
 def _runs(block: Block) -> list[list[Operation]]:
@@ -56,13 +59,15 @@ def _runs(block: Block) -> list[list[Operation]]:
     return [r for r in runs if r]
 
 
-def _wrap_layout_ops(block: Block) -> None:
-    """Each concat/slice in its own ``asc.fusion`` (inputs in operand order), with the
-    ``asc.reshape`` that is its only user (``x[-1]`` = slice + reshape: same bytes in GM).
-    NOT transposes: ``_groups`` places them (folded into a Cube kernel's GM addressing when
-    they only reshuffle a matmul's operands or results, else alone in a data-movement
-    kernel)."""
-    for op in [o for o in block.ops if isinstance(o, (asc.ConcatOp, asc.SliceOp))]:
+def _wrap_layout_ops(block: Block, per_op: bool) -> None:
+    """Each concat (and with ``per_op`` each slice) in its own ``asc.fusion`` (inputs in
+    operand order), with the ``asc.reshape`` that is its only user (``x[-1]`` = slice +
+    reshape: same bytes in GM). NOT transposes nor (fused) slices: ``_groups`` places them
+    (a transpose folded into a Cube kernel's GM addressing when it only reshuffles a matmul's
+    operands or results, else alone in a data-movement kernel; a slice read in place by the
+    vector kernel that consumes it, see ``iteration_space.GmView``)."""
+    kinds = (asc.ConcatOp, asc.SliceOp) if per_op else (asc.ConcatOp,)
+    for op in [o for o in block.ops if isinstance(o, kinds)]:
         uses = list(op.results[0].uses)
         last: Operation = op
         if (
@@ -125,7 +130,7 @@ def _hoist_casts_over_views(block: Block) -> None:
 def _fuse_block(block: Block, per_op: bool = False) -> None:
     if not per_op:
         _hoist_casts_over_views(block)
-    _wrap_layout_ops(block)
+    _wrap_layout_ops(block, per_op)
     for ops in _runs(block):
         if per_op:
             for op in ops:
@@ -232,6 +237,51 @@ def _trivial_reshape(op: asc.ReshapeOp) -> bool:
     ]
 
 
+def _slice_foldable(op: asc.SliceOp) -> bool:
+    """A vector kernel can read slice ``op`` in place: its innermost dim of extent > 1 is
+    contiguous in the input (rows of the view are runs of consecutive elements)."""
+    shape, src = shape_of(op.result), shape_of(op.input)
+    dims = [d for d, e in enumerate(shape) if e > 1]
+    return not dims or all(e == 1 for e in src[dims[-1] + 1 :])
+
+
+def _row_view(op: asc.SliceOp) -> Operation | None:
+    """The ``asc.broadcast`` that spreads slice ``op`` (through same-shape elementwise ops)
+    over a dim after its innermost dim of extent > 1, or ``None``. With that broadcast in the
+    same kernel, the slice's innermost dim is a row (or ``M``) axis of the iteration space,
+    never the contiguous ``L`` axis: each row of the view is one GM block, read in place
+    with a gap (``x * x[:, :1]``), however far apart its elements are in the input."""
+    shape = shape_of(op.result)
+    dims = [d for d, e in enumerate(shape) if e > 1]
+    if not dims:
+        return None
+    stack, seen = [op.results[0]], set()
+    while stack:
+        for use in stack.pop().uses:
+            u = use.operation
+            if isinstance(u, asc.BroadcastOp):
+                out = shape_of(u.result)
+                if any(e > 1 for e in out[dims[-1] + len(out) - len(shape) + 1 :]):
+                    return u
+            elif isinstance(u, ELEMENTWISE) and u not in seen and shape_of(u.results[0]) == shape:
+                seen.add(u)
+                stack.append(u.results[0])
+    return None
+
+
+def _settle_row_views(groups: list[list[Operation]]) -> None:
+    """A slice folded for :func:`_row_view` whose broadcast ended up in another kernel is a
+    data-movement kernel of its own after all, placed just before the kernel that reads it
+    (its input comes from an earlier kernel or the caller)."""
+    for i in range(len(groups) - 1, -1, -1):
+        group = groups[i]
+        for op in list(group):
+            if isinstance(op, asc.SliceOp) and not _slice_foldable(op):
+                if _row_view(op) not in group:
+                    group.remove(op)
+                    groups.insert(i, [op])
+
+
 def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]]:
     """Split a run of tensor ops into kernels, in program order.
 
@@ -242,8 +292,13 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
     ops on the matmul's output (and broadcasts of inputs to it) join the Cube kernel as its
     epilogue, and reshapes/transposes of its results are folded into the copy-out (result
     views); anything else (a reduction, another reshape, a matmul that needs a value computed
-    in the kernel) starts a new vector kernel. Everything else fuses into one vector kernel as
-    before.
+    in the kernel) starts a new vector kernel. A slice joins the vector kernel that reads it
+    (a GM view of the kernel's input) unless its input is computed in that kernel or by a Cube
+    kernel being built (then it starts a new vector kernel), or its rows are not contiguous in
+    the input and no broadcast in the kernel makes them rows of the iteration space
+    (:func:`_row_view`; then it is a data-movement kernel of its own, placed before the
+    kernel that reads it).
+    Everything else fuses into one vector kernel as before.
     """
     groups: list[list[Operation]] = [[]]
     cube: tuple[int, ...] | None = None
@@ -304,6 +359,19 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             groups += [[copy, op], []]
             cube, result_views, attention = None, set(), False
             continue
+        if isinstance(op, asc.SliceOp):  # read in place (a GM view) by a vector kernel
+            foldable = _slice_foldable(op) or _row_view(op) is not None
+            if not foldable and op.input.owner not in members:
+                groups.insert(len(groups) - 1, [op])  # a data-movement kernel, run first
+                continue
+            if cube is not None or op.input.owner in members or not foldable:
+                groups.append([])
+                cube, result_views, attention = None, set(), False
+            if not foldable:
+                groups += [[op], []]  # a data-movement kernel (asc-lower-layout)
+                continue
+            groups[-1].append(op)
+            continue
         if isinstance(op, asc.TransposeOp):  # a data-movement kernel of its own, with the
             uses = list(op.results[0].uses)  # reshape that is its only user (same bytes)
             tail = (
@@ -323,6 +391,7 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             groups.append([])
             cube, result_views, attention = None, set(), False
         groups[-1].append(op)
+    _settle_row_views(groups)
     return [g for g in groups if g]
 
 

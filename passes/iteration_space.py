@@ -6,6 +6,11 @@ giving a set of iteration axes. The axes are ordered consistently with every val
 layout, and adjacent axes that every value either spans both of or neither of (and every
 reduction treats alike) are coalesced. A fused kernel then tiles the outer axes and keeps the
 inner ones (at most two: ``M`` and the trailing ``L``) in the Unified Buffer.
+
+An ``asc.slice`` of a fusion input is a *GM view* (:class:`GmView`): the kernel reads the
+slice's elements straight from the input's buffer (offset + strides), so an input used only
+through slices takes no part in the iteration space, and two dims of a view coalesce only when
+they are evenly strided in the input (``stride[outer] == stride[inner] * extent[inner]``).
 """
 
 from __future__ import annotations
@@ -37,6 +42,17 @@ def element_type_of(v: SSAValue) -> Attribute:
     return t.element_type
 
 
+@dataclass(frozen=True)
+class GmView:
+    """A slice read in place: element ``idx`` of the view (per iteration axis ``a`` it spans,
+    coordinate ``idx[a]``) lives at ``base + sum(idx[a] * strides[a])`` of ``source``'s
+    row-major GM buffer (element units)."""
+
+    source: SSAValue
+    base: int
+    strides: dict[int, int]
+
+
 @dataclass
 class IterationSpace:
     """Coalesced iteration axes of a fusion.
@@ -45,18 +61,23 @@ class IterationSpace:
         extents: elements per axis, outermost first (at least one axis).
         has: for every tensor value, the axes it spans (the others it is broadcast over).
         reduced: for every ``asc.reduce``, the axes it reduces.
+        views: every ``asc.slice`` result, read in place from its input's GM buffer.
     """
 
     extents: list[int]
     has: dict[SSAValue, frozenset[int]] = field(default_factory=dict)
     reduced: dict[Operation, frozenset[int]] = field(default_factory=dict)
+    views: dict[SSAValue, GmView] = field(default_factory=dict)
 
     @property
     def rank(self) -> int:
         return len(self.extents)
 
     def gm_strides(self, v: SSAValue) -> dict[int, int]:
-        """Row-major element stride of each axis ``v`` spans, in ``v``'s own GM layout."""
+        """Element stride of each axis ``v`` spans in GM: ``v``'s own row-major layout, or for
+        a view its input's buffer."""
+        if v in self.views:
+            return dict(self.views[v].strides)
         strides: dict[int, int] = {}
         step = 1
         for a in sorted(self.has[v], reverse=True):
@@ -124,6 +145,10 @@ def _link(uf: _UnionFind, op: Operation) -> None:
             )
         for (ds, _), (dd, _) in zip(src, dst, strict=True):
             uf.union((op.input, ds), (res, dd))
+    elif isinstance(op, asc.SliceOp):  # a dim kept whole of an input also read directly
+        for d, (e, full) in enumerate(zip(rshape, shape_of(op.input), strict=True)):
+            if e > 1 and e == full and (op.input, d) in uf.parent:
+                uf.union((op.input, d), (res, d))
 
 
 def _align_unrelated(uf: _UnionFind, roots: list[SSAValue]) -> None:
@@ -184,6 +209,53 @@ def _order_classes(
     return order
 
 
+def sliced_only(fusion: asc.FusionOp) -> set[SSAValue]:
+    """The fusion inputs read only through ``asc.slice`` (GM views): no tile of them exists."""
+    return {
+        a
+        for a in fusion.body.block.args
+        if a.uses and all(isinstance(u.operation, asc.SliceOp) for u in a.uses)
+    }
+
+
+def _view_strides(
+    ops: list[Operation], uf: _UnionFind, index: dict[tuple[SSAValue, int], int]
+) -> dict[SSAValue, tuple[int, dict[int, int]]]:
+    """Per slice result: its base offset and the input-buffer stride of each (uncoalesced)
+    axis class it spans."""
+    out: dict[SSAValue, tuple[int, dict[int, int]]] = {}
+    for op in ops:
+        if isinstance(op, asc.SliceOp):
+            st = _row_major(shape_of(op.input))
+            base = sum(o * s for o, s in zip(op.starts, st, strict=True))
+            per = {
+                index[uf.find((op.result, d))]: st[d]
+                for d, e in enumerate(shape_of(op.result))
+                if e > 1
+            }
+            out[op.result] = (base, per)
+    return out
+
+
+def _row_major(shape: tuple[int, ...]) -> list[int]:
+    out, step = [], 1
+    for d in reversed(shape):
+        out.append(step)
+        step *= d
+    return out[::-1]
+
+
+def _evenly_strided(
+    raw_views: dict[SSAValue, tuple[int, dict[int, int]]], extent: list[int], i: int
+) -> bool:
+    """Axis classes ``i - 1`` and ``i`` can merge for every view spanning both."""
+    return all(
+        per[i - 1] == per[i] * extent[i]
+        for _, per in raw_views.values()
+        if i in per and i - 1 in per
+    )
+
+
 def analyze(fusion: asc.FusionOp) -> IterationSpace:
     """Compute the coalesced iteration space of ``fusion``.
 
@@ -191,7 +263,15 @@ def analyze(fusion: asc.FusionOp) -> IterationSpace:
         PyAscCompileError: a reshape or dimension order the kernel layout cannot express.
     """
     block = fusion.body.block
-    values: list[SSAValue] = list(block.args)
+    for op in block.ops:
+        if isinstance(op, asc.SliceOp) and op.input not in block.args:
+            raise _error(
+                op,
+                "a slice of a value computed inside the kernel cannot be read in place",
+                "slice a kernel input (asc-fuse starts a new kernel at such a slice)",
+            )
+    hidden = sliced_only(fusion)
+    values: list[SSAValue] = [a for a in block.args if a not in hidden]
     ops = [op for op in block.ops if not isinstance(op, asc.YieldOp)]
     for op in ops:
         values.extend(op.results)
@@ -203,7 +283,9 @@ def analyze(fusion: asc.FusionOp) -> IterationSpace:
     for op in ops:
         _link(uf, op)
     term = block.last_op
-    _align_unrelated(uf, [*block.args, *(term.operands if isinstance(term, asc.YieldOp) else ())])
+    roots = [*values[: len(block.args) - len(hidden)]]
+    roots += [r for op in ops if isinstance(op, asc.SliceOp) for r in op.results]
+    _align_unrelated(uf, [*roots, *(term.operands if isinstance(term, asc.YieldOp) else ())])
     order = _order_classes(values, uf, fusion)
     index = {c: i for i, c in enumerate(order)}
     extent = [shape_of(c[0])[c[1]] for c in order]
@@ -218,22 +300,61 @@ def analyze(fusion: asc.FusionOp) -> IterationSpace:
         for op in ops
         if isinstance(op, asc.ReduceOp)
     }
+    raw_views = _view_strides(ops, uf, index)
     if not order:
         return IterationSpace(
-            [1], {v: frozenset({0}) for v in values}, {op: frozenset() for op in raw_red}
+            [1],
+            {v: frozenset({0}) for v in values},
+            {op: frozenset() for op in raw_red},
+            {v: GmView(_slice_input(v), b, {0: 1}) for v, (b, _) in raw_views.items()},
         )
     groups: list[list[int]] = [[0]]
     for i in range(1, len(order)):
-        same = all((i in h) == (i - 1 in h) for h in raw_has.values()) and all(
-            (i in r) == (i - 1 in r) for r in raw_red.values()
+        same = (
+            all((i in h) == (i - 1 in h) for h in raw_has.values())
+            and all((i in r) == (i - 1 in r) for r in raw_red.values())
+            and _evenly_strided(raw_views, extent, i)
         )
         if same:
             groups[-1].append(i)
         else:
             groups.append([i])
     of_group = {i: g for g, members in enumerate(groups) for i in members}
+    last = {members[-1] for members in groups}  # a group's stride: its innermost axis's
+    views = {
+        v: GmView(_slice_input(v), b, {of_group[i]: st for i, st in per.items() if i in last})
+        for v, (b, per) in raw_views.items()
+    }
+    _check_views(views, len(groups) - 1)
     return IterationSpace(
         [math.prod(extent[i] for i in members) for members in groups],
         {v: frozenset(of_group[i] for i in h) for v, h in raw_has.items()},
         {op: frozenset(of_group[i] for i in r) for op, r in raw_red.items()},
+        views,
     )
+
+
+def _slice_input(v: SSAValue) -> SSAValue:
+    owner = v.owner
+    assert isinstance(owner, asc.SliceOp)
+    return owner.input
+
+
+def _check_views(views: dict[SSAValue, GmView], last: int) -> None:
+    """Each view's elements along the innermost axis (``L``, contiguous in the Unified
+    Buffer) are adjacent in GM: a block copy can read them (``asc-fuse`` keeps other slices
+    out of vector kernels, so this is an internal invariant, checked rather than assumed).
+
+    Raises:
+        PyAscCompileError: a view whose ``L`` stride is not 1.
+    """
+    for v, view in views.items():
+        if view.strides.get(last, 1) != 1:
+            owner = v.owner
+            assert isinstance(owner, Operation)
+            raise _error(
+                owner,
+                f"this slice's innermost elements are {view.strides[last]} apart in its "
+                "input, so a vector kernel cannot read it in place",
+                "internal: asc-fuse should have made it a data-movement kernel; please report it",
+            )

@@ -1,7 +1,8 @@
 """``asc-lower-layout``: data-movement kernels for ``asc.transpose``, ``asc.concat`` and
 ``asc.slice``.
 
-``asc-fuse`` puts each data-movement op in its own one-op ``asc.fusion``; this pass (run before
+``asc-fuse`` puts each transpose/concat (and each slice no vector kernel reads in place, see
+``iteration_space.GmView``) in its own one-op ``asc.fusion``; this pass (run before
 ``asc-lower-cube`` and ``asc-tile``) lowers each such fusion to a tile-level kernel (a
 ``func.func`` with ``asc.kernel``) and an ``asc.launch``, using only the existing GM <-> UB block
 copies (``asc.copy_in``/``asc.copy_out``) and ``asc.vcopy``, so the converter, emitter and CPU

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, ModuleOp, StringAttr, TensorType
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
@@ -37,7 +37,7 @@ from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
 from pyasc_mlir.passes.dynamic_shapes import SPEC_ATTR, spec
 from pyasc_mlir.passes.ir_builder import Index, IRBuilder
-from pyasc_mlir.passes.iteration_space import analyze, element_type_of, shape_of
+from pyasc_mlir.passes.iteration_space import analyze, element_type_of, shape_of, sliced_only
 from pyasc_mlir.passes.kernel_builder import KernelBuilder, Layout, TileBuffer, TileState
 from pyasc_mlir.passes.nan_guard import guard_needed
 from pyasc_mlir.passes.tile_plan import (
@@ -88,26 +88,60 @@ class VectorKernelBuilder(KernelBuilder):
         lay = self.plan.layout(v)
         return not lay.rows and not (self.plan.chunked and lay.l)
 
-    def _gm_row_offset(self, ix: IRBuilder, v: SSAValue, g: Index) -> SSAValue | int:
-        """GM element offset of outer row ``g`` in value ``v``'s own layout."""
+    def _gm_row_offset(
+        self, ix: IRBuilder, v: SSAValue, g: Index, load: bool = False
+    ) -> SSAValue | int:
+        """GM element offset of outer row ``g`` in value ``v``'s own layout (``load``: a slice
+        read in place is addressed in its input's buffer, from its base offset)."""
         plan = self.plan
         sp, outer = plan.space, plan.outer
+        view = sp.views.get(v) if load else None
         has_outer = sp.has[v].intersection(outer)
         if not has_outer:
-            return 0
+            return view.base if view is not None else 0
 
-        def stride(a: int) -> SSAValue | int:  # row-major GM stride of axis a in v
+        def stride(a: int) -> SSAValue | int:  # GM stride of axis a in v (or its view)
+            if view is not None:
+                return view.strides[a]
             return plan.extent(ix, [b for b in sp.has[v] if b > a])
 
-        if has_outer == set(outer):
+        if has_outer == set(outer) and view is None:
             return ix.muli(g, stride(outer[-1]))
-        off: SSAValue | int = 0
+        off: SSAValue | int = view.base if view is not None else 0
         for a in reversed(outer):
             if a in has_outer:
                 inner = plan.extent(ix, [b for b in outer if b > a])
                 coord = ix.remi(ix.divi(g, inner), plan.extent(ix, [a]))
                 off = ix.addi(off, ix.muli(coord, stride(a)))
         return off
+
+    def _m_gap(self, ix: IRBuilder, v: SSAValue, lay: Layout, blen: Index) -> Index:
+        """GM gap after each of the ``M`` blocks (``blen`` elements) of input ``v``: 0 in its
+        own layout; a view's ``M`` stride minus ``blen``."""
+        view = self.plan.space.views.get(v)
+        if view is None or not lay.m:
+            return 0
+        assert self.plan.m_axis is not None
+        return ix.subi(view.strides[self.plan.m_axis], blen)
+
+    def _view_block_stride(self, v: SSAValue, lay: Layout) -> int | None:
+        """GM distance between consecutive blocks (rows x ``M``) of view ``v`` when uniform
+        (one ``copy_in`` of every row), else ``None`` (copied row by row)."""
+        plan, view = self.plan, self.plan.space.views[v]
+        outer = sorted(plan.space.has[v].intersection(plan.outer))
+        if not lay.rows:
+            return view.strides[plan.m_axis] if lay.m and plan.m_axis is not None else 1
+        if len(outer) != len(plan.outer):
+            return None
+        for a, b in zip(outer, outer[1:], strict=False):
+            if view.strides[a] != view.strides[b] * plan.space.extents[b]:
+                return None
+        row = view.strides[outer[-1]]
+        if not lay.m:
+            return row
+        assert plan.m_axis is not None
+        m = view.strides[plan.m_axis]
+        return m if row == m * plan.M else None
 
     def _chunk_block(
         self, ix: IRBuilder, lay: Layout, row_off: SSAValue | int, t: TileState
@@ -122,6 +156,14 @@ class VectorKernelBuilder(KernelBuilder):
         )
         return ix.addi(row_off, t.c0), t.clen, gap
 
+    def _view_chunk_block(
+        self, ix: IRBuilder, v: SSAValue, lay: Layout, row_off: SSAValue | int, t: TileState
+    ) -> tuple[SSAValue | int, SSAValue | int, SSAValue | int]:
+        """:meth:`_chunk_block` of a view: the ``M`` blocks are its ``M`` stride apart."""
+        if not lay.l:
+            return row_off, 1, self._m_gap(ix, v, lay, 1)
+        return ix.addi(row_off, t.c0), t.clen, self._m_gap(ix, v, lay, t.clen)
+
     # -- inputs and outputs --------------------------------------------------------------
     def load(self, t: TileState, arg: SSAValue, gm: SSAValue, role: str) -> TileBuffer:
         plan, ix = self.plan, t.ix
@@ -131,14 +173,25 @@ class VectorKernelBuilder(KernelBuilder):
         buf = self.alloc(t, role, lay, t_.element_type)
         mv = plan.M if lay.m else 1
         slot = plan.l_slot if lay.l else LANE_ALIGN
+        view = arg in plan.space.views
         if plan.chunked:
-            row_off = self._gm_row_offset(ix, arg, t.first)
-            off, length, gap = self._chunk_block(ix, lay, row_off, t)
+            row_off = self._gm_row_offset(ix, arg, t.first, load=True)
+            if view:
+                off, length, gap = self._view_chunk_block(ix, arg, lay, row_off, t)
+            else:
+                off, length, gap = self._chunk_block(ix, lay, row_off, t)
             self.copy(ix, asc.CopyInOp, gm, buf.ref, [off, 0, mv, length, gap, slot])
             return buf
         lv = plan.L if lay.l else 1
         outer_has = plan.space.has[arg].intersection(plan.outer)
-        if not outer_has or outer_has == set(plan.outer):
+        block_stride = self._view_block_stride(arg, lay) if view else None
+        if block_stride is not None:  # a slice read in place: evenly strided blocks
+            n = t.n if lay.rows else 1
+            off = self._gm_row_offset(ix, arg, t.first, load=True)
+            cin = [off, 0, ix.muli(n, mv), lv, max(0, block_stride - lv), slot]
+            self.copy(ix, asc.CopyInOp, gm, buf.ref, cin)
+            return buf
+        if not view and (not outer_has or outer_has == set(plan.outer)):
             n = t.n if lay.rows else 1
             off = self._gm_row_offset(ix, arg, t.first)
             self.copy(ix, asc.CopyInOp, gm, buf.ref, [off, 0, ix.muli(n, mv), lv, 0, slot])
@@ -147,9 +200,10 @@ class VectorKernelBuilder(KernelBuilder):
         body = Block(arg_types=[IndexType()])
         inner = IRBuilder(body, self.loc)
         g = inner.addi(t.first, body.args[0])
-        off = self._gm_row_offset(inner, arg, g)
+        off = self._gm_row_offset(inner, arg, g, load=True)
         ub_off = inner.muli(body.args[0], mv * slot)
-        self.copy(inner, asc.CopyInOp, gm, buf.ref, [off, ub_off, mv, lv, 0, slot])
+        gap = self._m_gap(inner, arg, lay, lv)
+        self.copy(inner, asc.CopyInOp, gm, buf.ref, [off, ub_off, mv, lv, gap, slot])
         inner.add(scf.YieldOp())
         ix.add(scf.ForOp(ix.c(0), ix.value(t.n), ix.c(1), [], body))
         return buf
@@ -179,6 +233,11 @@ class VectorKernelBuilder(KernelBuilder):
                 buf.ref,
                 [row_off, 0, ix.muli(t.n, mv), plan.L if lay.l else 1, 0, slot],
             )
+
+    def lower_op(self, t: TileState, op: Operation) -> None:
+        if isinstance(op, asc.SliceOp):
+            return  # read in place by ``load`` (a GM view)
+        super().lower_op(t, op)
 
     def reduce(self, t: TileState, op: asc.ReduceOp) -> None:
         plan, ix = self.plan, t.ix
@@ -232,7 +291,7 @@ class VectorKernelBuilder(KernelBuilder):
         """Elements of kernel argument ``i`` (value ``v``); ``DYNAMIC_INDEX`` (``?``) when a
         dynamic extent sizes it: the host passes the size in tiling field ``gm<i>_elems``."""
         dyn = self.plan.dyn
-        if dyn is not None and dyn.any_dynamic(self.plan.space.has[v]):
+        if dyn is not None and v in self.plan.space.has and dyn.any_dynamic(self.plan.space.has[v]):
             dyn.product_field(self.plan.space.has[v], f"gm{i}_elems")
             return DYNAMIC_INDEX
         return math.prod(shape_of(v)) or 1
@@ -256,7 +315,11 @@ class VectorKernelBuilder(KernelBuilder):
         const_bufs: dict[SSAValue, TileBuffer] = {}
         pre = TileState(ix, 1, ix.c(0))
         self.pre = pre
-        for a in args:
+        hidden = sliced_only(self.fusion)
+        views = plan.space.views
+        gm_of.update({s: gm_of[view.source] for s, view in views.items()})
+        loaded = [a for a in args if a not in hidden] + list(views)
+        for a in loaded:
             if self.is_const_input(a):
                 const_bufs[a] = self.load(pre, a, gm_of[a], "const")
         body = Block(arg_types=[IndexType()])
@@ -272,7 +335,7 @@ class VectorKernelBuilder(KernelBuilder):
         t.bufs.update(const_bufs)
         pre.bufs.update(const_bufs)
         self.invariant.update(const_bufs)
-        for a in args:
+        for a in loaded:
             if a not in const_bufs:
                 t.bufs[a] = self.load(t, a, gm_of[a], "in")
         return self.finish(t, outs, entry, len(args), (start, end, step), body)

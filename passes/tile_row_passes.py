@@ -32,7 +32,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.passes.ir_builder import IRBuilder
-from pyasc_mlir.passes.iteration_space import element_type_of
+from pyasc_mlir.passes.iteration_space import element_type_of, sliced_only
 from pyasc_mlir.passes.kernel_builder import TileBuffer, TileState
 from pyasc_mlir.passes.tile import VectorKernelBuilder
 from pyasc_mlir.passes.tile_plan import Plan
@@ -70,7 +70,7 @@ def schedule(fusion: asc.FusionOp, plan: Plan) -> Schedule | None:
     block = fusion.body.block
     for a in block.args:
         s.level[a] = 0
-        if la in sp.has[a]:
+        if la in sp.has.get(a, frozenset()):  # an input read only through slices: no tile
             s.spans.add(a)
     term = block.last_op
     assert isinstance(term, asc.YieldOp)
@@ -235,17 +235,22 @@ class RowPassKernelBuilder(VectorKernelBuilder):
         entry = Block(arg_types=gm_types)
         gm_in = dict(zip(args, entry.args[: len(args)], strict=True))
         out_pairs = list(zip(outs, entry.args[len(args) :], strict=True))
+        # a slice of an input is loaded from the input's buffer (a GM view); an input read
+        # only through slices is never loaded itself
+        gm_in.update({v: gm_in[view.source] for v, view in self.plan.space.views.items()})
+        for hidden in sliced_only(self.fusion):
+            del gm_in[hidden]
         ix = IRBuilder(entry, self.loc)
         start, end, step = core_range(ix)
         self.pre = TileState(ix, 1, ix.c(0))
         body = Block(arg_types=[IndexType()])
         row = TileState(IRBuilder(body, self.loc), 1, body.args[0])
-        for a in args:
+        for a in gm_in:
             if self.is_const_input(a):
                 row.bufs[a] = self.load(self.pre, a, gm_in[a], "const")
                 self.invariant.add(a)
         self._set_last_use(outs)
-        for a in args:
+        for a in gm_in:
             if a not in row.bufs and a not in self.sched.spans:
                 row.bufs[a] = self.load(row, a, gm_in[a], "in")
         self._row_ops(row, 0)

@@ -21,8 +21,10 @@ VIEW_OPS = (asc.ReshapeOp, asc.TransposeOp)
 """Ops that only re-index a tensor: a Cube kernel folds them into the GM addressing of matmul
 operands and results."""
 LAYOUT_OPS = (asc.TransposeOp, asc.ConcatOp, asc.SliceOp)
-"""Data-movement ops: each becomes its own ``asc.fusion`` (lowered by ``asc-lower-layout``),
-never part of a vector or Cube kernel."""
+"""Data-movement ops: a fusion made of one of them is lowered by ``asc-lower-layout``. A slice
+of a vector kernel's input is instead read in place by that kernel (``asc-fuse``,
+``iteration_space.GmView``); a slice stays a kernel of its own only when returned as is, when
+its rows are not contiguous runs of its input, or in the ``per_op`` baseline."""
 
 
 def row_major_strides(shape: tuple[int, ...]) -> list[int]:

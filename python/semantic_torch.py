@@ -341,22 +341,24 @@ class TorchSemantic(LayoutSemantic):
         return float(eps)
 
     def gelu(self, x: Any, approximate: Any, node: ast.AST) -> Any:
-        """GELU, exact (erf) or tanh-approximated."""
+        """GELU, exact (``0.5 x (1 + erf(x / sqrt 2))``: the composite ``asc.unary "gelu"``)
+        or tanh-approximated; the tanh form
+        as ``x / (1 + exp(-2 u))``, ``u = sqrt(2/pi) x (1 + 0.044715 x^2)`` (the identity
+        ``(1 + tanh u) / 2 = 1 / (1 + exp(-2u))``): 8 vector ops instead of ``tanh``'s
+        two-branch decomposition, and no cancellation in ``1 + tanh u`` for ``x << 0``."""
         x = self.need_tensor(x, "gelu()", node)
-        if approximate == "none":
-            inner = self.unary("erf", self.binary("mul", x, INV_SQRT2, node), node)
-        elif approximate == "tanh":
-            cube = self.binary("mul", self.binary("mul", x, x, node), x, node)
-            arg = self.binary("add", x, self.binary("mul", cube, GELU_TANH_COEFF, node), node)
-            inner = self.unary("tanh", self.binary("mul", arg, SQRT_2_OVER_PI, node), node)
-        else:
-            self.error(
-                f"gelu() approximate must be 'none' or 'tanh', got {approximate!r}",
-                node,
-                "approximate='none' (erf, BERT) or approximate='tanh' (GPT-2)",
-            )
-        half = self.binary("mul", x, 0.5, node)
-        return self.binary("mul", half, self.binary("add", inner, 1.0, node), node)
+        if approximate == "tanh":
+            q = self.binary("mul", self.binary("mul", x, x, node), GELU_TANH_COEFF, node)
+            u = self.binary("mul", x, self.binary("add", q, 1.0, node), node)
+            e = self.unary("exp", self.binary("mul", u, -2.0 * SQRT_2_OVER_PI, node), node)
+            return self.binary("div", x, self.binary("add", e, 1.0, node), node)
+        if approximate == "none":  # one branch, see opset_numerics.decompose_gelu
+            return self.unary("gelu", x, node)
+        self.error(
+            f"gelu() approximate must be 'none' or 'tanh', got {approximate!r}",
+            node,
+            "approximate='none' (erf, BERT) or approximate='tanh' (GPT-2)",
+        )
 
     def silu(self, x: Any, node: ast.AST) -> Any:
         """``x * sigmoid(x)``."""

@@ -5,7 +5,7 @@
 
 // ==== tensor level ====
 
-// CHECK: Operation does not verify: asc.unary: unknown unary kind 'foo'; expected one of neg, exp, log, sqrt, rsqrt, abs, relu, reciprocal, sin, cos, sigmoid, tanh, erf, softplus
+// CHECK: Operation does not verify: asc.unary: unknown unary kind 'foo'; expected one of neg, exp, log, sqrt, rsqrt, abs, relu, reciprocal, sin, cos, sigmoid, tanh, erf, gelu, softplus
 func.func @bad_unary_kind(%x: tensor<4xf32>) {
   %y = asc.unary "foo" %x : tensor<4xf32>
   func.return
