@@ -131,6 +131,16 @@ def _erf(b: GradBuilder, x: Any, y: Any, g: Any) -> Any:
     return b.binary("mul", g, b.binary_const("mul", e, 2.0 / math.sqrt(math.pi)))
 
 
+def _gelu(b: GradBuilder, x: Any, y: Any, g: Any) -> Any:
+    """d/dx x Phi(x) = Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 and
+    phi(x) = exp(-x^2 / 2) / sqrt(2 pi) (the erf form, torch's ``gelu`` default)."""
+    cdf = b.binary_const("mul", b.unary("erf", b.binary_const("mul", x, math.sqrt(0.5))), 0.5)
+    cdf = b.binary_const("add", cdf, 0.5)
+    pdf = b.unary("exp", b.binary_const("mul", b.binary("mul", x, x), -0.5))
+    pdf = b.binary_const("mul", pdf, 1.0 / math.sqrt(2.0 * math.pi))
+    return b.binary("mul", g, b.binary("add", cdf, b.binary("mul", x, pdf)))
+
+
 UNARY_RULES: dict[str, UnaryRule] = {
     "neg": lambda b, x, y, g: b.binary_const("mul", g, -1.0),
     "exp": lambda b, x, y, g: b.binary("mul", g, y),
@@ -146,6 +156,7 @@ UNARY_RULES: dict[str, UnaryRule] = {
     "sin": lambda b, x, y, g: b.binary("mul", g, b.unary("cos", x)),
     "cos": lambda b, x, y, g: b.binary("mul", g, b.binary_const("mul", b.unary("sin", x), -1.0)),
     "softplus": lambda b, x, y, g: b.binary("mul", g, b.unary("sigmoid", x)),
+    "gelu": _gelu,
 }
 """Unary kind -> rule ``(b, x, y, g) -> dx``."""
 

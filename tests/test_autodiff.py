@@ -23,7 +23,7 @@ from xdsl.dialects import arith, builtin, func
 
 from pyasc_mlir.dialects import opset, opset_grad
 from pyasc_mlir.dialects.asc import Asc
-from pyasc_mlir.dialects.opset_numerics import sigmoid64, softplus64
+from pyasc_mlir.dialects.opset_numerics import gelu64, sigmoid64, softplus64
 from pyasc_mlir.interpreter.core import run_function
 from pyasc_mlir.passes.autodiff import AscAutodiffPass
 
@@ -47,6 +47,7 @@ UNARY_REF = {
     "sin": (np.sin, "any"),
     "cos": (np.cos, "any"),
     "softplus": (softplus64, "any"),
+    "gelu": (gelu64, "any"),
 }
 """Unary kind -> (float64 forward, input domain)."""
 
