@@ -490,17 +490,17 @@ class AscLowerAttentionPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plat = get_platform(self.platform)
-        if not 0 <= self.block_dim <= plat.cube_cores:
-            raise PyAscCompileError(
-                f"block_dim={self.block_dim} is out of range: platform {plat.name} has "
-                f"{plat.cube_cores} cube cores (this operator has a fused attention kernel)",
-                None,
-                f"pin a block_dim from 1 to {plat.cube_cores}, or 0 for the automatic choice",
-            )
         for fusion in [o for o in op.walk() if isinstance(o, asc.FusionOp)]:
             fa = attention_of(fusion)
             if fa is None:
                 continue
+            if not 0 <= self.block_dim <= plat.cube_cores:  # only an attention kernel's pin
+                raise PyAscCompileError(
+                    f"block_dim={self.block_dim} is out of range: platform {plat.name} has "
+                    f"{plat.cube_cores} cube cores (this operator has a fused attention kernel)",
+                    loc_of(fa),
+                    f"pin a block_dim from 1 to {plat.cube_cores}, or 0 for the automatic choice",
+                )
             src = mask_source(fa)
             fa = fold_group_rows(fa, None if src is None else src[0]) or fa
             check_fusion(fusion, fa)

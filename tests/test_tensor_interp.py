@@ -65,6 +65,8 @@ def rand(shape, dtype, domain="any", seed=0):
     return make_input(np.random.default_rng(seed), shape, dtype, domain)
 
 
+_ERFC = np.vectorize(math.erfc, otypes=[np.float64])
+
 UNARY_REF = {
     "neg": (np.negative, "any"),
     "exp": (np.exp, "any"),
@@ -80,6 +82,8 @@ UNARY_REF = {
     "sin": (lambda x: np.sin(x.astype(np.float64)), "any"),
     "cos": (lambda x: np.cos(x.astype(np.float64)), "any"),
     "softplus": (lambda x: np.logaddexp(0.0, x.astype(np.float64)), "any"),
+    # x Phi(x) = x erfc(-x / sqrt 2) / 2: erfc keeps the far negative tail (1 + erf cancels)
+    "gelu": (lambda x: 0.5 * x * _ERFC(-x.astype(np.float64) / math.sqrt(2.0)), "any"),
 }
 
 
