@@ -20,7 +20,7 @@ Tie and kink rules (the same as PyTorch's autograd, so the two agree bit for bit
 the cotangent where the operands are equal; ``reduce max``/``min`` share the cotangent evenly
 among the elements equal to the result (``torch.amax``'s rule).
 
-Only NumPy and the standard library are imported (a dialect module).
+Only the standard library and the op table's builder protocol are imported (a dialect module).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from pyasc_mlir.dialects.opset import Builder
 
 __all__ = [
     "BINARY_RULES",
@@ -41,26 +43,10 @@ __all__ = [
 ]
 
 
-class GradBuilder(Protocol):
-    """What a derivative rule builds IR with (``asc-autodiff`` passes its builder)."""
-
-    def const(self, value: float, like: Any) -> Any:
-        """A splat ``asc.constant`` of the (float32) type of ``like``."""
-
-    def unary(self, kind: str, x: Any) -> Any:
-        """``asc.unary kind x``."""
-
-    def binary(self, kind: str, a: Any, b: Any) -> Any:
-        """``asc.binary kind a, b``."""
-
-    def binary_const(self, kind: str, a: Any, value: float) -> Any:
-        """``asc.binary kind a, splat(value)``."""
-
-    def compare(self, predicate: str, a: Any, b: Any) -> Any:
-        """``asc.compare predicate a, b`` (an i1 mask)."""
-
-    def select(self, cond: Any, a: Any, b: Any) -> Any:
-        """``asc.select cond, a, b``."""
+class GradBuilder(Builder, Protocol):
+    """What a derivative rule builds IR with (``asc-autodiff`` passes its builder): the
+    decompositions' :class:`~pyasc_mlir.dialects.opset.Builder` (constants are float32 here)
+    and the reduction helpers below."""
 
     def expand(self, v: Any) -> Any:
         """A value of the current reduction's result shape broadcast to its input shape."""
