@@ -208,8 +208,11 @@ def _eliminate_dead(block: Block) -> None:
 def _schedule(block: Block) -> None:
     """Reorder ``block`` (a topological order, stable): every op that is ready runs before any
     ready ``asc.matmul``, so the vector work gathers in one kernel and the Cube reductions
-    after it share one Cube kernel (``asc-fuse`` groups in program order)."""
-    ops = [op for op in block.ops if not isinstance(op, func.ReturnOp)]
+    after it share one Cube kernel (``asc-fuse`` groups in program order). Constants are
+    placed just before their first user instead (a splat or the ``ones`` column then joins
+    the kernel that reads it rather than the first kernel, which would write it to GM)."""
+    consts = [op for op in block.ops if isinstance(op, asc.ConstantOp)]
+    ops = [op for op in block.ops if not isinstance(op, func.ReturnOp | asc.ConstantOp)]
     index = {op: i for i, op in enumerate(ops)}
     waiting = {op: {o.owner for o in op.operands if o.owner in index} for op in ops}
     users: dict[Operation, list[Operation]] = {op: [] for op in ops}
@@ -230,6 +233,12 @@ def _schedule(block: Block) -> None:
     for op in order:
         op.detach()
         block.insert_op_before(op, ret)  # type: ignore[arg-type]
+    pos = {op: i for i, op in enumerate(order)}
+    for c in consts:
+        users_c = [u.operation for u in c.results[0].uses]
+        first = min(users_c, key=lambda o: pos.get(o, len(order)), default=ret)
+        c.detach()
+        block.insert_op_before(c, first)  # type: ignore[arg-type]
 
 
 def saved_values(fwd: func.FuncOp) -> list[SSAValue]:

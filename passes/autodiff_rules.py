@@ -12,7 +12,8 @@ Rules here (``g``: the float32 cotangent of the op's result):
   permutation; ``asc.concat``: ``g`` sliced per input; ``asc.slice``: ``g`` padded with
   zeros (concatenations) to the input's shape.
 * ``asc.matmul`` ``C = op(A) @ op(B)``: ``dA = g @ op(B)^T`` and ``dB = op(A)^T @ g`` written
-  with the transpose flags (no data movement), then summed over broadcast batch dims.
+  with the transpose flags (no data movement), then summed over broadcast batch dims; in the
+  operands' dtype (f16: ``g`` rounded to f16, float32 accumulation; :func:`matmul_grads`).
 """
 
 from __future__ import annotations
@@ -146,8 +147,18 @@ def reduce_info(op: asc.ReduceOp) -> ReduceInfo:
 
 
 def matmul_grads(b: GradEmitter, op: asc.MatmulOp, g: SSAValue) -> tuple[SSAValue, SSAValue]:
-    """``(dA, dB)`` of ``C = op(A) @ op(B)`` in the operands' stored layouts."""
-    x, w = b.wide(op.lhs), b.wide(op.rhs)
+    """``(dA, dB)`` of ``C = op(A) @ op(B)`` in the operands' stored layouts.
+
+    Precision: the gradient matmuls run on the Cube in the forward's operand dtype with
+    float32 accumulation, as the forward does. For f16 operands the float32 cotangent ``g``
+    is rounded to f16 once (relative error <= 2^-11 per element, overflow above 65504: scale
+    the loss as for any f16 training) and ``A``/``B`` are read as stored (f16), so ``dA``,
+    ``dB`` carry the forward's f16-GEMM error (~2^-11 sqrt(K) relative), not an f32 GEMM's."""
+    x, w = op.lhs, op.rhs
+    lhs_t = x.type
+    assert isinstance(lhs_t, TensorType)
+    if lhs_t.element_type != Float32Type():  # f16 operands: round g once, f32 accumulation
+        g = b.put(asc.CastOp(g, lhs_t.element_type))
     ta, tb = op.trans_a, op.trans_b
     if ta:
         da = b.put(asc.MatmulOp(w, g, transpose_a=tb, transpose_b=True))  # op(B) g^T

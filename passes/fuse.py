@@ -183,6 +183,10 @@ def _epilogue_ok(op: Operation, shape: tuple[int, ...], members: set[Operation])
             and op.kind.data in ("sum", "max", "min")
             and _fits_output(op, shape)
         )
+    if isinstance(op, asc.ConstantOp) and shape_of(op.result) != shape:
+        # A Cube kernel writes only tiles of its output shape: a smaller constant another
+        # matmul reads from GM (the ``ones`` column of a row sum) is made by a vector kernel.
+        return not any(_reads_in_place(u) for u in op.result.uses)
     return isinstance(op, EPILOGUE_OPS) and _fits_output(op, shape)
 
 
