@@ -39,8 +39,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without PyTorch
 
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.errors import PyAscUsageError, caller_loc, user_facing
+from pyasc_mlir.grad import load_backward, vjp
 from pyasc_mlir.jit import JitFunction, jit
 from pyasc_mlir.torch_arrays import check_tensor, from_numpy, to_numpy
+from pyasc_mlir.torch_autograd import register_backward, register_no_backward
 from pyasc_mlir.types import TensorDesc
 
 __all__ = ["TorchOp", "custom_op", "from_numpy", "to_numpy"]
@@ -72,16 +74,17 @@ def _desc_of(t: torch.Tensor, what: str) -> TensorDesc:
     return TensorDesc(tuple(int(s) for s in t.shape), dtype)
 
 
-def _default_text(name: str, value: Any) -> str:
-    """``value`` as a ``torch.library`` schema default (compile-time constants only)."""
+def _constant_type(name: str, value: Any) -> str:
+    """The ``torch.library`` schema type of the default ``value`` (compile-time constants
+    only: int, bool, finite float, plain str)."""
     if isinstance(value, bool):
-        return f"bool {name}={value}"
+        return "bool"
     if isinstance(value, int):
-        return f"int {name}={value}"
+        return "int"
     if isinstance(value, float) and np.isfinite(value):
-        return f"float {name}={value!r}"
+        return "float"
     if isinstance(value, str) and "'" not in value and "\\" not in value:
-        return f"str {name}='{value}'"
+        return "str"
     raise PyAscUsageError(
         f"parameter {name!r} has default {value!r}; custom_op registers parameters with an "
         "int, bool, finite float or plain str default as compile-time constants and parameters "
@@ -91,22 +94,26 @@ def _default_text(name: str, value: Any) -> str:
     )
 
 
-def _function_schema(fn: Callable[..., Any]) -> str:
-    """The ``torch.library`` schema of a ``@jit`` function: a parameter without a default is a
-    ``Tensor``; one with an int/bool/float/str default is a compile-time constant of that type.
-    Results are returned as ``Tensor[]`` (their number is known only after compiling)."""
-    params = []
-    star = False
-    for p in inspect.signature(fn).parameters.values():
+def _default_text(name: str, value: Any) -> str:
+    """``value`` as a ``torch.library`` schema default."""
+    kind = _constant_type(name, value)
+    shown = f"'{value}'" if kind == "str" else repr(value) if kind == "float" else value
+    return f"{kind} {name}={shown}"
+
+
+def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:
+    """``fn``'s parameters, checked for a ``torch.library`` schema.
+
+    Raises:
+        PyAscUsageError: ``*args``/``**kwargs``, or a name torch.library cannot take."""
+    params = list(inspect.signature(fn).parameters.values())
+    for p in params:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise PyAscUsageError(
                 f"{fn.__name__}() takes *args/**kwargs; custom_op needs named parameters",
                 caller_loc(),
                 "name every tensor and constant parameter",
             )
-        if p.kind == p.KEYWORD_ONLY and not star:
-            params.append("*")
-            star = True
         if keyword.iskeyword(p.name) or p.name.startswith("_"):
             raise PyAscUsageError(
                 f"parameter name {p.name!r} of {fn.__name__}() cannot be a "
@@ -114,10 +121,33 @@ def _function_schema(fn: Callable[..., Any]) -> str:
                 caller_loc(),
                 "rename it",
             )
+    return params
+
+
+def _function_schema(fn: Callable[..., Any]) -> str:
+    """The ``torch.library`` schema of a ``@jit`` function: a parameter without a default is a
+    ``Tensor``; one with an int/bool/float/str default is a compile-time constant of that type.
+    Results are returned as ``Tensor[]`` (their number is known only after compiling)."""
+    params = []
+    star = False
+    for p in _parameters(fn):
+        if p.kind == p.KEYWORD_ONLY and not star:
+            params.append("*")
+            star = True
         params.append(
             f"Tensor {p.name}" if p.default is p.empty else _default_text(p.name, p.default)
         )
     return f"({', '.join(params)}) -> Tensor[]"
+
+
+def _typed_params(fn: Callable[..., Any]) -> list[str]:
+    """``fn``'s parameters as ``"<type> <name>"`` without defaults (the backward's schema)."""
+    return [
+        f"Tensor {p.name}"
+        if p.default is p.empty
+        else f"{_constant_type(p.name, p.default)} {p.name}"
+        for p in _parameters(fn)
+    ]
 
 
 def _compiled_schema(op: CompiledOp) -> str:
@@ -143,10 +173,11 @@ class TorchOp:
     ``torch.ops`` overload packet (returning a list of tensors); ``definition`` the
     ``torch.library.CustomOpDef``. CPU tensors run the CPU build of the kernel; ``meta`` and
     fake tensors (``torch.compile``, ``torch.export``) get results of the compiled shapes and
-    dtypes. No autograd formula is registered: for inputs that require grad, torch gives the
-    results its autograd node, whose ``backward()`` raises a ``RuntimeError`` naming the
-    operator (a gradient is never silently ``None``). Calling a ``@jit`` function or
-    ``CompiledOp`` directly with such a tensor in grad mode is a located ``PyAscUsageError``.
+    dtypes. Autograd (:mod:`pyasc_mlir.torch_autograd`): a ``grad_mode`` operator or a
+    ``CompiledOp`` compiled with ``grad=True`` differentiates through its compiled backward
+    (``<qualname>_backward``); any other raises a located ``PyAscUsageError`` on backward.
+    Calling a non-``grad_mode`` ``@jit`` function or ``CompiledOp`` directly with a tensor
+    that requires grad (in grad mode) is a located ``PyAscUsageError``.
     """
 
     def __init__(self, qualname: str, definition: Any):
@@ -206,7 +237,27 @@ def _register_jit(fn: JitFunction, qualname: str) -> TorchOp:
             for d in fn.compile(*descs).outputs
         ]
 
-    return _register(qualname, _function_schema(fn.fn), impl, fake)
+    op = _register(qualname, _function_schema(fn.fn), impl, fake)
+    _register_jit_backward(op, fn, qualname)
+    return op
+
+
+def _register_jit_backward(op: TorchOp, fn: JitFunction, qualname: str) -> None:
+    """The autograd formula of ``fn``'s custom op: its ``pa.vjp`` for a ``grad_mode``
+    operator, else a located error on backward."""
+    if not fn.grad_mode:
+        hint = f"declare {fn.fn.__name__} with @pa.jit(grad_mode=True) before custom_op"
+        register_no_backward(op.definition, qualname, hint)
+        return
+    params = inspect.signature(fn.fn).parameters.values()
+    kw_names = [p.name for p in params if p.kind == p.KEYWORD_ONLY]  # constants (torch: no
+    # keyword-only tensors in a custom op)
+    backward = vjp(fn.fn)
+
+    def run(args: list[Any], cotangents: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        return backward(*args, *cotangents)
+
+    register_backward(op.definition, qualname, _typed_params(fn.fn), kw_names, run)
 
 
 def _register_compiled(op: CompiledOp, qualname: str) -> TorchOp:
@@ -224,7 +275,24 @@ def _register_compiled(op: CompiledOp, qualname: str) -> TorchOp:
                 )
         return [args[0].new_empty(d.static_shape, dtype=_torch_dtype(d.dtype)) for d in op.outputs]
 
-    return _register(qualname, _compiled_schema(op), impl, fake)
+    schema = _compiled_schema(op)
+    registered = _register(qualname, schema, impl, fake)
+    if "backward" not in op.info:
+        register_no_backward(
+            registered.definition,
+            qualname,
+            "compile the operator with pa.compile(..., grad=True), or register its @jit "
+            "function declared with grad_mode=True",
+        )
+        return registered
+    bwd = load_backward(op)
+
+    def run(args: list[Any], cotangents: list[torch.Tensor]) -> list[torch.Tensor]:
+        return _as_list(bwd(*args, *cotangents))
+
+    params = schema.removeprefix("(").split(") ->")[0].split(", ")
+    register_backward(registered.definition, qualname, params, [], run)
+    return registered
 
 
 @user_facing
