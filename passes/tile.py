@@ -43,6 +43,7 @@ from pyasc_mlir.passes.nan_guard import guard_needed
 from pyasc_mlir.passes.tile_plan import (
     MAX_DYNAMIC_CHUNK,
     Plan,
+    column_chunkable,
     plan_dynamic,
     plan_kernel,
     tiling_values,
@@ -359,7 +360,7 @@ def choose_tile(
     Raises:
         PyAscCompileError: even the smallest tile does not fit; names buffers and sizes.
     """
-    step = COUNT_ALIGN if plan.chunked else 1
+    step = plan.chunk_step if plan.chunked else 1
     plan.tile = step
     probe = make_builder(fusion, plan, name)
     probe.build()
@@ -386,7 +387,7 @@ def choose_tile(
         hi = round_up(plan.L, COUNT_ALIGN)
     elif plan.chunked:
         per_row = ceil_div(cores, rows)
-        hi = min(round_up(plan.L, COUNT_ALIGN), round_up(ceil_div(plan.L, per_row), COUNT_ALIGN))
+        hi = min(round_up(plan.L, step), round_up(ceil_div(plan.L, per_row), step))
     else:
         hi = max(1, min(ceil_div(rows, min(cores, rows)), MAX_BLOCK_COUNT // plan.M))
     best = step
@@ -470,11 +471,11 @@ class AscTilePass(ModulePass):
     ) -> None:
         """Replace the automatic ``plan.tile`` (the largest that fits) by the pinned one."""
         auto = plan.tile
-        step = COUNT_ALIGN if plan.chunked else 1
+        step = plan.chunk_step if plan.chunked else 1
         if plan.chunked:
             what, hi = (
                 f"elements per chunk of its {plan.L}-element rows",
-                round_up(plan.L, COUNT_ALIGN),
+                round_up(plan.L, step),
             )
         else:
             what, hi = "rows per tile", max(1, min(plan.rows, MAX_BLOCK_COUNT // plan.M))
@@ -511,8 +512,9 @@ class AscTilePass(ModulePass):
     def _fit(self, fusion: asc.FusionOp, plan: Plan, name: str, usable: int, cores: int) -> int:
         """Size ``plan.tile``; the buffer count used. Preference order when UB is tight: drop
         hoisting of loop invariants first, then double buffering; then, for a row reduced
-        over ``L``, row passes (``passes/tile_row_passes.py``); the last whole-row failure is
-        reported if nothing fits."""
+        over ``L``, row passes (``passes/tile_row_passes.py``); for a slab reduced over ``M``,
+        column chunks (:func:`column_chunkable`); the last whole-row failure is reported if
+        nothing fits."""
         from pyasc_mlir.passes.tile_row_passes import plan_row_passes  # imports this module
 
         buffers = self.buffers
@@ -526,9 +528,33 @@ class AscTilePass(ModulePass):
             except PyAscCompileError as e:
                 last = e
         assert last is not None
+        if column_chunkable(fusion, plan):
+            return self._fit_columns(fusion, plan, name, usable, cores, last)
         if plan.chunked or not plan_row_passes(fusion, plan):
             raise last
         for attempt_buffers in sorted({buffers, 1}, reverse=True):
+            try:
+                plan.tile = choose_tile(fusion, plan, name, usable, attempt_buffers, cores)
+                return attempt_buffers
+            except PyAscCompileError:
+                pass
+        raise last
+
+    def _fit_columns(
+        self,
+        fusion: asc.FusionOp,
+        plan: Plan,
+        name: str,
+        usable: int,
+        cores: int,
+        last: PyAscCompileError,
+    ) -> int:
+        """Size ``plan`` as column chunks (``M`` blocks of a multiple of ``LANE_ALIGN``
+        columns); the buffer count used. Raises ``last`` (the whole-row failure) if even one
+        ``LANE_ALIGN``-wide column does not fit."""
+        plan.chunked, plan.chunk_step = True, LANE_ALIGN
+        for hoist, attempt_buffers in ((True, self.buffers), (False, self.buffers), (False, 1)):
+            plan.hoist = hoist
             try:
                 plan.tile = choose_tile(fusion, plan, name, usable, attempt_buffers, cores)
                 return attempt_buffers

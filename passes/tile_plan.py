@@ -53,6 +53,10 @@ class Plan:
     ``L``, one work unit per row; 0: not a row-pass kernel."""
     dyn: DynamicShapes | None = None
     """Dynamic extents (``passes/dynamic_shapes.py``); ``None``: every shape is static."""
+    chunk_step: int = COUNT_ALIGN
+    """Granularity (elements) of the chunk length in chunk mode: ``COUNT_ALIGN``, or
+    ``LANE_ALIGN`` for column chunks of a kernel reduced over ``M`` (each chunk is ``M``
+    blocks, so the tile still holds a multiple of ``COUNT_ALIGN`` elements once rounded)."""
 
     @property
     def L(self) -> int:  # noqa: N802
@@ -151,6 +155,20 @@ def plan_kernel(fusion: asc.FusionOp, space: IterationSpace, cores: int) -> Plan
     if plan.l_axis not in red and outs_span_l and (plan.rows < cores or plan.L >= CHUNK_MIN_L):
         plan.chunked = True
     return plan
+
+
+def column_chunkable(fusion: asc.FusionOp, plan: Plan) -> bool:
+    """Whether ``plan``, reduced over ``M`` only, may walk narrow column chunks: one work
+    unit = ``M`` blocks of ``plan.tile`` columns (a multiple of ``LANE_ALIGN``) of one outer
+    row, for a ``[M, L]`` slab (or a ``COUNT_ALIGN``-wide chunk of it) too large for the
+    Unified Buffer. Needs a static ``L`` that is not reduced and results that all span ``L``."""
+    if plan.chunk_step != COUNT_ALIGN or plan.passes or plan.m_axis is None or plan.l_dynamic:
+        return False
+    if any(plan.l_axis in axes for axes in plan.space.reduced.values()):
+        return False
+    term = fusion.body.block.last_op
+    assert isinstance(term, asc.YieldOp)
+    return all(plan.l_axis in plan.space.has[v] for v in term.values)
 
 
 def tiling_values(plan: Plan, cores: int) -> dict[str, int]:
