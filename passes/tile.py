@@ -532,13 +532,9 @@ class AscTilePass(ModulePass):
             return self._fit_columns(fusion, plan, name, usable, cores, last)
         if plan.chunked or not plan_row_passes(fusion, plan):
             raise last
-        for attempt_buffers in sorted({buffers, 1}, reverse=True):
-            try:
-                plan.tile = choose_tile(fusion, plan, name, usable, attempt_buffers, cores)
-                return attempt_buffers
-            except PyAscCompileError:
-                pass
-        raise last
+        return _first_fit(
+            fusion, plan, name, usable, cores, last, sorted({buffers, 1}, reverse=True)
+        )
 
     def _fit_columns(
         self,
@@ -553,11 +549,10 @@ class AscTilePass(ModulePass):
         columns); the buffer count used. Raises ``last`` (the whole-row failure) if even one
         ``LANE_ALIGN``-wide column does not fit."""
         plan.chunked, plan.chunk_step = True, LANE_ALIGN
-        for hoist, attempt_buffers in ((True, self.buffers), (False, self.buffers), (False, 1)):
+        for hoist, attempts in ((True, [self.buffers]), (False, [self.buffers, 1])):
             plan.hoist = hoist
             try:
-                plan.tile = choose_tile(fusion, plan, name, usable, attempt_buffers, cores)
-                return attempt_buffers
+                return _first_fit(fusion, plan, name, usable, cores, last, attempts)
             except PyAscCompileError:
                 pass
         raise last
@@ -588,3 +583,23 @@ class AscTilePass(ModulePass):
             install_kernel(
                 op, fusion, kernel, values, plat.name, buffers if buffers < self.buffers else None
             )
+
+
+def _first_fit(
+    fusion: asc.FusionOp,
+    plan: Plan,
+    name: str,
+    usable: int,
+    cores: int,
+    last: PyAscCompileError,
+    attempts: list[int],
+) -> int:
+    """Set ``plan.tile`` for the first buffer count in ``attempts`` whose tile fits ``usable``
+    bytes of UB and return that count; raises ``last`` if none fits."""
+    for attempt_buffers in attempts:
+        try:
+            plan.tile = choose_tile(fusion, plan, name, usable, attempt_buffers, cores)
+            return attempt_buffers
+        except PyAscCompileError:
+            pass
+    raise last
