@@ -2,11 +2,11 @@
 
 Kernel shape (see ``docs/DESIGN.md``): the coalesced iteration space (``iteration_space``) is
 split into *outer* axes, which are tiled, and at most two *inner* axes ``[M, L]`` held whole in
-the Unified Buffer (UB). Reductions must be over inner axes: the innermost reduced axis... the
-outermost reduced axis starts the inner part. Without reductions the trailing axis may be split
-into chunks ("chunk mode": one work unit = one chunk of one row). A row reduced over the trailing
-axis that does not fit UB whole is walked in chunks several times ("row passes", one work unit
-= one row: ``passes/tile_row_passes.py``).
+the Unified Buffer (UB). Reductions must be over inner axes: the outermost reduced axis starts
+the inner part. Without reductions the trailing axis may be split into chunks ("chunk mode": one
+work unit = one chunk of one row). A row reduced over the trailing axis that does not fit UB
+whole is walked in chunks several times ("row passes", one work unit = one row:
+``passes/tile_row_passes.py``).
 
 Work units (outer rows, or row chunks) are divided over ``blockDim`` cores: core ``b`` handles
 ``units_per_core + (b < units_rem)`` consecutive units, ``tile_units`` at a time. The tile size
@@ -22,20 +22,18 @@ alignment ``Compare`` needs for fp32 at 64).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
-from pyasc_mlir.passes.dynamic_shapes import SPEC_ATTR, spec
 from pyasc_mlir.passes.ir_builder import Index, IRBuilder
 from pyasc_mlir.passes.iteration_space import analyze, element_type_of, shape_of, sliced_only
 from pyasc_mlir.passes.kernel_builder import KernelBuilder, Layout, TileBuffer, TileState
@@ -44,6 +42,7 @@ from pyasc_mlir.passes.tile_plan import (
     MAX_DYNAMIC_CHUNK,
     Plan,
     column_chunkable,
+    dynamic_tiling_fields,
     plan_dynamic,
     plan_kernel,
     tiling_values,
@@ -401,36 +400,6 @@ def choose_tile(
     return best
 
 
-def _dynamic_fields(
-    plan: Plan, fusion: asc.FusionOp, kernel: func.FuncOp, cores: int
-) -> dict[str, int]:
-    """The extra tiling fields of a kernel with dynamic extents (at their compiled values) and
-    its ``asc.dynamic_tiling`` recipe for the host."""
-    assert plan.dyn is not None
-    kernel.attributes[SPEC_ATTR] = StringAttr(
-        json.dumps(
-            spec(
-                plan.dyn,
-                fusion,
-                cores=cores,
-                chunked=plan.chunked,
-                tile=plan.tile,
-                chunks=plan.chunks,
-                m_axis=plan.m_axis,
-                l_axis=plan.l_axis,
-                outer=plan.outer,
-            ),
-            sort_keys=True,
-        )
-    )
-    values = {
-        k: math.prod(plan.space.extents[a] for a in axes) for k, axes in plan.dyn.fields.items()
-    }
-    if plan.l_dynamic:
-        values["chunks"] = plan.chunks
-    return values
-
-
 @dataclass(frozen=True)
 class AscTilePass(ModulePass):
     """Lower every ``asc.fusion`` to a tiled kernel (``func.func`` with ``asc.kernel``) and an
@@ -566,9 +535,6 @@ class AscTilePass(ModulePass):
             plan = plan_kernel(fusion, space, cores)
             plan.nan_guards = self.nan_guards
             plan_dynamic(fusion, plan)
-            buffers = self.buffers
-            # Preference order when UB is tight: drop hoisting of loop invariants first, then
-            # double buffering; report the last failure if nothing fits.
             buffers = self._fit(fusion, plan, name, plat.ub_usable_bytes, cores)
             if plan.chunked and plan.tile >= plan.L and not plan.l_dynamic and not plan.passes:
                 plan.chunked = False  # one chunk per row: plain rows are simpler and tighter
@@ -579,7 +545,7 @@ class AscTilePass(ModulePass):
             kernel = make_builder(fusion, plan, name).build()
             values = tiling_values(plan, cores)
             if plan.dyn is not None:
-                values.update(_dynamic_fields(plan, fusion, kernel, cores))
+                values.update(dynamic_tiling_fields(plan, fusion, kernel, cores))
             install_kernel(
                 op, fusion, kernel, values, plat.name, buffers if buffers < self.buffers else None
             )

@@ -9,16 +9,25 @@ rounded up to ``LANE_ALIGN`` elements, and holds a multiple of ``COUNT_ALIGN`` e
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
+from xdsl.dialects import func
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
-from pyasc_mlir.passes.dynamic_shapes import DynamicShapes, analyze_dynamic, require_static
+from pyasc_mlir.passes.dynamic_shapes import (
+    SPEC_ATTR,
+    DynamicShapes,
+    analyze_dynamic,
+    require_static,
+    spec,
+)
 from pyasc_mlir.passes.ir_builder import IRBuilder
 from pyasc_mlir.passes.iteration_space import IterationSpace
 from pyasc_mlir.passes.kernel_builder import Layout
@@ -211,3 +220,33 @@ def plan_dynamic(fusion: asc.FusionOp, plan: Plan) -> None:
         plan.chunked = True  # elementwise over a dynamic row length: chunks sized at call time
     elif plan.chunked and plan.rows_dynamic and plan.L < CHUNK_MIN_L:
         plan.chunked = False
+
+
+def dynamic_tiling_fields(
+    plan: Plan, fusion: asc.FusionOp, kernel: func.FuncOp, cores: int
+) -> dict[str, int]:
+    """The extra tiling fields of a kernel with dynamic extents (at their compiled values) and
+    its ``asc.dynamic_tiling`` recipe for the host."""
+    assert plan.dyn is not None
+    kernel.attributes[SPEC_ATTR] = StringAttr(
+        json.dumps(
+            spec(
+                plan.dyn,
+                fusion,
+                cores=cores,
+                chunked=plan.chunked,
+                tile=plan.tile,
+                chunks=plan.chunks,
+                m_axis=plan.m_axis,
+                l_axis=plan.l_axis,
+                outer=plan.outer,
+            ),
+            sort_keys=True,
+        )
+    )
+    values = {
+        k: math.prod(plan.space.extents[a] for a in axes) for k, axes in plan.dyn.fields.items()
+    }
+    if plan.l_dynamic:
+        values["chunks"] = plan.chunks
+    return values
