@@ -3,9 +3,10 @@ softmax, SwiGLU, GELU, attention prefill and decode, GEMM), the built-in's publi
 kernel's MODELED time (``pyasc_mlir.cost_model``, calibrated constants), their ratio, our kernel
 count and bound pipe. A case our compiler cannot build is listed as such (a failure).
 
-    python benchmarks/cann_table.py   # writes benchmarks/results/cann_table.{json,md}
+    python benchmarks/cann_table.py   # writes benchmarks/results/cann_table.{json,md,png}
 
-``python benchmarks/run.py`` writes the same table into its results.
+``python benchmarks/run.py`` writes the same table and chart into its results folder (and its
+README.md): :func:`write`.
 """
 
 from __future__ import annotations
@@ -98,11 +99,60 @@ def markdown(t: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def chart(t: dict[str, Any], path: Path) -> None:
+    """A PNG of the table: one bar per case, modeled / built-in on a log axis (below 1 = ours
+    modeled faster), coloured by op, with the 1.0 and 1.1 lines of issue 14's acceptance; cases
+    that do not compile are marked with a red cross at 1.0. Needs matplotlib (``.[bench]``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = t["rows"]
+    ops = list(dict.fromkeys(r["op"] for r in rows))
+    cmap = plt.get_cmap("tab10")
+    fig, ax = plt.subplots(figsize=(max(10.0, 0.16 * len(rows)), 5.5))
+    for i, r in enumerate(rows):
+        if "ratio" in r:
+            ax.bar(i, r["ratio"], color=cmap(ops.index(r["op"]) % 10))
+        else:
+            ax.plot(i, 1.0, "x", color="red", ms=8)
+    for op in ops:
+        ax.bar(0, 0, color=cmap(ops.index(op) % 10), label=op)  # legend entries
+    ax.axhline(1.0, color="black", lw=1)
+    ax.axhline(1.1, color="red", ls="--", lw=1, label="1.1x")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(rows)), [r["case"].split(" ")[0] for r in rows], rotation=90)
+    ax.tick_params(axis="x", labelsize=6)
+    ax.set_ylabel("MODELED ours / published built-in")
+    ax.set_title(
+        f"pyasc-mlir vs CANN built-ins on {t['platform']} (ours MODELED; geomean "
+        f"{t['geomean_ratio']:.2f}, worst {t['worst_ratio']:.2f}, not compiled "
+        f"{t['not_compiled']})"
+    )
+    ax.legend(fontsize=7, ncol=4)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write(t: dict[str, Any], out_dir: Path) -> list[str]:
+    """Write ``cann_table.{json,md,png}`` into ``out_dir``; the problems met (the chart is
+    skipped without matplotlib, with that reason)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "cann_table.json").write_text(json.dumps(t, indent=1) + "\n")
+    (out_dir / "cann_table.md").write_text(markdown(t))
+    try:
+        chart(t, out_dir / "cann_table.png")
+    except ImportError as exc:
+        return [f"cann_table.png not written: {exc} (pip install -e '.[bench]')"]
+    return []
+
+
 def main() -> int:
     t = table()
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "cann_table.json").write_text(json.dumps(t, indent=1) + "\n")
-    (RESULTS / "cann_table.md").write_text(markdown(t))
+    for problem in write(t, RESULTS):
+        print(problem)
     print(markdown(t).splitlines()[2])
     return 0
 

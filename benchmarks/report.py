@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks import cann_table
 from benchmarks.dynamic import report as dynamic_report
 from benchmarks.report_chart import chart
 from benchmarks.report_format import STAGE_COLS, table
@@ -45,7 +46,8 @@ def markdown(r: dict[str, Any]) -> str:
     L += [
         "**NPU figures are MODELED**, not measured: `pyasc_mlir.cost_model` for the "
         f"{meta['platform_modeled']} (pipe-level model, HBM bandwidth from the platform "
-        "table; kernel launch overhead is not modeled). No Ascend device was used.",
+        "table; a per-kernel minimum time and the L2 with constants fitted to published 910B2 "
+        "measurements: benchmarks/results/calibration.md). No Ascend device was used.",
         "",
     ]
     s = meta["settings"]
@@ -95,4 +97,6 @@ def markdown(r: dict[str, Any]) -> str:
     L += dynamic_report(r)
     L += swiglu(r)
     L += ["![chart](chart.png)", ""]
+    if "cann_table" in r:
+        L += [cann_table.markdown(r["cann_table"]), "![CANN table](cann_table.png)", ""]
     return "\n".join(L)

@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import pyasc_mlir as pa  # noqa: E402
+from benchmarks import cann_table, harness  # noqa: E402
 from benchmarks import dynamic as dyn_bench  # noqa: E402
-from benchmarks import harness  # noqa: E402
 from benchmarks.cold_compile import GxxCounter  # noqa: E402
 from benchmarks.common import (  # noqa: E402
     CONFIGS,
@@ -555,6 +555,8 @@ def main(argv: list[str] | None = None) -> int:
                 except Exception as exc:  # noqa: BLE001
                     r.setdefault("dynamic_shapes", {})[w.key] = {"error": error_text(exc)}
                     traceback.print_exc()
+        log("== against CANN's built-ins (published 910B2 cases; ours MODELED)")
+        r["cann_table"] = cann_table.table()
     finally:
         r["targets"] = targets(r)
         r["meta"]["duration_s"] = time.perf_counter() - t_start
@@ -572,6 +574,8 @@ def write_reports(r: dict[str, Any], out_dir: Path) -> None:
     from benchmarks import report
 
     (out_dir / "README.md").write_text(report.markdown(r))
+    for problem in cann_table.write(r["cann_table"], out_dir) if "cann_table" in r else []:
+        log(problem)
     try:
         report.chart(r, out_dir / "chart.png")
     except Exception as exc:  # noqa: BLE001 - matplotlib missing: JSON + Markdown stand
