@@ -17,8 +17,8 @@ Before and after (``y = exp(x)``)::
       func.return %dx : tensor<4xf32>
     }
 
-Saved values: none. The backward recomputes the forward inside itself (the strategy
-``"recompute"``: the recomputed ops fuse with the gradient ops, so no intermediate makes a GM
+Saved values (strategy ``"recompute"``, the default): none. The backward recomputes the forward
+inside itself (the recomputed ops fuse with the gradient ops, so no intermediate makes a GM
 round trip); the backward function carries ``asc.backward = "recompute"`` and
 ``asc.backward_of = "f"``. Forward ops no gradient needs are dropped (dead-code elimination).
 
@@ -32,9 +32,10 @@ comparisons (masks) carry no gradient, so a value used only through a comparison
 Options: ``function`` (differentiate only that function; default every function without a
 ``_backward`` twin), ``replace`` (drop the forward functions: the module then holds only
 the backward, which the compile path lowers like any operator) and ``save`` (the alternative
-strategy, for the cost model's comparison in ``pyasc_mlir/grad_cost.py``: the backward takes
-the forward's reduction results -- per-row statistics -- as extra trailing arguments instead of
-recomputing them; ``asc.backward = "save"``).
+strategy, chosen by the cost model in ``pyasc_mlir/grad_strategy.py``: the backward takes the
+forward's reduction results -- per-row statistics -- as extra trailing arguments instead of
+recomputing them; ``asc.backward = "save"``, ``asc.backward_saved`` describes them, and
+:func:`with_saved_outputs` makes the forward return them).
 
 Errors: :class:`~pyasc_mlir.errors.PyAscCompileError`, located at the op's source line, for an
 op without a derivative (``asc.flash_attention``, tile-level ops), and for a ``function``
@@ -43,12 +44,15 @@ option naming no function.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import Float32Type, FunctionType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -57,20 +61,31 @@ from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes import autodiff_rules as rules
 from pyasc_mlir.passes.autodiff_rules import GradEmitter, shape_of
 from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.types import np_dtype_of
 
 __all__ = [
     "BACKWARD_ATTR",
     "BACKWARD_OF_ATTR",
+    "CHOICE_ATTR",
+    "SAVED_ATTR",
     "AscAutodiffPass",
     "backward_entry",
     "backward_name",
     "differentiate",
+    "saved_entries",
+    "saved_values",
+    "with_saved_outputs",
 ]
 
 BACKWARD_ATTR = "asc.backward"
 """Function attribute: the save/recompute strategy of a backward function (``"recompute"``)."""
 BACKWARD_OF_ATTR = "asc.backward_of"
 """Function attribute: the name of the forward function a backward function differentiates."""
+SAVED_ATTR = "asc.backward_saved"
+"""Function attribute of a ``save`` backward: JSON of :func:`saved_entries` (its trailing
+arguments)."""
+CHOICE_ATTR = "asc.backward_choice"
+"""Function attribute: JSON of why the strategy was chosen (``pyasc_mlir.grad_strategy``)."""
 
 
 def backward_name(name: str) -> str:
@@ -247,6 +262,38 @@ def saved_values(fwd: func.FuncOp) -> list[SSAValue]:
     return [op.result for op in fwd.body.block.ops if isinstance(op, asc.ReduceOp)]
 
 
+def saved_entries(fwd: func.FuncOp) -> list[dict[str, Any]]:
+    """Descriptions of :func:`saved_values`: ``name`` (the Python variable or ``saved<i>``),
+    ``kind`` (the reduction), ``shape``, ``dtype`` and ``bytes`` (the GM bytes it takes)."""
+    entries = []
+    for i, v in enumerate(saved_values(fwd)):
+        assert isinstance(v.type, TensorType) and isinstance(v.owner, asc.ReduceOp)
+        dtype = str(np_dtype_of(v.type.element_type))
+        entries.append(
+            {
+                "name": v.name_hint or f"saved{i}",
+                "kind": v.owner.kind.data,
+                "shape": list(v.type.get_shape()),
+                "dtype": dtype,
+                "bytes": v.type.element_count() * np.dtype(dtype).itemsize,
+            }
+        )
+    return entries
+
+
+def with_saved_outputs(fwd: func.FuncOp) -> list[dict[str, Any]]:
+    """Make ``fwd`` also return its :func:`saved_values` (after its own results, in program
+    order: the ``save`` strategy's forward); their :func:`saved_entries`."""
+    entries = saved_entries(fwd)
+    kept = saved_values(fwd)
+    ret = fwd.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    ret.operands = [*ret.operands, *kept]
+    outs = [*fwd.function_type.outputs.data, *(v.type for v in kept)]
+    fwd.function_type = FunctionType.from_lists(fwd.function_type.inputs.data, outs)
+    return entries
+
+
 def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
     """The backward function of ``fwd`` (see the module docstring). ``save``: the variant that
     reads the forward's :func:`saved_values` from extra trailing arguments instead of
@@ -295,19 +342,29 @@ def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
             bwd.attributes[key] = attr
     bwd.attributes[BACKWARD_ATTR] = StringAttr("save" if save else "recompute")
     bwd.attributes[BACKWARD_OF_ATTR] = StringAttr(fwd.sym_name.data)
+    if save:
+        bwd.attributes[SAVED_ATTR] = StringAttr(json.dumps(saved_entries(fwd)))
     return bwd
 
 
 def backward_entry(fn: func.FuncOp) -> dict[str, object]:
     """``op.info["backward"]`` of a compiled backward function: ``strategy`` (``"recompute"``:
-    the forward is recomputed inside the fused backward kernels), ``saved`` (forward values
-    stored to GM for it: none) and ``forward`` (the differentiated function's name)."""
+    the forward is recomputed inside the fused backward kernels; ``"save"``: it reads the
+    forward's statistics), ``saved`` (those values, :func:`saved_entries`; ``[]`` for
+    recompute), ``saved_bytes``, ``forward`` (the differentiated function's name) and, when
+    the strategy was chosen by ``pyasc_mlir.grad_strategy``, ``requested``, ``reason`` and
+    ``modeled`` (both strategies' MODELED µs)."""
     strategy = fn.attributes.get(BACKWARD_ATTR)
     of = fn.attributes.get(BACKWARD_OF_ATTR)
+    saved = fn.attributes.get(SAVED_ATTR)
+    choice = fn.attributes.get(CHOICE_ATTR)
+    entries = json.loads(saved.data) if isinstance(saved, StringAttr) else []
     return {
         "strategy": strategy.data if isinstance(strategy, StringAttr) else None,
-        "saved": [],
+        "saved": entries,
+        "saved_bytes": sum(int(e["bytes"]) for e in entries),
         "forward": of.data if isinstance(of, StringAttr) else None,
+        **(json.loads(choice.data) if isinstance(choice, StringAttr) else {}),
     }
 
 

@@ -41,6 +41,7 @@ from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.empty_op import compile_empty
 from pyasc_mlir.errors import PyAscCompileError, user_facing
 from pyasc_mlir.grad import attach_backward
+from pyasc_mlir.grad_strategy import check_strategy
 from pyasc_mlir.integrity import signature
 from pyasc_mlir.lowering_log import Observer, observer
 from pyasc_mlir.output import Entry, drop_stale_libraries, entry, place_library
@@ -73,6 +74,7 @@ def compile(
     library: str | Path | None = None,
     version: str | None = None,
     grad: bool = False,
+    grad_strategy: str = "auto",
 ) -> CompiledOp:
     """Compile a Python operator for the given argument descriptions.
 
@@ -116,6 +118,10 @@ def compile(
             exact static shapes (a ``@jit`` function turns dynamic by itself on a shape change).
         grad: also compile the backward (``pa.vjp``) into ``backward/``, recorded as
             ``info["backward"]`` (:func:`pyasc_mlir.grad.attach_backward`; ``pa.load_backward``).
+        grad_strategy: the backward's save/recompute strategy (``grad=True``): ``"auto"``
+            (the cost model chooses), ``"recompute"`` or ``"save"`` (the forward returning
+            its saved values goes to ``saving_forward/``; ``pa.load_saving_forward``); see
+            :mod:`pyasc_mlir.grad_strategy`.
 
     Returns:
         A ``CompiledOp``; ``info`` holds name, inputs, outputs, block_dim, tiling, ub_bytes,
@@ -132,9 +138,11 @@ def compile(
             ``inputs`` is not a list or does not fit the class's declared inputs, an unknown
             platform, a tensor larger than the device memory, a ``PYASC_CACHE_DIR`` that is a
             file or not writable (cache enabled), a corrupt ``registry.json``; at the class:
-            results that do not fit its declared ``outputs``.
+            results that do not fit its declared ``outputs``; a ``grad_strategy`` that is not
+            ``"auto"``, ``"recompute"`` or ``"save"``.
         CompileError: g++ rejected the emitted code (a compiler bug).
     """
+    strategy = check_strategy(grad_strategy, "grad_strategy")
     call = op_class.resolve(fn, inputs, name)
     if call is not None:
         fn, inputs, name, version = call.fn, call.inputs, call.name, version or call.version
@@ -148,7 +156,7 @@ def compile(
     if call is not None:
         call.check_outputs(op.outputs)
     if grad:
-        attach_backward(op, fn, list(inputs or ()))
+        attach_backward(op, fn, list(inputs or ()), strategy)
     if lib is not None:
         op_library.register(lib, op.directory, op.info, ver)
     return op
@@ -170,11 +178,11 @@ def _compile(
     name = name or fn_name
     tile, block_dim, double_buffer = pipeline.check_tiling(tiling, double_buffer)
     tile_m, tile_n = pipeline.cube_tiles(tiling)
-    key = cache_key(
-        fn,
-        inputs,
-        compile_options(platform, double_buffer, name, tile, block_dim, tile_m, tile_n, dynamic),
+    options = compile_options(
+        platform, double_buffer, name, tile, block_dim, tile_m, tile_n, dynamic
     )
+    options.update(getattr(fn, "__pyasc_key__", {}))  # a derived operator's variant
+    key = cache_key(fn, inputs, options)
     write_cache = cache_enabled()
     read_cache = cache and write_cache
     concrete, request = pipeline.dynamic_request(fn, inputs, dynamic)
