@@ -309,8 +309,10 @@ def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
     mapping: dict[SSAValue, SSAValue] = dict(zip(fwd.args, block.args[: len(ins)], strict=True))
     for a, new in mapping.items():
         new.name_hint = a.name_hint
-    for j, ct in enumerate(block.args[len(ins) :]):
+    for j, ct in enumerate(block.args[len(ins) : len(ins) + len(outs)]):
         ct.name_hint = f"d_out{j}"
+    for v, arg in stored.items():
+        arg.name_hint = f"saved_{v.name_hint}" if v.name_hint else None
     cloned: list[Operation] = []
     aliases: dict[SSAValue, SSAValue] = {}
     results: list[SSAValue] = []
