@@ -59,6 +59,7 @@ from xdsl.passes import ModulePass
 from pyasc_mlir.dialects import asc, opset_grad
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes import autodiff_rules as rules
+from pyasc_mlir.passes import autodiff_softmax as softmax
 from pyasc_mlir.passes.autodiff_rules import GradEmitter, shape_of
 from pyasc_mlir.passes.common import loc_of
 from pyasc_mlir.types import np_dtype_of
@@ -101,6 +102,8 @@ class _Sweep:
         self.adj: dict[SSAValue, SSAValue] = {}
         self.alias: dict[SSAValue, SSAValue] = {}
         """Recomputed result -> the argument holding its saved value (``save``)."""
+        self.softmax: dict[Operation, tuple[SSAValue, tuple[int, ...]]] = {}
+        """A saved softmax output's ``div`` -> its input and axes (``save``)."""
 
     def add(self, v: SSAValue, g: SSAValue) -> None:
         """Accumulate the contribution ``g`` to ``v``'s adjoint (float32)."""
@@ -114,6 +117,12 @@ class _Sweep:
             return
         g = self.adj.get(self.alias.get(op.results[0], op.results[0]))
         if g is None:
+            return
+        if op in self.softmax:
+            x, axes = self.softmax[op]
+            self.b.at(op.attributes.get(asc.LOC_ATTR))
+            y = self.alias[op.results[0]]
+            self.add(x, softmax.softmax_grad(self.b, axes, y, g))
             return
         handler = _HANDLERS.get(type(op))
         if handler is None:
@@ -256,38 +265,59 @@ def _schedule(block: Block) -> None:
         block.insert_op_before(c, first)  # type: ignore[arg-type]
 
 
+def _softmaxes(fwd: func.FuncOp) -> dict[SSAValue, softmax.Softmax]:
+    """The forward's results that are a decomposed softmax (``passes/autodiff_softmax.py``)."""
+    ret = fwd.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    found = {v: softmax.match(v) for v in ret.operands}
+    return {v: m for v, m in found.items() if m is not None}
+
+
 def saved_values(fwd: func.FuncOp) -> list[SSAValue]:
-    """What the ``save`` strategy would store from the forward: every reduction's result (the
-    per-row statistics: means, variances, maxima, sums), in program order."""
-    return [op.result for op in fwd.body.block.ops if isinstance(op, asc.ReduceOp)]
+    """What the ``save`` strategy stores from the forward: every reduction's result (the
+    per-row statistics: means, variances, maxima, sums) in program order, except those of a
+    softmax that is a result of the forward; then those softmax outputs (already results)."""
+    soft = _softmaxes(fwd)
+    inner = {op for m in soft.values() for op in m.ops}
+    rows = [
+        op.result for op in fwd.body.block.ops if isinstance(op, asc.ReduceOp) and op not in inner
+    ]
+    return [*rows, *soft]
 
 
 def saved_entries(fwd: func.FuncOp) -> list[dict[str, Any]]:
     """Descriptions of :func:`saved_values`: ``name`` (the Python variable or ``saved<i>``),
-    ``kind`` (the reduction), ``shape``, ``dtype`` and ``bytes`` (the GM bytes it takes)."""
+    ``kind`` (the reduction, or ``softmax``), ``shape``, ``dtype``, ``bytes`` (the extra GM
+    bytes the forward writes for it: 0 for an output) and, for a softmax output, ``output``
+    (its result index: the saved value is that result)."""
+    ret = fwd.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    results = list(ret.operands)
     entries = []
     for i, v in enumerate(saved_values(fwd)):
-        assert isinstance(v.type, TensorType) and isinstance(v.owner, asc.ReduceOp)
+        assert isinstance(v.type, TensorType)
         dtype = str(np_dtype_of(v.type.element_type))
-        entries.append(
-            {
-                "name": v.name_hint or f"saved{i}",
-                "kind": v.owner.kind.data,
-                "shape": list(v.type.get_shape()),
-                "dtype": dtype,
-                "bytes": v.type.element_count() * np.dtype(dtype).itemsize,
-            }
-        )
+        entry: dict[str, Any] = {
+            "name": v.name_hint or f"saved{i}",
+            "kind": v.owner.kind.data if isinstance(v.owner, asc.ReduceOp) else "softmax",
+            "shape": list(v.type.get_shape()),
+            "dtype": dtype,
+            "bytes": v.type.element_count() * np.dtype(dtype).itemsize,
+        }
+        if v in results:
+            entry.update(bytes=0, output=results.index(v))
+        entries.append(entry)
     return entries
 
 
 def with_saved_outputs(fwd: func.FuncOp) -> list[dict[str, Any]]:
-    """Make ``fwd`` also return its :func:`saved_values` (after its own results, in program
-    order: the ``save`` strategy's forward); their :func:`saved_entries`."""
+    """Make ``fwd`` also return its :func:`saved_values` that are not already results (after
+    its own results, in program order: the ``save`` strategy's forward); the
+    :func:`saved_entries` of all."""
     entries = saved_entries(fwd)
-    kept = saved_values(fwd)
     ret = fwd.body.block.last_op
     assert isinstance(ret, func.ReturnOp)
+    kept = [v for v in saved_values(fwd) if v not in list(ret.operands)]
     ret.operands = [*ret.operands, *kept]
     outs = [*fwd.function_type.outputs.data, *(v.type for v in kept)]
     fwd.function_type = FunctionType.from_lists(fwd.function_type.inputs.data, outs)
@@ -311,8 +341,8 @@ def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
         new.name_hint = a.name_hint
     for j, ct in enumerate(block.args[len(ins) : len(ins) + len(outs)]):
         ct.name_hint = f"d_out{j}"
-    for v, arg in stored.items():
-        arg.name_hint = f"saved_{v.name_hint}" if v.name_hint else None
+    for i, (v, arg) in enumerate(stored.items()):
+        arg.name_hint = f"saved_{v.name_hint or i}"
     cloned: list[Operation] = []
     aliases: dict[SSAValue, SSAValue] = {}
     results: list[SSAValue] = []
@@ -329,6 +359,11 @@ def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
     b = GradEmitter(block, fwd.attributes.get(asc.LOC_ATTR))
     sweep = _Sweep(b)
     sweep.alias = aliases
+    if save:
+        sweep.softmax = {
+            _clone_of(cloned, aliases, stored[v]): (mapping[m.x], m.axes)
+            for v, m in _softmaxes(fwd).items()
+        }
     for r, dy in zip(results, block.args[len(ins) : len(ins) + len(outs)], strict=True):
         sweep.add(r, b.wide(dy))
     for op in reversed(cloned):
@@ -347,6 +382,13 @@ def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
     if save:
         bwd.attributes[SAVED_ATTR] = StringAttr(json.dumps(saved_entries(fwd)))
     return bwd
+
+
+def _clone_of(
+    cloned: list[Operation], aliases: dict[SSAValue, SSAValue], arg: SSAValue
+) -> Operation:
+    """The cloned op whose result reads the saved argument ``arg``."""
+    return next(op for op in cloned if op.results and aliases.get(op.results[0]) is arg)
 
 
 def backward_entry(fn: func.FuncOp) -> dict[str, object]:

@@ -31,7 +31,13 @@ from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.errors import PyAscUsageError, caller_loc, user_facing
 from pyasc_mlir.frontend.ast_frontend import build_module
 from pyasc_mlir.grad_cost import plain_function
-from pyasc_mlir.grad_strategy import SavingForward, check_strategy, decide, saved_descs
+from pyasc_mlir.grad_strategy import (
+    SavingForward,
+    check_strategy,
+    decide,
+    saved_descs,
+    split_saving,
+)
 from pyasc_mlir.integrity import seal
 from pyasc_mlir.passes.autodiff import CHOICE_ATTR, AscAutodiffPass, backward_name
 from pyasc_mlir.pipeline import make_context, top_function
@@ -219,9 +225,7 @@ class VJP:
         save = decision["strategy"] == "save"
         fn = SavingForward(self.backward.forward) if save else self.backward.forward
         out = compile_op(fn, descs, platform=self.platform)(*arrays, backend=backend)
-        outs = out if isinstance(out, tuple) else (out,)
-        n = len(outs) - len(decision["saved"])
-        return outs[:n], outs[n:]
+        return split_saving(out if isinstance(out, tuple) else (out,), decision["saved"])
 
     @user_facing
     def __call__(self, *args: Any, saved: Sequence[Any] | None = None) -> tuple[Any, ...]:

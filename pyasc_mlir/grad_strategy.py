@@ -5,10 +5,12 @@ signature.
 forward's inputs and the cotangents only). ``save``: the forward also returns its reduction
 results (the per-row statistics, float32: ``passes.autodiff.saved_values``; the operator
 :class:`SavingForward`), and the backward reads them as trailing inputs instead of recomputing
-them. ``auto`` (the default of ``pa.vjp``, ``@pa.jit(grad_mode=True)`` and
-``pa.compile(..., grad=True)``) takes the strategy whose forward + backward the cost model
-models cheaper (:func:`pyasc_mlir.grad_cost.compare_strategies`, MODELED µs, no g++); a tie
-or nothing to save gives ``recompute``.
+them; a softmax result of the forward is saved as itself (no extra GM write) and differentiated
+as ``y * (dy - sum(dy * y))`` (``passes/autodiff_softmax.py``). ``auto`` (the default of
+``pa.vjp``, ``@pa.jit(grad_mode=True)`` and ``pa.compile(..., grad=True)``) takes the strategy
+whose forward + backward the cost model models cheaper
+(:func:`pyasc_mlir.grad_cost.compare_strategies`, MODELED µs, no g++); a tie or nothing to save
+gives ``recompute``.
 
 :func:`decide` gives the strategy with the report ``op.info["backward"]`` carries: ``requested``,
 ``reason`` and ``modeled`` (both strategies' MODELED forward/backward/total µs, saved bytes,
@@ -31,7 +33,14 @@ from pyasc_mlir.passes.autodiff import with_saved_outputs
 from pyasc_mlir.pipeline import top_function
 from pyasc_mlir.types import TensorDesc, np_dtype_of
 
-__all__ = ["STRATEGIES", "SavingForward", "check_strategy", "decide", "saved_descs"]
+__all__ = [
+    "STRATEGIES",
+    "SavingForward",
+    "check_strategy",
+    "decide",
+    "saved_descs",
+    "split_saving",
+]
 
 STRATEGIES = ("auto", "recompute", "save")
 """The values of the ``strategy`` / ``grad_strategy`` options."""
@@ -53,15 +62,16 @@ def check_strategy(value: object, option: str = "strategy") -> str:
     )
 
 
-def _auto(modeled: dict[str, Any]) -> tuple[str, str]:
-    """The ``auto`` strategy for ``compare_strategies``' result and why."""
+def _auto(modeled: dict[str, Any], saved: list[dict[str, Any]]) -> tuple[str, str]:
+    """The ``auto`` strategy for ``compare_strategies``' result (``saved``: what ``save``
+    would save) and why."""
     rec, sav = modeled["recompute"], modeled["save"]
     where = f"MODELED on {modeled['platform']}, forward + backward"
     if "total_us" not in sav:
         return "recompute", f"auto: the save variant does not compile ({sav.get('error')})"
     if "total_us" not in rec:
         return "save", f"auto: the recompute variant does not compile ({rec.get('error')})"
-    if sav["saved_bytes"] == 0:
+    if not saved:
         return "recompute", "auto: the forward has no reduction results to save"
     if sav["total_us"] < rec["total_us"]:
         return "save", f"auto: save {sav['total_us']} us < recompute {rec['total_us']} us ({where})"
@@ -88,7 +98,7 @@ def decide(
     modeled = compare_strategies(forward, inputs, platform)
     saved = modeled["save"].pop("saved", [])
     if requested == "auto":
-        strategy, reason = _auto(modeled)
+        strategy, reason = _auto(modeled, saved)
     else:
         strategy, reason = requested, f"requested: strategy={requested!r}"
     modeled.pop("choice")
@@ -107,6 +117,18 @@ def decide(
 def saved_descs(decision: dict[str, Any]) -> list[TensorDesc]:
     """The saved values of a :func:`decide` result as ``TensorDesc`` s (backward inputs)."""
     return [TensorDesc(tuple(e["shape"]), e["dtype"]) for e in decision["saved"]]
+
+
+def split_saving(
+    outs: Sequence[Any], entries: list[dict[str, Any]]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """``(results, saved)`` of a :class:`SavingForward` run's ``outs`` for its saved
+    ``entries`` (a saved softmax output is the result it names; the others follow the
+    results, in order)."""
+    n = len(outs) - sum(1 for e in entries if "output" not in e)
+    rest = iter(outs[n:])
+    saved = tuple(outs[e["output"]] if "output" in e else next(rest) for e in entries)
+    return tuple(outs[:n]), saved
 
 
 class SavingForward:

@@ -40,6 +40,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without PyTorch
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.errors import PyAscUsageError, caller_loc, user_facing
 from pyasc_mlir.grad import load_backward, load_saving_forward, vjp
+from pyasc_mlir.grad_strategy import split_saving
 from pyasc_mlir.jit import JitFunction, jit
 from pyasc_mlir.torch_arrays import check_tensor, from_numpy, to_numpy
 from pyasc_mlir.torch_autograd import register_backward, register_no_backward
@@ -289,7 +290,8 @@ def _register_compiled(op: CompiledOp, qualname: str) -> TorchOp:
     saving = load_saving_forward(op) if op.info["backward"].get("saving_forward") else None
 
     def run(args: list[Any], cotangents: list[torch.Tensor]) -> list[torch.Tensor]:
-        saved = _as_list(saving(*args))[len(op.outputs) :] if saving is not None else []
+        entries = op.info["backward"]["saved"]
+        saved = split_saving(_as_list(saving(*args)), entries)[1] if saving is not None else ()
         return _as_list(bwd(*args, *cotangents, *saved))
 
     params = schema.removeprefix("(").split(") ->")[0].split(", ")

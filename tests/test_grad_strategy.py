@@ -35,9 +35,12 @@ def _both(name: str, rows: int, cols: int) -> None:
     want = _torch_grads(ref, args[:-1], args[-1])
     rec = pa.vjp(fn, strategy="recompute")(*args)
     save = pa.vjp(fn, strategy="save")
-    _, saved = save.forward(*args[:-1])
+    outs, saved = save.forward(*args[:-1])
     assert [s.dtype for s in saved] == [np.float32] * len(saved)
-    assert [s.shape for s in saved] == [(rows, 1)] * len(saved)  # per-row statistics
+    if name == "softmax":  # its output itself (passes/autodiff_softmax.py)
+        assert len(saved) == 1 and saved[0] is outs[0]
+    else:
+        assert [s.shape for s in saved] == [(rows, 1)] * len(saved)  # per-row statistics
     got = save(*args, saved=saved)
     _close(rec, want, 1e-4)
     _close(got, want, 1e-4)
@@ -70,6 +73,18 @@ def test_auto_is_the_cost_models_choice(fn, n: int, dtype: str):
         assert decision["modeled"][s]["total_us"] == modeled[s]["total_us"]
     saved = sum(e["bytes"] for e in decision["saved"])
     assert saved == (modeled["save"]["saved_bytes"] if decision["strategy"] == "save" else 0)
+
+
+def test_softmax_output_is_saved_as_itself():
+    """The save backward of a softmax result reads y itself (no extra GM write; its
+    ``y * (dy - sum(dy * y))`` is checked by ``test_save_and_recompute_on_tails``)."""
+    x = pa.TensorDesc((33, 7), "float32")
+    decision = pa.vjp(softmax, strategy="save").decision(x)
+    assert decision["saved"] == [
+        {"name": "saved0", "kind": "softmax", "shape": [33, 7], "dtype": "float32", "bytes": 0}
+        | {"output": 0}
+    ]
+    assert decision["modeled"]["save"]["saved_bytes"] == 0
 
 
 def test_nothing_to_save_is_recompute():
