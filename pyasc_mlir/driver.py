@@ -40,8 +40,7 @@ from pyasc_mlir.compile_args import check_call, check_results
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.empty_op import compile_empty
 from pyasc_mlir.errors import PyAscCompileError, user_facing
-from pyasc_mlir.grad import attach_backward
-from pyasc_mlir.grad_strategy import check_strategy
+from pyasc_mlir.grad import attach_backward, check_strategy
 from pyasc_mlir.integrity import signature
 from pyasc_mlir.lowering_log import Observer, observer
 from pyasc_mlir.output import Entry, drop_stale_libraries, entry, place_library
@@ -117,11 +116,8 @@ def compile(
             ``None`` in ``inputs``/``outputs``); see ``docs/DESIGN.md``. ``False`` keeps the
             exact static shapes (a ``@jit`` function turns dynamic by itself on a shape change).
         grad: also compile the backward (``pa.vjp``) into ``backward/``, recorded as
-            ``info["backward"]`` (:func:`pyasc_mlir.grad.attach_backward`; ``pa.load_backward``).
-        grad_strategy: the backward's save/recompute strategy (``grad=True``): ``"auto"``
-            (the cost model chooses), ``"recompute"`` or ``"save"`` (the forward returning
-            its saved values goes to ``saving_forward/``; ``pa.load_saving_forward``); see
-            :mod:`pyasc_mlir.grad_strategy`.
+            ``info["backward"]`` (:func:`pyasc_mlir.grad.attach_backward`; ``pa.load_backward``)
+            with ``grad_strategy`` ``"auto"``/``"recompute"``/``"save"`` (:mod:`.grad_strategy`).
 
     Returns:
         A ``CompiledOp``; ``info`` holds name, inputs, outputs, block_dim, tiling, ub_bytes,
@@ -138,8 +134,7 @@ def compile(
             ``inputs`` is not a list or does not fit the class's declared inputs, an unknown
             platform, a tensor larger than the device memory, a ``PYASC_CACHE_DIR`` that is a
             file or not writable (cache enabled), a corrupt ``registry.json``; at the class:
-            results that do not fit its declared ``outputs``; a ``grad_strategy`` that is not
-            ``"auto"``, ``"recompute"`` or ``"save"``.
+            results that do not fit its declared ``outputs``.
         CompileError: g++ rejected the emitted code (a compiler bug).
     """
     strategy = check_strategy(grad_strategy, "grad_strategy")
@@ -178,11 +173,8 @@ def _compile(
     name = name or fn_name
     tile, block_dim, double_buffer = pipeline.check_tiling(tiling, double_buffer)
     tile_m, tile_n = pipeline.cube_tiles(tiling)
-    options = compile_options(
-        platform, double_buffer, name, tile, block_dim, tile_m, tile_n, dynamic
-    )
-    options.update(getattr(fn, "__pyasc_key__", {}))  # a derived operator's variant
-    key = cache_key(fn, inputs, options)
+    opts = compile_options(platform, double_buffer, name, tile, block_dim, tile_m, tile_n, dynamic)
+    key = cache_key(fn, inputs, opts)
     write_cache = cache_enabled()
     read_cache = cache and write_cache
     concrete, request = pipeline.dynamic_request(fn, inputs, dynamic)

@@ -50,6 +50,7 @@ __all__ = [
     "VJP",
     "Backward",
     "attach_backward",
+    "check_strategy",
     "load_backward",
     "load_saving_forward",
     "vjp",

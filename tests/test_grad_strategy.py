@@ -152,3 +152,22 @@ def test_saved_values_for_a_recompute_backward_is_an_error():
     x, w, b, dy = _args("layer_norm", 7, 33, "float32")
     with pytest.raises(pa.PyAscUsageError, match=r"1 saved value\(s\) given to the recompute"):
         pa.vjp(layer_norm, strategy="recompute")(x, w, b, dy, saved=[x[:, :1]])
+
+
+def test_custom_op_of_a_saving_compiled_op(tmp_path):
+    """``custom_op`` of ``compile(softmax, grad=True, grad_strategy="save")``: the backward
+    formula gets the saved value (the softmax output, from the saving forward) and gives
+    torch's float64 gradient."""
+    from pyasc_mlir.torch import custom_op
+
+    descs = [pa.TensorDesc((7, 33), "float32")]
+    folder = tmp_path / "sm"
+    compiled = pa.compile(softmax, descs, output_dir=folder, grad=True, grad_strategy="save")
+    assert compiled.info["backward"]["saved"][0]["output"] == 0
+    op = custom_op(compiled, "gs_softmax_saved")
+    x = torch.randn(7, 33, generator=torch.Generator().manual_seed(3)).requires_grad_()
+    dy = torch.randn(7, 33, generator=torch.Generator().manual_seed(4))
+    op(x).backward(dy)
+    r = x.detach().double().requires_grad_()
+    torch.softmax(r, -1).backward(dy.double())
+    _close([x.grad.numpy()], [r.grad.numpy()], 1e-4)
