@@ -48,12 +48,18 @@ def _both(name: str, rows: int, cols: int) -> None:
     _close(save(*args), [np.asarray(g, np.float64) for g in got], 0.0)  # forward run inside
 
 
-def test_save_and_recompute_layer_norm_on_tails():
-    _both("layer_norm", 7, 33)
+def test_save_layer_norm_matches_torch_on_a_tail():
+    """The fast check (the recompute backward: ``test_autodiff_kernels.py``)."""
+    fn, ref, _ = REFS["layer_norm"]
+    args = _args("layer_norm", 7, 33, "float32")
+    got = pa.vjp(fn, strategy="save")(*args)
+    _close(got, _torch_grads(ref, args[:-1], args[-1]), 1e-4)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "rows", "cols"), [("rms_norm", 7, 33), ("softmax", 33, 7)])
+@pytest.mark.parametrize(
+    ("name", "rows", "cols"), [("layer_norm", 7, 33), ("rms_norm", 7, 33), ("softmax", 33, 7)]
+)
 def test_save_and_recompute_on_tails(name: str, rows: int, cols: int):
     _both(name, rows, cols)
 
@@ -154,6 +160,7 @@ def test_saved_values_for_a_recompute_backward_is_an_error():
         pa.vjp(layer_norm, strategy="recompute")(x, w, b, dy, saved=[x[:, :1]])
 
 
+@pytest.mark.slow
 def test_custom_op_of_a_saving_compiled_op(tmp_path):
     """``custom_op`` of ``compile(softmax, grad=True, grad_strategy="save")``: the backward
     formula gets the saved value (the softmax output, from the saving forward) and gives
