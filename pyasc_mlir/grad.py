@@ -182,6 +182,7 @@ class VJP:
         self.platform = platform
         self.backward = Backward(fn)
         self._backwards: dict[str, Backward] = {}
+        self._decisions: dict[str, dict[str, Any]] = {}
 
     def _split(self, args: Sequence[Any]) -> tuple[list[object], list[Any]]:
         """The descriptions of the forward's arguments in ``args`` and the arrays of all."""
@@ -194,7 +195,12 @@ class VJP:
         """The strategy for these forward arguments (arrays, ``TensorDesc`` s, constants):
         :func:`pyasc_mlir.grad_strategy.decide` (memoised per signature)."""
         descs, _ = self._split(forward_args)
-        return decide(self.backward.forward, descs, self.requested, self.platform)
+        key = repr(descs)  # per signature (a change of the forward's source: its strategy
+        # may be stale, its gradients not: the compiled operators follow the source)
+        if key not in self._decisions:
+            fn = self.backward.forward
+            self._decisions[key] = decide(fn, descs, self.requested, self.platform)
+        return self._decisions[key]
 
     def _backward_for(self, decision: dict[str, Any]) -> Backward:
         key = json.dumps(decision, sort_keys=True)
