@@ -17,8 +17,8 @@ Before and after (``y = exp(x)``)::
       func.return %dx : tensor<4xf32>
     }
 
-Saved values: none. The backward recomputes the forward inside itself (the strategy
-``"recompute"``: the recomputed ops fuse with the gradient ops, so no intermediate makes a GM
+Saved values (strategy ``"recompute"``, the default): none. The backward recomputes the forward
+inside itself (the recomputed ops fuse with the gradient ops, so no intermediate makes a GM
 round trip); the backward function carries ``asc.backward = "recompute"`` and
 ``asc.backward_of = "f"``. Forward ops no gradient needs are dropped (dead-code elimination).
 
@@ -32,9 +32,10 @@ comparisons (masks) carry no gradient, so a value used only through a comparison
 Options: ``function`` (differentiate only that function; default every function without a
 ``_backward`` twin), ``replace`` (drop the forward functions: the module then holds only
 the backward, which the compile path lowers like any operator) and ``save`` (the alternative
-strategy, for the cost model's comparison in ``pyasc_mlir/grad_cost.py``: the backward takes
-the forward's reduction results -- per-row statistics -- as extra trailing arguments instead of
-recomputing them; ``asc.backward = "save"``).
+strategy, chosen by the cost model in ``pyasc_mlir/grad_strategy.py``: the backward takes the
+forward's reduction results -- per-row statistics -- as extra trailing arguments instead of
+recomputing them; ``asc.backward = "save"``, ``asc.backward_saved`` describes them, and
+:func:`with_saved_outputs` makes the forward return them).
 
 Errors: :class:`~pyasc_mlir.errors.PyAscCompileError`, located at the op's source line, for an
 op without a derivative (``asc.flash_attention``, tile-level ops), and for a ``function``
@@ -43,34 +44,49 @@ option naming no function.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import Float32Type, FunctionType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc, opset_grad
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes import autodiff_rules as rules
+from pyasc_mlir.passes import autodiff_softmax as softmax
 from pyasc_mlir.passes.autodiff_rules import GradEmitter, shape_of
 from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.types import np_dtype_of
 
 __all__ = [
     "BACKWARD_ATTR",
     "BACKWARD_OF_ATTR",
+    "CHOICE_ATTR",
+    "SAVED_ATTR",
     "AscAutodiffPass",
     "backward_entry",
     "backward_name",
     "differentiate",
+    "saved_entries",
+    "saved_values",
+    "with_saved_outputs",
 ]
 
 BACKWARD_ATTR = "asc.backward"
 """Function attribute: the save/recompute strategy of a backward function (``"recompute"``)."""
 BACKWARD_OF_ATTR = "asc.backward_of"
 """Function attribute: the name of the forward function a backward function differentiates."""
+SAVED_ATTR = "asc.backward_saved"
+"""Function attribute of a ``save`` backward: JSON of :func:`saved_entries` (its trailing
+arguments)."""
+CHOICE_ATTR = "asc.backward_choice"
+"""Function attribute: JSON of why the strategy was chosen (``pyasc_mlir.grad_strategy``)."""
 
 
 def backward_name(name: str) -> str:
@@ -86,6 +102,8 @@ class _Sweep:
         self.adj: dict[SSAValue, SSAValue] = {}
         self.alias: dict[SSAValue, SSAValue] = {}
         """Recomputed result -> the argument holding its saved value (``save``)."""
+        self.softmax: dict[Operation, tuple[SSAValue, tuple[int, ...]]] = {}
+        """A saved softmax output's ``div`` -> its input and axes (``save``)."""
 
     def add(self, v: SSAValue, g: SSAValue) -> None:
         """Accumulate the contribution ``g`` to ``v``'s adjoint (float32)."""
@@ -99,6 +117,12 @@ class _Sweep:
             return
         g = self.adj.get(self.alias.get(op.results[0], op.results[0]))
         if g is None:
+            return
+        if op in self.softmax:
+            x, axes = self.softmax[op]
+            self.b.at(op.attributes.get(asc.LOC_ATTR))
+            y = self.alias[op.results[0]]
+            self.add(x, softmax.softmax_grad(self.b, axes, y, g))
             return
         handler = _HANDLERS.get(type(op))
         if handler is None:
@@ -241,10 +265,63 @@ def _schedule(block: Block) -> None:
         block.insert_op_before(c, first)  # type: ignore[arg-type]
 
 
+def _softmaxes(fwd: func.FuncOp) -> dict[SSAValue, softmax.Softmax]:
+    """The forward's results that are a decomposed softmax (``passes/autodiff_softmax.py``)."""
+    ret = fwd.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    found = {v: softmax.match(v) for v in ret.operands}
+    return {v: m for v, m in found.items() if m is not None}
+
+
 def saved_values(fwd: func.FuncOp) -> list[SSAValue]:
-    """What the ``save`` strategy would store from the forward: every reduction's result (the
-    per-row statistics: means, variances, maxima, sums), in program order."""
-    return [op.result for op in fwd.body.block.ops if isinstance(op, asc.ReduceOp)]
+    """What the ``save`` strategy stores from the forward: every reduction's result (the
+    per-row statistics: means, variances, maxima, sums) in program order, except those of a
+    softmax that is a result of the forward; then those softmax outputs (already results)."""
+    soft = _softmaxes(fwd)
+    inner = {op for m in soft.values() for op in m.ops}
+    rows = [
+        op.result for op in fwd.body.block.ops if isinstance(op, asc.ReduceOp) and op not in inner
+    ]
+    return [*rows, *soft]
+
+
+def saved_entries(fwd: func.FuncOp) -> list[dict[str, Any]]:
+    """Descriptions of :func:`saved_values`: ``name`` (the Python variable or ``saved<i>``),
+    ``kind`` (the reduction, or ``softmax``), ``shape``, ``dtype``, ``bytes`` (the extra GM
+    bytes the forward writes for it: 0 for an output) and, for a softmax output, ``output``
+    (its result index: the saved value is that result)."""
+    ret = fwd.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    results = list(ret.operands)
+    entries = []
+    for i, v in enumerate(saved_values(fwd)):
+        assert isinstance(v.type, TensorType)
+        dtype = str(np_dtype_of(v.type.element_type))
+        entry: dict[str, Any] = {
+            "name": v.name_hint or f"saved{i}",
+            "kind": v.owner.kind.data if isinstance(v.owner, asc.ReduceOp) else "softmax",
+            "shape": list(v.type.get_shape()),
+            "dtype": dtype,
+            "bytes": v.type.element_count() * np.dtype(dtype).itemsize,
+        }
+        if v in results:
+            entry.update(bytes=0, output=results.index(v))
+        entries.append(entry)
+    return entries
+
+
+def with_saved_outputs(fwd: func.FuncOp) -> list[dict[str, Any]]:
+    """Make ``fwd`` also return its :func:`saved_values` that are not already results (after
+    its own results, in program order: the ``save`` strategy's forward); the
+    :func:`saved_entries` of all."""
+    entries = saved_entries(fwd)
+    ret = fwd.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    kept = [v for v in saved_values(fwd) if v not in list(ret.operands)]
+    ret.operands = [*ret.operands, *kept]
+    outs = [*fwd.function_type.outputs.data, *(v.type for v in kept)]
+    fwd.function_type = FunctionType.from_lists(fwd.function_type.inputs.data, outs)
+    return entries
 
 
 def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
@@ -262,8 +339,10 @@ def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
     mapping: dict[SSAValue, SSAValue] = dict(zip(fwd.args, block.args[: len(ins)], strict=True))
     for a, new in mapping.items():
         new.name_hint = a.name_hint
-    for j, ct in enumerate(block.args[len(ins) :]):
+    for j, ct in enumerate(block.args[len(ins) : len(ins) + len(outs)]):
         ct.name_hint = f"d_out{j}"
+    for i, (v, arg) in enumerate(stored.items()):
+        arg.name_hint = f"saved_{v.name_hint or i}"
     cloned: list[Operation] = []
     aliases: dict[SSAValue, SSAValue] = {}
     results: list[SSAValue] = []
@@ -280,6 +359,11 @@ def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
     b = GradEmitter(block, fwd.attributes.get(asc.LOC_ATTR))
     sweep = _Sweep(b)
     sweep.alias = aliases
+    if save:
+        sweep.softmax = {
+            _clone_of(cloned, aliases, stored[v]): (mapping[m.x], m.axes)
+            for v, m in _softmaxes(fwd).items()
+        }
     for r, dy in zip(results, block.args[len(ins) : len(ins) + len(outs)], strict=True):
         sweep.add(r, b.wide(dy))
     for op in reversed(cloned):
@@ -295,19 +379,36 @@ def differentiate(fwd: func.FuncOp, save: bool = False) -> func.FuncOp:
             bwd.attributes[key] = attr
     bwd.attributes[BACKWARD_ATTR] = StringAttr("save" if save else "recompute")
     bwd.attributes[BACKWARD_OF_ATTR] = StringAttr(fwd.sym_name.data)
+    if save:
+        bwd.attributes[SAVED_ATTR] = StringAttr(json.dumps(saved_entries(fwd)))
     return bwd
+
+
+def _clone_of(
+    cloned: list[Operation], aliases: dict[SSAValue, SSAValue], arg: SSAValue
+) -> Operation:
+    """The cloned op whose result reads the saved argument ``arg``."""
+    return next(op for op in cloned if op.results and aliases.get(op.results[0]) is arg)
 
 
 def backward_entry(fn: func.FuncOp) -> dict[str, object]:
     """``op.info["backward"]`` of a compiled backward function: ``strategy`` (``"recompute"``:
-    the forward is recomputed inside the fused backward kernels), ``saved`` (forward values
-    stored to GM for it: none) and ``forward`` (the differentiated function's name)."""
+    the forward is recomputed inside the fused backward kernels; ``"save"``: it reads the
+    forward's statistics), ``saved`` (those values, :func:`saved_entries`; ``[]`` for
+    recompute), ``saved_bytes``, ``forward`` (the differentiated function's name) and, when
+    the strategy was chosen by ``pyasc_mlir.grad_strategy``, ``requested``, ``reason`` and
+    ``modeled`` (both strategies' MODELED µs)."""
     strategy = fn.attributes.get(BACKWARD_ATTR)
     of = fn.attributes.get(BACKWARD_OF_ATTR)
+    saved = fn.attributes.get(SAVED_ATTR)
+    choice = fn.attributes.get(CHOICE_ATTR)
+    entries = json.loads(saved.data) if isinstance(saved, StringAttr) else []
     return {
         "strategy": strategy.data if isinstance(strategy, StringAttr) else None,
-        "saved": [],
+        "saved": entries,
+        "saved_bytes": sum(int(e["bytes"]) for e in entries),
         "forward": of.data if isinstance(of, StringAttr) else None,
+        **(json.loads(choice.data) if isinstance(choice, StringAttr) else {}),
     }
 
 

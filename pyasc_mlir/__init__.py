@@ -26,7 +26,7 @@ from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.device import Tensor, empty, from_numpy, full, ones, randn, zeros
 from pyasc_mlir.driver import clear_memory_cache, compile, load_op
 from pyasc_mlir.errors import PyAscCompileError, PyAscError, PyAscUsageError
-from pyasc_mlir.grad import load_backward, vjp
+from pyasc_mlir.grad import load_backward, load_saving_forward, vjp
 from pyasc_mlir.jit import JitFunction, Op, jit, operator
 from pyasc_mlir.op_library import add_op_library
 from pyasc_mlir.ops import *  # noqa: F403
@@ -56,6 +56,7 @@ __all__ = [
     "zeros",
     "jit",
     "load_backward",
+    "load_saving_forward",
     "load_op",
     "operator",
     "profiler",

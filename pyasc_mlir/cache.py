@@ -300,13 +300,14 @@ def compiler_fingerprint() -> str:
 
 def cache_key(fn: Callable[..., Any], inputs: Sequence[object], options: dict) -> str:
     """The 32-hex-digit key of compiling ``fn`` for ``inputs`` with ``options``: the compiler
-    fingerprint, the source fingerprint, the argument descriptions and the options."""
+    fingerprint, the source fingerprint, the argument descriptions and the options, with a
+    derived operator's variant (its ``__pyasc_key__`` dict, e.g. a backward's strategy)."""
     h = hashlib.sha256()
     for part in (
         compiler_fingerprint(),
         source_fingerprint(fn, inputs),
         repr(list(inputs)),
-        repr(sorted(options.items())),
+        repr(sorted({**options, **getattr(fn, "__pyasc_key__", {})}.items())),
     ):
         h.update(part.encode())
         h.update(b"\0")

@@ -40,7 +40,7 @@ from pyasc_mlir.compile_args import check_call, check_results
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.empty_op import compile_empty
 from pyasc_mlir.errors import PyAscCompileError, user_facing
-from pyasc_mlir.grad import attach_backward
+from pyasc_mlir.grad import attach_backward, check_strategy
 from pyasc_mlir.integrity import signature
 from pyasc_mlir.lowering_log import Observer, observer
 from pyasc_mlir.output import Entry, drop_stale_libraries, entry, place_library
@@ -73,6 +73,7 @@ def compile(
     library: str | Path | None = None,
     version: str | None = None,
     grad: bool = False,
+    grad_strategy: str = "auto",
 ) -> CompiledOp:
     """Compile a Python operator for the given argument descriptions.
 
@@ -115,7 +116,8 @@ def compile(
             ``None`` in ``inputs``/``outputs``); see ``docs/DESIGN.md``. ``False`` keeps the
             exact static shapes (a ``@jit`` function turns dynamic by itself on a shape change).
         grad: also compile the backward (``pa.vjp``) into ``backward/``, recorded as
-            ``info["backward"]`` (:func:`pyasc_mlir.grad.attach_backward`; ``pa.load_backward``).
+            ``info["backward"]`` (:func:`pyasc_mlir.grad.attach_backward`; ``pa.load_backward``)
+            with ``grad_strategy`` ``"auto"``/``"recompute"``/``"save"`` (:mod:`.grad_strategy`).
 
     Returns:
         A ``CompiledOp``; ``info`` holds name, inputs, outputs, block_dim, tiling, ub_bytes,
@@ -135,6 +137,7 @@ def compile(
             results that do not fit its declared ``outputs``.
         CompileError: g++ rejected the emitted code (a compiler bug).
     """
+    strategy = check_strategy(grad_strategy, "grad_strategy")
     call = op_class.resolve(fn, inputs, name)
     if call is not None:
         fn, inputs, name, version = call.fn, call.inputs, call.name, version or call.version
@@ -148,7 +151,7 @@ def compile(
     if call is not None:
         call.check_outputs(op.outputs)
     if grad:
-        attach_backward(op, fn, list(inputs or ()))
+        attach_backward(op, fn, list(inputs or ()), strategy)
     if lib is not None:
         op_library.register(lib, op.directory, op.info, ver)
     return op
@@ -170,11 +173,8 @@ def _compile(
     name = name or fn_name
     tile, block_dim, double_buffer = pipeline.check_tiling(tiling, double_buffer)
     tile_m, tile_n = pipeline.cube_tiles(tiling)
-    key = cache_key(
-        fn,
-        inputs,
-        compile_options(platform, double_buffer, name, tile, block_dim, tile_m, tile_n, dynamic),
-    )
+    opts = compile_options(platform, double_buffer, name, tile, block_dim, tile_m, tile_n, dynamic)
+    key = cache_key(fn, inputs, opts)
     write_cache = cache_enabled()
     read_cache = cache and write_cache
     concrete, request = pipeline.dynamic_request(fn, inputs, dynamic)

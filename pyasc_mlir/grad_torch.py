@@ -5,7 +5,10 @@ Called with ``torch.Tensor`` arguments of which one requires grad (and grad mode
 ``grad_mode`` operator runs its compiled forward and returns tensors with a ``grad_fn``; their
 ``backward()`` runs the compiled backward operator (``pa.vjp`` of the same function: fused,
 tiled kernels derived by ``asc-autodiff``) on the saved inputs and the incoming gradients
-(a result that gets no gradient counts as zeros). The gradient of every tensor argument that
+(a result that gets no gradient counts as zeros). The save/recompute strategy is decided
+per signature (:mod:`pyasc_mlir.grad_strategy`): with ``save`` the forward runs as
+``vjp.forward`` (its results and the saved statistics in one run), the statistics stay in
+the autograd context and the backward reads them. The gradient of every tensor argument that
 requires grad is returned; compile-time constants get none. Double backward
 (``create_graph=True`` through it) is a :class:`~pyasc_mlir.errors.PyAscUsageError`: the
 backward kernels are not themselves differentiated, and a gradient without a graph would make
@@ -50,14 +53,18 @@ def _function() -> Any:
             for i, t in zip(where, ts, strict=True):
                 args[i] = t.detach()
             with torch.no_grad():
-                out = run(*args)
+                if vjp.decision(*args)["strategy"] == "save":
+                    outs, saved = vjp.forward(*args, backend=getattr(run, "backend", "cpu"))
+                    out = outs if len(outs) > 1 else outs[0]
+                else:
+                    out, saved = run(*args), ()
             outs = out if isinstance(out, tuple) else (out,)
-            ctx.pyasc = (vjp, args, where, [(o.shape, o.dtype) for o in outs])
+            ctx.pyasc = (vjp, args, where, [(o.shape, o.dtype) for o in outs], saved)
             return out
 
         @staticmethod
         def backward(ctx: Any, *gys: Any) -> Any:
-            vjp, args, where, metas = ctx.pyasc
+            vjp, args, where, metas, saved = ctx.pyasc
             if torch.is_grad_enabled():  # create_graph=True: a graph of the backward is asked
                 raise PyAscUsageError(
                     f"double backward through {vjp.backward.forward.__name__}(): its "
@@ -69,7 +76,7 @@ def _function() -> Any:
                 torch.zeros(shape, dtype=dtype) if g is None else g.contiguous()
                 for g, (shape, dtype) in zip(gys, metas, strict=True)
             ]
-            grads = vjp(*args, *dys)
+            grads = vjp(*args, *dys, saved=saved)
             tensor_at = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
             by_arg = dict(zip(tensor_at, grads, strict=True))
             picked = [
@@ -81,10 +88,12 @@ def _function() -> Any:
     return _FUNCTION
 
 
-def apply(run: Any, fn: Any, args: tuple[Any, ...], vjps: dict[int, VJP]) -> Any:
+def apply(
+    run: Any, fn: Any, args: tuple[Any, ...], vjps: dict[int, VJP], strategy: str = "auto"
+) -> Any:
     """Call ``run(*args)`` (the operator's ordinary call) under autograd: see the module
-    docstring. ``fn``: the operator's Python function (differentiated by ``pa.vjp``, cached in
-    ``vjps``).
+    docstring. ``fn``: the operator's Python function (differentiated by
+    ``pa.vjp(fn, strategy)``, cached in ``vjps``).
 
     Raises:
         PyAscUsageError: a tuple/list-of-tensors argument that requires grad (not supported)."""
@@ -99,7 +108,7 @@ def apply(run: Any, fn: Any, args: tuple[Any, ...], vjps: dict[int, VJP]) -> Any
                 caller_loc(),
                 "grad_mode operators differentiate tensor arguments passed one by one",
             )
-    vjp = vjps.setdefault(0, VJP(fn))
+    vjp = vjps.setdefault(0, VJP(fn, strategy))
     where = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
     template = [None if i in where else a for i, a in enumerate(args)]
     return _function().apply(run, vjp, template, where, *[args[i] for i in where])

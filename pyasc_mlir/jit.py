@@ -17,6 +17,7 @@ from pyasc_mlir.driver import compile
 from pyasc_mlir.errors import PyAscError, PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.ast_frontend import build_module
+from pyasc_mlir.grad_strategy import check_strategy
 from pyasc_mlir.interop import same_kind_as, torch_to_numpy, uses_tensors
 from pyasc_mlir.op_class import OpBase
 from pyasc_mlir.pipeline import check_tiling
@@ -99,10 +100,13 @@ class JitFunction:
         tiling: dict[str, int] | None = None,
         dynamic: bool | None = None,
         grad_mode: bool = False,
+        grad_strategy: str = "auto",
     ):
         self.fn = fn
         self.grad_mode = grad_mode
         """Torch autograd through the compiled backward (:mod:`pyasc_mlir.grad_torch`)."""
+        self.grad_strategy = check_strategy(grad_strategy, "grad_strategy")
+        """Its save/recompute strategy (:mod:`pyasc_mlir.grad_strategy`)."""
         self._vjps: dict[int, Any] = {}
         self.dynamic = dynamic
         self._dyn_ops: dict[tuple, list[CompiledOp]] = {}
@@ -356,7 +360,7 @@ class JitFunction:
         if kwargs:
             args = self._bind(args, kwargs)
         if self.grad_mode and grad_torch.wants_grad(args):
-            return grad_torch.apply(self, self.fn, args, self._vjps)
+            return grad_torch.apply(self, self.fn, args, self._vjps, self.grad_strategy)
         given = args
         tensors = uses_tensors(given)  # torch.Tensor or pa.Tensor arguments
         if tensors:
@@ -427,12 +431,16 @@ def jit(
     tiling: dict[str, int] | None = None,
     dynamic: bool | None = None,
     grad_mode: bool = False,
+    grad_strategy: str = "auto",
 ) -> Any:
     """Decorator: ``@jit`` or ``@jit(backend="interp")``. See ``JitFunction``.
 
     ``grad_mode=True``: called on ``torch.Tensor`` s that require grad, the results get a
     ``grad_fn`` whose backward runs the compiled backward kernels (``pa.vjp``;
-    :mod:`pyasc_mlir.grad_torch`; double backward is a ``PyAscUsageError``).
+    :mod:`pyasc_mlir.grad_torch`; double backward is a ``PyAscUsageError``);
+    ``grad_strategy``: ``"auto"`` (the cost model chooses per signature), ``"recompute"``
+    or ``"save"`` (the forward also returns its saved statistics, kept for the backward; see
+    :mod:`pyasc_mlir.grad_strategy`).
 
     ``dynamic=True`` compiles one kernel per ranks and dtypes (and per value of the dims the
     kernel needs static: reduced and other inner dims, size-1 dims): a call with new leading
@@ -445,7 +453,8 @@ def jit(
     ``tiling={"tile": 24, "block_dim": 40, "buffers": 2}`` pins them (see ``compile``).
 
     Raises:
-        PyAscUsageError: both ``autotune`` and ``tiling``, or a malformed ``tiling``.
+        PyAscUsageError: both ``autotune`` and ``tiling``, a malformed ``tiling``, or an
+            unknown ``grad_strategy``.
     """
 
     def wrap(f: Callable[..., Any]) -> JitFunction:
@@ -459,6 +468,7 @@ def jit(
             tiling=tiling,
             dynamic=dynamic,
             grad_mode=grad_mode,
+            grad_strategy=grad_strategy,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -39,7 +39,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without PyTorch
 
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.errors import PyAscUsageError, caller_loc, user_facing
-from pyasc_mlir.grad import load_backward, vjp
+from pyasc_mlir.grad import load_backward, load_saving_forward, vjp
+from pyasc_mlir.grad_strategy import split_saving
 from pyasc_mlir.jit import JitFunction, jit
 from pyasc_mlir.torch_arrays import check_tensor, from_numpy, to_numpy
 from pyasc_mlir.torch_autograd import register_backward, register_no_backward
@@ -252,7 +253,7 @@ def _register_jit_backward(op: TorchOp, fn: JitFunction, qualname: str) -> None:
     params = inspect.signature(fn.fn).parameters.values()
     kw_names = [p.name for p in params if p.kind == p.KEYWORD_ONLY]  # constants (torch: no
     # keyword-only tensors in a custom op)
-    backward = vjp(fn.fn)
+    backward = vjp(fn.fn, "recompute")  # the op's schema returns the forward's results only
 
     def run(args: list[Any], cotangents: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
         return backward(*args, *cotangents)
@@ -286,9 +287,12 @@ def _register_compiled(op: CompiledOp, qualname: str) -> TorchOp:
         )
         return registered
     bwd = load_backward(op)
+    saving = load_saving_forward(op) if op.info["backward"].get("saving_forward") else None
 
     def run(args: list[Any], cotangents: list[torch.Tensor]) -> list[torch.Tensor]:
-        return _as_list(bwd(*args, *cotangents))
+        entries = op.info["backward"]["saved"]
+        saved = split_saving(_as_list(saving(*args)), entries)[1] if saving is not None else ()
+        return _as_list(bwd(*args, *cotangents, *saved))
 
     params = schema.removeprefix("(").split(") ->")[0].split(", ")
     register_backward(registered.definition, qualname, params, [], run)

@@ -121,10 +121,17 @@ def test_kernel_counts_and_gm_bytes():
     }
     for name, (kernels, gm_bytes) in expect.items():
         fn = REFS[name][0]
-        info = pa.vjp(fn).compile(*_args(name, rows, cols, "float32")).info
+        info = pa.vjp(fn, strategy="recompute").compile(*_args(name, rows, cols, "float32")).info
         assert info["kernels"] == kernels, name
         assert info["gm_bytes"] == gm_bytes, (name, info["gm_bytes"])
-        assert info["backward"] == {"strategy": "recompute", "saved": [], "forward": fn.__name__}
+        entry = info["backward"]
+        assert {k: entry[k] for k in ("strategy", "saved", "saved_bytes", "forward")} == {
+            "strategy": "recompute",
+            "saved": [],
+            "saved_bytes": 0,
+            "forward": fn.__name__,
+        }
+        assert entry["requested"] == "recompute" and entry["modeled"]["label"] == "modeled"
         assert info["gm_bytes"] < info["unfused_gm_bytes"], name
 
 
