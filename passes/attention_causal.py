@@ -16,15 +16,18 @@ Keys from ``m0 + n`` on are masked for every row of the block: skipped. The diag
 built once per core, before the loop over work units, from two ``asc.vindex`` (``CreateVecIndex``)
 ramps: ``D[r, c] = c - r`` (column ramp broadcast over the rows minus the row ramp broadcast over
 the columns), then ``min((D - 0.5) * -inf, 0)``: exactly ``-inf`` where ``c > r``, ``0`` elsewhere
-(``D - 0.5`` is never 0). Every causal row keeps key ``m0 + 0 <= m0 + r``, so no row is empty.
+(``D - 0.5`` is never 0), kept in f16; the diagonal block casts it to f32 and adds it to the
+scores (two vector ops). Every causal row keeps key ``m0 + 0 <= m0 + r``, so no row is empty.
+For a causal kernel the per-unit buffers are allocated once, after the mask, in the kernel's
+entry block (so the mask's scratch shares their bytes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import Float32Type
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import Float16Type, Float32Type
+from xdsl.ir import Attribute, SSAValue
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.passes.ir_builder import Index, IRBuilder
@@ -32,13 +35,16 @@ from pyasc_mlir.platform import LANE_ALIGN
 
 __all__ = ["diagonal_mask", "key_ranges"]
 
-Alloc = Callable[[IRBuilder, int, Float32Type], SSAValue]
+Alloc = Callable[[IRBuilder, int, Attribute], SSAValue]
 
 
 def diagonal_mask(ix: IRBuilder, alloc: Alloc, bq: int, lk: int) -> SSAValue:
-    """Build (with ``ix``) the ``[bq, lk]`` f32 tile ``-inf where c > r else 0`` in a buffer of
-    ``alloc``; ``lk`` is the row stride (the key block length, a multiple of 16)."""
+    """Build (with ``ix``) the ``[bq, lk]`` tile ``-inf where c > r else 0`` in an f16 buffer
+    of ``alloc`` (both values exact in f16; half the UB of f32, which lets a 64 x 128 block
+    fit); ``lk`` is the row stride (the key block length, a multiple of 16). The f32 scratch
+    buffers are dead afterwards (allocated first: ``asc-buffer-alloc`` reuses their bytes)."""
     f32 = Float32Type()
+    mask = alloc(ix, bq * lk, Float16Type())
     rows = alloc(ix, bq * LANE_ALIGN, f32)
     cols = alloc(ix, lk, f32)
     d = alloc(ix, bq * lk, f32)
@@ -55,7 +61,8 @@ def diagonal_mask(ix: IRBuilder, alloc: Alloc, bq: int, lk: int) -> SSAValue:
     ix.add(asc.VScalarOp("adds", d, d, -0.5, n))
     ix.add(asc.VScalarOp("muls", d, d, float("-inf"), n))
     ix.add(asc.VScalarOp("mins", d, d, 0.0, n))
-    return d
+    ix.add(asc.VCastOp(mask, d, n, "rint"))
+    return mask
 
 
 def key_ranges(

@@ -138,6 +138,8 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         self.bid: SSAValue | None = None
         self.o_alloc: asc.AllocOp | None = None
         self.diag: SSAValue | None = None
+        self.bufs: _Bufs | None = None
+        """The per-unit buffers when allocated once per kernel (causal), else ``None``."""
         """The causal diagonal block's additive mask (``attention_causal``), built per core."""
 
     @property
@@ -215,7 +217,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
 
     def _attention(self, t: TileState, fa: asc.FlashAttentionOp) -> None:
         ix, plan = t.ix, self.plan
-        bufs = self._bufs(ix)
+        bufs = self.bufs or self._bufs(ix)
         rows = t.n
         c16 = ix.count(rows, STAT_SLOT)
         co = ix.count(rows, plan.l_slot)
@@ -299,7 +301,8 @@ class AttentionKernelBuilder(CubeKernelBuilder):
             self._mask(t, bx, b, kv0, kl, cs)
         if diagonal:
             assert self.diag is not None
-            bx.add(asc.VBinaryOp("add", b.s, b.s, self.diag, cs))
+            bx.add(asc.VCastOp(b.bc, self.diag, cs, "none"))
+            bx.add(asc.VBinaryOp("add", b.s, b.s, b.bc, cs))
         red = [bx.value(rows), bx.c(1), kl, bx.c(lk)]
         bx.add(asc.VReduceOp("max", "last", b.mb, b.s, b.work, red))
         bx.add(asc.VBinaryOp("max", b.mn, b.m, b.mb, c16))
@@ -407,6 +410,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         self.pre = TileState(ix, 1, ix.c(0))
         if self.fa.is_causal:
             self.diag = diagonal_mask(ix, self._buf, plan.tile, self.bk)
+            self.bufs = self._bufs(ix)
         body = Block(arg_types=[IndexType()])
         bx = IRBuilder(body, self.loc)
         u = body.args[0]
