@@ -17,8 +17,10 @@ unit = one query block of one batch entry; units divided over the cube cores as
     O  += P V_j                               asc.mmad: Cube, P and V read from GM
     m   = m'
 
-and finally ``O / l``; the fusion's epilogue (a cast to f16, a residual, ...) runs on that tile
-and the result goes out through the head-merge views (``asc-lower-cube``'s store). ``m`` starts
+and finally ``O / l`` (causal attention: the key loop stops at the query block's first row
+and one masked diagonal block follows, ``pyasc_mlir.passes.attention_causal``); the fusion's
+epilogue (a cast to f16, a residual, ...) runs on that tile and the result goes out through
+the head-merge views (``asc-lower-cube``'s store). ``m`` starts
 at ``-FLT_MAX``, not ``-inf``: ``m - m'`` is then never ``-inf - -inf``; a row whose scores are
 all ``-inf`` keeps ``l = 0`` and gives ``0 / 0 = NaN``, as ``asc.flash_attention`` defines.
 
