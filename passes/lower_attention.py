@@ -159,13 +159,16 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         self.allocs.append((op, Layout(True, False, True)))
         return op.result
 
-    def _bufs(self, ix: IRBuilder) -> _Bufs:
+    def _bufs(self, ix: IRBuilder, o_ix: IRBuilder | None = None) -> _Bufs:
         """The buffers, all live across the key loop (allocated before it, so
         ``asc-buffer-alloc`` never overlaps them). ``bc`` and ``p`` are reused: UB bounds
-        the query block, and a taller one streams K and V fewer times."""
+        the query block, and a taller one streams K and V fewer times. ``o_ix`` (default
+        ``ix``) allocates the accumulator, the result tile: it becomes a queue buffer of the
+        copy-out, allocated and enqueued once per work unit."""
         bq, lk, ldv = self.plan.tile, self.bk, self.plan.l_slot
         f32 = Float32Type()
-        b = [self._buf(ix, n, f32) for n in (bq * lk, bq * max(lk, ldv), bq * ldv)]
+        b = [self._buf(ix, n, f32) for n in (bq * lk, bq * max(lk, ldv))]
+        b.append(self._buf(o_ix or ix, bq * ldv, f32))
         o_alloc = b[2].owner
         assert isinstance(o_alloc, asc.AllocOp)
         self.o_alloc = o_alloc
@@ -410,11 +413,11 @@ class AttentionKernelBuilder(CubeKernelBuilder):
             read_by_kernel.add(self.mask[0])
         tile_args = [a for a in args if a not in read_by_kernel]
         self.pre = TileState(ix, 1, ix.c(0))
-        if self.fa.is_causal:
-            self.diag = diagonal_mask(ix, self._buf, plan.tile, self.bk)
-            self.bufs = self._bufs(ix)
         body = Block(arg_types=[IndexType()])
         bx = IRBuilder(body, self.loc)
+        if self.fa.is_causal:
+            self.diag = diagonal_mask(ix, self._buf, plan.tile, self.bk)
+            self.bufs = self._bufs(ix, bx)
         u = body.args[0]
         flat_b = bx.divi(u, plan.m_tiles) if plan.batch > 1 else 0
         rest = bx.remi(u, plan.m_tiles) if plan.batch > 1 else u

@@ -84,10 +84,14 @@ def _reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, is_causal: bool) -> 
     return (e / e.sum(-1, keepdims=True)) @ v64
 
 
-def _check(sq: int, skv: int, dtype: str, is_causal: bool, memcheck: bool = True) -> None:
+def _check(
+    sq: int, skv: int, dtype: str, is_causal: bool, memcheck: bool = True, cores: int = 0
+) -> None:
+    """``cores``: pin the cube cores (0 = automatic); 1 runs every work unit on one core."""
     xs = _inputs(sq, skv, 64, dtype)
     fn = causal if is_causal else plain
-    op = pa.compile(fn, inputs=[pa.TensorDesc(x.shape, dtype) for x in xs])
+    descs = [pa.TensorDesc(x.shape, dtype) for x in xs]
+    op = pa.compile(fn, inputs=descs, tiling={"block_dim": cores} if cores else None)
     assert op.info["kernels"] == 1
     ref = _reference(*xs, is_causal)
     tol = TOL[dtype]
@@ -101,15 +105,31 @@ def _check(sq: int, skv: int, dtype: str, is_causal: bool, memcheck: bool = True
     np.testing.assert_allclose(cpu, ref, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize(("sq", "skv", "dtype"), [(33, 33, "float16"), (7, 33, "float32")])
-def test_causal_one_kernel_matches_float64(sq: int, skv: int, dtype: str) -> None:
-    _check(sq, skv, dtype, True)
+def test_causal_one_kernel_matches_float64() -> None:
+    _check(33, 33, "float16", True)
+
+
+def test_causal_units_sharing_a_core() -> None:
+    """One core runs both heads' query blocks (the per-kernel buffers and the diagonal tile
+    are reused across units; the result tile is a queue buffer per unit)."""
+    _check(33, 33, "float32", True, cores=1)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("sq", "skv"),
-    [(1, 1), (7, 7), (33, 33), (257, 257), (7, 257), (257, 7), (257, 33), (33, 1), (1, 33)],
+    [
+        (1, 1),
+        (7, 7),
+        (33, 33),
+        (257, 257),
+        (7, 257),
+        (7, 33),
+        (257, 7),
+        (257, 33),
+        (33, 1),
+        (1, 33),
+    ],
 )
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("is_causal", [True, False])
