@@ -17,12 +17,22 @@ broadcasts to ``batch`` by NumPy rules: 1 on a head-group axis is grouped-query 
 KV head per group of query heads; f16, bf16 or f32, one dtype), an optional additive ``mask``
 (f32) broadcastable (NumPy rules) to ``[*batch, Sq, Skv]``; result ``[*batch, Sq, Dv]``,
 always f32 (the accumulator's dtype, as ``asc.matmul``). ``scale`` is a float, ``block_kv >= 1``
-the key block length.
+the key block length. ``causal`` (a unit attribute) masks key ``j`` out of query row ``i``
+where ``j > i``: the top-left aligned mask of ``torch.nn.functional.scaled_dot_product_attention
+(is_causal=True)`` (also for ``Sq != Skv``); it excludes an explicit ``mask``. Every row keeps
+key 0, so no causal row is fully masked.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, IntAttr, TensorType
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntAttr,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -30,6 +40,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -62,6 +73,7 @@ class FlashAttentionOp(IRDLOperation):
     mask = opt_operand_def(TensorType)
     scale = prop_def(FloatAttr)
     block_kv = prop_def(IntAttr)
+    causal = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
@@ -77,6 +89,7 @@ class FlashAttentionOp(IRDLOperation):
         mask: SSAValue | None,
         scale: float,
         block_kv: int,
+        causal: bool = False,
     ):
         qt, vt = q.type, v.type
         assert isinstance(qt, TensorType) and isinstance(vt, TensorType)
@@ -87,6 +100,7 @@ class FlashAttentionOp(IRDLOperation):
             properties={
                 "scale": FloatAttr(scale, Float64Type()),
                 "block_kv": IntAttr(block_kv),
+                **({"causal": UnitAttr()} if causal else {}),
             },
         )
 
@@ -95,7 +109,14 @@ class FlashAttentionOp(IRDLOperation):
         """``scale`` as a Python float."""
         return float(self.scale.value.data)
 
+    @property
+    def is_causal(self) -> bool:
+        """Whether the top-left causal mask applies (``causal`` attribute present)."""
+        return self.causal is not None
+
     def verify_(self) -> None:
+        if self.is_causal and self.mask is not None:
+            raise VerifyException(f"{self.name}: causal excludes an explicit mask")
         q = float_tensor(self, self.q.type, "q")
         k = float_tensor(self, self.k.type, "k")
         v = float_tensor(self, self.v.type, "v")

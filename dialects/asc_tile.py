@@ -328,6 +328,25 @@ class VDupOp(_VectorBase):
 
 
 @irdl_op_definition
+class VIndexOp(_VectorBase):
+    """``dst[i] = first + i`` for i < count (``CreateVecIndex``; f16 or f32 ``dst``)."""
+
+    name = "asc.vindex"
+    first = prop_def(FloatAttr)
+    dst = operand_def(MemRefType)
+    assembly_format = "$dst `,` $first `,` $count attr-dict `:` type($dst)"
+
+    def __init__(self, dst: SSAValue, first: float, count: SSAValue):
+        super().__init__(operands=[dst, count], properties={"first": FloatAttr(float(first), 64)})
+
+    def verify_(self) -> None:
+        t = ub_buffer(self, self.dst, "destination")
+        if not isinstance(t.element_type, Float16Type | Float32Type):
+            raise VerifyException(f"{self.name}: the destination must be f16 or f32")
+        check_count(self, self.count, destination=self.dst)
+
+
+@irdl_op_definition
 class VCopyOp(_VectorBase):
     """UB -> UB copy of ``count`` elements (``DataCopy`` between local tensors)."""
 

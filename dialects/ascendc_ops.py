@@ -401,6 +401,24 @@ class DuplicateOp(IRDLOperation):
 
 
 @irdl_op_definition
+class CreateVecIndexOp(IRDLOperation):
+    """``CreateVecIndex(dst, (T)first, count)``: ``dst[i] = first + i``; ``first`` an SSA
+    float."""
+
+    name = "ascendc.create_vec_index"
+    dst = operand_def(LocalTensorType)
+    first = operand_def(AnyFloat)
+    count = operand_def(IndexType)
+    assembly_format = "$dst `,` $first `,` $count attr-dict `:` type($dst) `,` type($first)"
+
+    def __init__(self, dst: SSAValue, first: SSAValue, count: SSAValue):
+        super().__init__(operands=[dst, first, count])
+
+    def verify_(self) -> None:
+        check_not_negative(self, count=self.count)
+
+
+@irdl_op_definition
 class GetValueOp(IRDLOperation):
     """``t.GetValue(index)``: a scalar read from UB (needs a V->S sync before it)."""
 

@@ -132,6 +132,19 @@ class VDupPattern(RewritePattern):
         rewriter.erase(op)
 
 
+class VIndexPattern(RewritePattern):
+    """``asc.vindex`` -> a scalar constant and ``CreateVecIndex``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: asc.VIndexOp, rewriter: PatternRewriter) -> None:
+        dtype = ac.elem(op.dst.type)
+        assert isinstance(dtype, Float16Type | Float32Type)
+        out = _at(op, rewriter)
+        v = out.add_value(arith.ConstantOp(FloatAttr(op.first.value.data, dtype)))
+        out.add(ac.CreateVecIndexOp(op.dst, v, op.count))
+        rewriter.erase(op)
+
+
 class VCopyPattern(RewritePattern):
     """``asc.vcopy`` -> UB->UB ``DataCopy``."""
 
@@ -243,6 +256,7 @@ PATTERNS: tuple[type[RewritePattern], ...] = (
     VUnaryPattern,
     VScalarPattern,
     VDupPattern,
+    VIndexPattern,
     VCopyPattern,
     VCastPattern,
     VComparePattern,

@@ -12,7 +12,8 @@ on the folded shape and reshaped back to ``[*b, G, 1, Dv]`` before the result vi
 
 Folded only when it is exact: ``Sq = 1``, ``G > 1``, K and V with 1 on the group axis, a mask
 (if any) of at most two dims (``[1, Skv]``: the same for every head), every view still
-readable in place, and an epilogue chain of single-use unary ops and casts.
+readable in place, an epilogue chain of single-use unary ops and casts, and no causal mask
+(its rows are query positions).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ __all__ = ["fold_group_rows"]
 
 def _foldable(fa: asc.FlashAttentionOp, mask: SSAValue | None) -> bool:
     qs, ks = shape_of(fa.q), shape_of(fa.k)
+    if fa.is_causal:  # causal rows are query positions, not heads
+        return False
     if len(qs) < 3 or qs[-2] != 1 or qs[-3] <= 1 or ks[-3] != 1:
         return False
     return mask is None or len(shape_of(mask)) <= 2

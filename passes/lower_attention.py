@@ -17,8 +17,10 @@ unit = one query block of one batch entry; units divided over the cube cores as
     O  += P V_j                               asc.mmad: Cube, P and V read from GM
     m   = m'
 
-and finally ``O / l``; the fusion's epilogue (a cast to f16, a residual, ...) runs on that tile
-and the result goes out through the head-merge views (``asc-lower-cube``'s store). ``m`` starts
+and finally ``O / l`` (causal attention: the key loop stops at the query block's first row
+and one masked diagonal block follows, ``pyasc_mlir.passes.attention_causal``); the fusion's
+epilogue (a cast to f16, a residual, ...) runs on that tile and the result goes out through
+the head-merge views (``asc-lower-cube``'s store). ``m`` starts
 at ``-FLT_MAX``, not ``-inf``: ``m - m'`` is then never ``-inf - -inf``; a row whose scores are
 all ``-inf`` keeps ``l = 0`` and gives ``0 / 0 = NaN``, as ``asc.flash_attention`` defines.
 
@@ -37,6 +39,7 @@ out (see :func:`choose`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -47,6 +50,7 @@ from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.passes.attention_causal import diagonal_mask, key_ranges
 from pyasc_mlir.passes.attention_groups import fold_group_rows
 from pyasc_mlir.passes.buffer_alloc import live_ranges, pack
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
@@ -135,6 +139,10 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         self.ws: SSAValue | None = None
         self.bid: SSAValue | None = None
         self.o_alloc: asc.AllocOp | None = None
+        self.diag: SSAValue | None = None
+        self.bufs: _Bufs | None = None
+        """The per-unit buffers when allocated once per kernel (causal), else ``None``."""
+        """The causal diagonal block's additive mask (``attention_causal``), built per core."""
 
     @property
     def dtype(self) -> Attribute:
@@ -151,13 +159,16 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         self.allocs.append((op, Layout(True, False, True)))
         return op.result
 
-    def _bufs(self, ix: IRBuilder) -> _Bufs:
+    def _bufs(self, ix: IRBuilder, o_ix: IRBuilder | None = None) -> _Bufs:
         """The buffers, all live across the key loop (allocated before it, so
         ``asc-buffer-alloc`` never overlaps them). ``bc`` and ``p`` are reused: UB bounds
-        the query block, and a taller one streams K and V fewer times."""
+        the query block, and a taller one streams K and V fewer times. ``o_ix`` (default
+        ``ix``) allocates the accumulator, the result tile: it becomes a queue buffer of the
+        copy-out, allocated and enqueued once per work unit."""
         bq, lk, ldv = self.plan.tile, self.bk, self.plan.l_slot
         f32 = Float32Type()
-        b = [self._buf(ix, n, f32) for n in (bq * lk, bq * max(lk, ldv), bq * ldv)]
+        b = [self._buf(ix, n, f32) for n in (bq * lk, bq * max(lk, ldv))]
+        b.append(self._buf(o_ix or ix, bq * ldv, f32))
         o_alloc = b[2].owner
         assert isinstance(o_alloc, asc.AllocOp)
         self.o_alloc = o_alloc
@@ -211,7 +222,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
 
     def _attention(self, t: TileState, fa: asc.FlashAttentionOp) -> None:
         ix, plan = t.ix, self.plan
-        bufs = self._bufs(ix)
+        bufs = self.bufs or self._bufs(ix)
         rows = t.n
         c16 = ix.count(rows, STAT_SLOT)
         co = ix.count(rows, plan.l_slot)
@@ -219,15 +230,40 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         ix.add(asc.VDupOp(bufs.l, 0.0, c16))
         ix.add(asc.VDupOp(bufs.o, 0.0, co))
         skv = shape_of(fa.k)[-2]
-        body = Block(arg_types=[IndexType()])
-        bx = IRBuilder(body, ix.loc)
-        self._key_block(t, bx, bufs, body.args[0], skv)
-        bx.add(scf.YieldOp())
-        ix.add(scf.ForOp(ix.c(0), ix.c(ceil_div(skv, self.bk)), ix.c(1), [], body))
+        if fa.is_causal:
+            extent, trips, diag_trips, diag_len = key_ranges(ix, t.first, rows, skv, self.bk)
+            self._key_loop(t, ix, bufs, trips, lambda bx, j: self._blocked(bx, j, extent))
+            self._key_loop(t, ix, bufs, diag_trips, lambda bx, j: (t.first, diag_len), True)
+        else:
+            self._key_loop(
+                t, ix, bufs, ix.c(ceil_div(skv, self.bk)), lambda bx, j: self._blocked(bx, j, skv)
+            )
         self._bcast(ix, bufs.bc, bufs.l, rows, plan.l_slot)
         ix.add(asc.VBinaryOp("div", bufs.o, bufs.o, bufs.bc, co))
         assert self.o_alloc is not None
         t.bufs[fa.result] = TileBuffer(bufs.o, plan.layout(fa.result), self.o_alloc)
+
+    def _blocked(self, bx: IRBuilder, j: SSAValue, extent: Index) -> tuple[Index, Index]:
+        """``(kv0, kl)`` of key block ``j`` of the keys ``[0, extent)``."""
+        kv0 = bx.muli(j, self.bk)
+        return kv0, bx.mini(self.bk, bx.subi(extent, kv0))
+
+    def _key_loop(
+        self,
+        t: TileState,
+        ix: IRBuilder,
+        b: _Bufs,
+        trips: SSAValue,
+        keys: Callable[[IRBuilder, SSAValue], tuple[Index, Index]],
+        diagonal: bool = False,
+    ) -> None:
+        """``scf.for`` over ``trips`` key blocks, ``keys(builder, j) = (kv0, kl)``."""
+        body = Block(arg_types=[IndexType()])
+        bx = IRBuilder(body, ix.loc)
+        kv0, kl = keys(bx, body.args[0])
+        self._key_block(t, bx, b, bx.value(kv0), bx.value(kl), diagonal)
+        bx.add(scf.YieldOp())
+        ix.add(scf.ForOp(ix.c(0), trips, ix.c(1), [], body))
 
     @staticmethod
     def _bcast(ix: IRBuilder, dst: SSAValue, stat: SSAValue, rows: Index, ls: int) -> None:
@@ -235,11 +271,19 @@ class AttentionKernelBuilder(CubeKernelBuilder):
             asc.VBroadcastOp(dst, stat, [ix.value(rows), ix.c(1), ix.c(ls)], (True, False, False))
         )
 
-    def _key_block(self, t: TileState, bx: IRBuilder, b: _Bufs, j: SSAValue, skv: int) -> None:
+    def _key_block(
+        self,
+        t: TileState,
+        bx: IRBuilder,
+        b: _Bufs,
+        kv0: SSAValue,
+        kl: SSAValue,
+        diagonal: bool,
+    ) -> None:
+        """One step of the online softmax over the keys ``[kv0, kv0 + kl)`` (``kl <= bk``);
+        ``diagonal``: add the causal diagonal mask to the scores."""
         fa, plan, bk = self.fa, self.plan, self.bk
         rows, lk, ldv = t.n, self.bk, plan.l_slot
-        kv0 = bx.muli(j, bk)
-        kl = bx.mini(bk, bx.subi(skv, kv0))
         cs = bx.count(rows, lk)
         c16 = bx.count(rows, STAT_SLOT)
         co = bx.count(rows, ldv)
@@ -260,6 +304,10 @@ class AttentionKernelBuilder(CubeKernelBuilder):
             bx.add(asc.VScalarOp("muls", b.s, b.s, fa.scale_value, cs))
         if self.mask is not None:
             self._mask(t, bx, b, kv0, kl, cs)
+        if diagonal:
+            assert self.diag is not None
+            bx.add(asc.VCastOp(b.bc, self.diag, cs, "none"))
+            bx.add(asc.VBinaryOp("add", b.s, b.s, b.bc, cs))
         red = [bx.value(rows), bx.c(1), kl, bx.c(lk)]
         bx.add(asc.VReduceOp("max", "last", b.mb, b.s, b.work, red))
         bx.add(asc.VBinaryOp("max", b.mn, b.m, b.mb, c16))
@@ -367,6 +415,9 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         self.pre = TileState(ix, 1, ix.c(0))
         body = Block(arg_types=[IndexType()])
         bx = IRBuilder(body, self.loc)
+        if self.fa.is_causal:
+            self.diag = diagonal_mask(ix, self._buf, plan.tile, self.bk)
+            self.bufs = self._bufs(ix, bx)
         u = body.args[0]
         flat_b = bx.divi(u, plan.m_tiles) if plan.batch > 1 else 0
         rest = bx.remi(u, plan.m_tiles) if plan.batch > 1 else u
@@ -448,7 +499,8 @@ def choose(
     fusion: asc.FusionOp, fa: asc.FlashAttentionOp, name: str, plat: Platform, buffers: int
 ) -> tuple[int, int, int]:
     """``(bq, bk, buffers)``: the first :data:`BLOCKS` candidate (capped at ``Sq``/``Skv``
-    rounded up to 16, ``bk`` at most ``fa.block_kv`` rounded up to 16) whose kernel fits the
+    rounded up to 16, ``bk`` at most ``fa.block_kv`` rounded up to 16; causal: ``bq <= bk``,
+    the diagonal block of ``bq`` keys is one key block) whose kernel fits the
     usable UB with ``buffers`` queue copies, else with 1.
 
     Raises:
@@ -457,7 +509,8 @@ def choose(
     q_cap, k_cap = round_up(sq, CUBE_FRACTAL), round_up(min(skv, fa.block_kv.data), LANE_ALIGN)
     seen: list[tuple[int, int]] = []
     for bq0, bk0 in BLOCKS:
-        pair = (min(bq0, q_cap), min(bk0, k_cap))
+        bk = min(bk0, k_cap)
+        pair = (min(bq0, q_cap, bk) if fa.is_causal else min(bq0, q_cap), bk)
         if pair not in seen:
             seen.append(pair)
     for n_buf in dict.fromkeys((buffers, 1)):

@@ -282,7 +282,7 @@ class _Walker:
                 cost.mte3_bytes += n
         elif isinstance(op, ac.VecBinaryOp | ac.VecUnaryOp | ac.VecScalarOp):
             cost.v += self._vector(self._val(op.count), _elem_bytes(op.dst.type), call=op.api.data)
-        elif isinstance(op, ac.DuplicateOp | ac.SelectOp):
+        elif isinstance(op, ac.DuplicateOp | ac.SelectOp | ac.CreateVecIndexOp):
             cost.v += self._vector(self._val(op.count), _elem_bytes(op.dst.type))
         elif isinstance(op, ac.CastOp):
             wide = max(_elem_bytes(op.dst.type), _elem_bytes(op.src.type))

@@ -276,6 +276,9 @@ class _KernelPrinter:
         elif isinstance(op, ac.DuplicateOp):
             ty = c_type(ac.elem(op.dst.type))
             self.emit(f"Duplicate({n(op.dst)}, ({ty}){n(op.scalar)}, (int32_t){n(op.count)});")
+        elif isinstance(op, ac.CreateVecIndexOp):
+            ty = c_type(ac.elem(op.dst.type))
+            self.emit(f"CreateVecIndex({n(op.dst)}, ({ty}){n(op.first)}, (uint32_t){n(op.count)});")
         elif isinstance(op, ac.GetValueOp):
             self.decl(op.result, f"{n(op.tensor)}.GetValue({n(op.index)})")
         elif isinstance(op, ac.CastOp):

@@ -53,6 +53,7 @@ __all__ = [
     "rms_norm",
     "gelu",
     "silu",
+    "scaled_dot_product_attention",
 ]
 
 TORCH_FUNCTIONS: tuple[str, ...] = tuple(n for n in __all__ if n != "Tuple")
@@ -244,3 +245,30 @@ def gelu(x: Any, approximate: str = "none") -> Any:
 def silu(x: Any) -> Any:
     """``x * sigmoid(x)`` (``torch.nn.functional.silu``, also called swish)."""
     _outside("silu")
+
+
+def scaled_dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    attn_mask: Any = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: Any = None,
+    enable_gqa: bool = False,
+) -> Any:
+    """``softmax(query @ key^T * scale + mask) @ value``
+    (``torch.nn.functional.scaled_dot_product_attention``), ONE fused Cube + vector kernel.
+
+    Shapes: ``query [*b, L, E]``, ``key [*b, S, E]``, ``value [*b, S, Ev]`` (one rank >= 2,
+    one float dtype; ``enable_gqa=True``: ``key``/``value`` may have ``Hq / Hkv`` times fewer
+    heads on dim -3, each serving consecutive query heads); result ``[*b, L, Ev]`` in
+    ``query``'s dtype (computed in float32). ``scale`` defaults to ``1 / sqrt(E)``.
+    ``attn_mask``: boolean (True = the key takes part) or float (added to the scores),
+    broadcastable to ``[*b, L, S]``. ``is_causal=True``: key ``j`` is masked out of query row
+    ``i`` where ``j > i`` (top-left aligned, also for ``L != S``), and the kernel skips the key
+    blocks entirely right of the diagonal.
+
+    Raises (located ``PyAscCompileError``): ``dropout_p != 0``; ``is_causal`` with an
+    ``attn_mask`` (as torch); shapes that do not form attention."""
+    _outside("scaled_dot_product_attention")

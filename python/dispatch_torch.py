@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyasc_mlir.frontend.context import Component, FrontendContext
+from pyasc_mlir.frontend.semantic_attention import scaled_dot_product_attention
 from pyasc_mlir.frontend.semantic_torch import TorchSemantic
 from pyasc_mlir.frontend.values import (
     MinMax,
@@ -183,6 +184,8 @@ class TorchCalls(Component):
             return s.rms_norm(a["x"], a["normalized_shape"], a["weight"], a["eps"], node)
         if name == "gelu":
             return s.gelu(a["x"], a["approximate"], node)
+        if name == "scaled_dot_product_attention":
+            return scaled_dot_product_attention(s, a, node)
         assert name == "silu", name
         return s.silu(a["x"], node)
 

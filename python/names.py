@@ -59,7 +59,16 @@ METHODS = (
     *(
         n
         for n in TORCH
-        if n not in ("cat", "zeros_like", "ones_like", "full_like", "permute", "reshape")
+        if n
+        not in (
+            "cat",
+            "zeros_like",
+            "ones_like",
+            "full_like",
+            "permute",
+            "reshape",
+            "scaled_dot_product_attention",
+        )
     ),
     *TORCH_METHODS,
 )

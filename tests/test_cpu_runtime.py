@@ -181,14 +181,17 @@ void CaseUnary(const Args& a) {
   s.Out(t);
 }
 
-// 8: scalar ops (a[0]: 0 Adds 1 Muls 2 Maxs 3 Mins, scalar f[1]); 9: Duplicate(f[1]).
+// 8: scalar ops (a[0]: 0 Adds 1 Muls 2 Maxs 3 Mins, scalar f[1]); 9: Duplicate(f[1]), or
+// with a[0] = 1 CreateVecIndex(first f[1]).
 template <class T>
 void CaseScalar(const Args& a) {
   const Tiling& t = *a.t;
   Three<T> s(a);
   LocalTensor<T> d = s.dst(t);
   const T v = (T)t.f[1];
-  if (t.op == 9) {
+  if (t.op == 9 && t.a[0] == 1) {
+    CreateVecIndex(d, v, (uint32_t)t.n);
+  } else if (t.op == 9) {
     Duplicate(d, v, t.n);
   } else {
     switch (t.a[0]) {
@@ -906,6 +909,25 @@ def test_duplicate(kernel, dtype):
     )
     expect = np.full(p, -7, dtype)
     expect[:n] = np.array(np.float32(2.5)).astype(dtype)
+    np.testing.assert_array_equal(o, expect)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int32, np.int16])
+def test_create_vec_index(kernel, dtype):
+    """``dst[i] = first + i`` for i < count, the lanes after count untouched."""
+    n, p = 45, 64
+    o = run(
+        kernel,
+        9,
+        dtype,
+        n,
+        x=rand(p, dtype),
+        o=np.zeros(p, dtype),
+        a=[1, 0, 0, 0, 0, 0, 0, p],
+        f=[-7, -3],
+    )
+    expect = np.full(p, -7, dtype)
+    expect[:n] = (np.arange(n) - 3).astype(dtype)
     np.testing.assert_array_equal(o, expect)
 
 

@@ -128,19 +128,19 @@ def test_chain_becomes_one_op_without_scores(masked: bool, dtype: str) -> None:
 
 
 def test_benchmark_form_is_recognised() -> None:
-    """The cann-bench attention operators (``benchmarks/cann_cases.py``) match as written."""
+    """The cann-bench attention operators (``benchmarks/cann_cases.py``) match as written; the
+    causal one is ``scaled_dot_product_attention(is_causal=True)``: no mask tensor."""
     from benchmarks.cann_cases import OPERATORS, Case
 
     for causal in (False, True):
         c = Case("attention", 0, [[1, 7, 2, 16]] * 3, "float16", {"is_causal": causal}, 1, 1, False)
         fn = OPERATORS["attention"](c)
         descs = [pa.TensorDesc((1, 7, 2, 16), "float16")] * 3
-        if causal:
-            descs.append(pa.TensorDesc((7, 7), "float16"))
         module, _ = pipeline.build_module(fn, descs, fn.__name__)
         fused = _fused(module)
         ops = [o for o in fused.walk() if isinstance(o, asc.FlashAttentionOp)]
         assert len(ops) == 1 and math.isclose(ops[0].scale_value, 0.25)
+        assert ops[0].is_causal == causal and ops[0].mask is None
 
 
 def test_probabilities_used_elsewhere_are_not_fused() -> None:

@@ -121,6 +121,20 @@ class AscendcVectorFunctions(AscendcFunctionsBase):
             d[...] = d.dtype.type(scalar_value(scalar))
         return ()
 
+    @impl(ac.CreateVecIndexOp)
+    def run_create_vec_index(
+        self, interpreter: Interpreter, op: ac.CreateVecIndexOp, args: PythonValues
+    ) -> PythonValues:
+        """``CreateVecIndex(dst, (T)first, count)``: ``dst[i] = first + i``."""
+        dst, first, n = args
+        n = as_int(n)
+        state = block_state(interpreter)
+        d = local_view(op, "CreateVecIndex", "dst", dst, n, state.ub)
+        if state.shadow is not None:
+            define_lanes(state, dst, n)
+        d[...] = (scalar_value(first) + np.arange(n, dtype=np.float64)).astype(d.dtype)
+        return ()
+
     @impl(ac.GetValueOp)
     def run_get_value(
         self, interpreter: Interpreter, op: ac.GetValueOp, args: PythonValues

@@ -29,6 +29,7 @@ def online_attention(
     scale: float,
     block_kv: int,
     p_dtype: np.dtype,
+    causal: bool = False,
 ) -> np.ndarray:
     """``softmax(q k^T * scale + mask) v`` by the online softmax over key blocks.
 
@@ -38,6 +39,8 @@ def online_attention(
         mask: additive, broadcastable to ``[*b, Sq, Skv]``, or ``None``.
         scale: the score scale; block_kv: the key block length (>= 1).
         p_dtype: the dtype ``P`` is rounded to before ``P V`` (the operands' dtype).
+        causal: mask key ``j`` out of row ``i`` where ``j > i`` (top-left aligned, as
+            ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``).
 
     Returns:
         ``[*b, Sq, Dv]`` float32. A row whose scores are all ``-inf`` is NaN (``0 / 0``).
@@ -45,6 +48,8 @@ def online_attention(
     q32, k32, v32 = (astype(np.asarray(x), np.dtype(np.float32)) for x in (q, k, v))
     skv = k32.shape[-2]
     full = (*q32.shape[:-1], skv)
+    if causal:
+        mask = np.where(np.arange(skv)[None] > np.arange(full[-2])[:, None], -np.inf, 0.0)
     m32 = None if mask is None else np.broadcast_to(np.asarray(mask, np.float32), full)
     rows = (*q32.shape[:-1], 1)
     m_run = np.full(rows, -np.inf, np.float32)
@@ -81,6 +86,13 @@ class AscAttentionFunctions(InterpreterFunctions):
         qt = op.q.type
         assert isinstance(qt, TensorType)
         out = online_attention(
-            q, k, v, mask, op.scale_value, op.block_kv.data, np_dtype_of(qt.element_type)
+            q,
+            k,
+            v,
+            mask,
+            op.scale_value,
+            op.block_kv.data,
+            np_dtype_of(qt.element_type),
+            op.is_causal,
         )
         return (out,)

@@ -20,6 +20,7 @@ from pyasc_mlir.dialects.asc import (
     VCompareOp,
     VCopyOp,
     VDupOp,
+    VIndexOp,
     VScalarOp,
     VSelectOp,
     VUnaryOp,
@@ -127,6 +128,18 @@ class TileVectorFunctions(TileFunctionsBase):
         set_defined(block_state(interpreter), dst, n, True)
         with np.errstate(all="ignore"):
             dst[:n] = op.value.value.data
+        return ()
+
+    @impl(VIndexOp)
+    def run_vindex(
+        self, interpreter: Interpreter, op: VIndexOp, args: PythonValues
+    ) -> PythonValues:
+        """``dst[:n] = first + arange(n)`` (in the buffer's dtype)."""
+        dst, n = args
+        n = as_int(n)
+        check_count(op, n, dst=dst)
+        set_defined(block_state(interpreter), dst, n, True)
+        dst[:n] = op.first.value.data + np.arange(n, dtype=np.float64)
         return ()
 
     @impl(VCopyOp)

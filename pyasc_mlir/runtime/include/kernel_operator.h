@@ -37,7 +37,7 @@
 //   FreeTensor, TBuf::Get, LocalTensor::operator[]/GetValue/SetValue/GetSize/GetPhyAddr/
 //   ReinterpretCast, GlobalTensor::SetGlobalBuffer/operator[]/GetValue/SetValue/GetSize/
 //   GetPhyAddr, DataCopy, DataCopyPad, Add Sub Mul Div Max Min, Exp Ln Abs Sqrt Rsqrt Reciprocal Sin Cos
-//   Relu, Adds Muls Maxs Mins, Duplicate, Cast, Compare, Select, ReduceSum ReduceMax ReduceMin,
+//   Relu, Adds Muls Maxs Mins, Duplicate, CreateVecIndex, Cast, Compare, Select, ReduceSum ReduceMax ReduceMin,
 //   GetBlockIdx, GetBlockNum, GetTPipePtr, SetFlag, WaitFlag, PipeBarrier.
 //   CPU-only (AscendC::cpu): Error, AccessError, SetBlock, ResetUB, LastError, LastErrorKind,
 //   RunBlock, PYASC_CPU_ENTRY, PYASC_LOC.
@@ -1275,6 +1275,21 @@ inline void Duplicate(const LocalTensor<T>& dst, const typename cpu::detail::Ide
   if constexpr (cpu::kMemcheck) cpu::mc::Define(dst.CpuOffset(), static_cast<uint64_t>(count) * sizeof(T));
   const T v = scalar;
   for (int64_t i = 0; i < count; ++i) d[i] = v;
+}
+
+// dst[i] = firstValue + i for i < calCount (int16/int32/half/float; computed exactly, then
+// converted to T).
+template <class T>
+inline void CreateVecIndex(const LocalTensor<T>& dst, const typename cpu::detail::Identity<T>::type& firstValue,
+                           uint32_t calCount) {
+  static_assert(std::is_same_v<T, int16_t> || std::is_same_v<T, int32_t> ||
+                    std::is_same_v<T, half> || std::is_same_v<T, float>,
+                "CreateVecIndex: unsupported element type");
+  const int64_t count = calCount;
+  T* d = cpu::detail::CheckUB("CreateVecIndex", "dst", dst, count);
+  if constexpr (cpu::kMemcheck) cpu::mc::Define(dst.CpuOffset(), static_cast<uint64_t>(count) * sizeof(T));
+  const double first = static_cast<double>(firstValue);
+  for (int64_t i = 0; i < count; ++i) d[i] = static_cast<T>(first + static_cast<double>(i));
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
