@@ -208,9 +208,11 @@ def _eliminate_dead(block: Block) -> None:
 def _schedule(block: Block) -> None:
     """Reorder ``block`` (a topological order, stable): every op that is ready runs before any
     ready ``asc.matmul``, so the vector work gathers in one kernel and the Cube reductions
-    after it share one Cube kernel (``asc-fuse`` groups in program order). Constants are
-    placed just before their first user instead (a splat or the ``ones`` column then joins
-    the kernel that reads it rather than the first kernel, which would write it to GM)."""
+    after it share one Cube kernel (``asc-fuse`` groups in program order). Constants and
+    broadcasts are placed just before their first user instead (a splat, the ``ones`` column
+    or a broadcast bias then joins the kernel that reads it rather than the first kernel,
+    which would write it to GM; broadcasts of a bias and of an attention mask to different
+    shapes would make that kernel's outputs span different iteration spaces)."""
     consts = [op for op in block.ops if isinstance(op, asc.ConstantOp)]
     ops = [op for op in block.ops if not isinstance(op, func.ReturnOp | asc.ConstantOp)]
     index = {op: i for i, op in enumerate(ops)}
@@ -230,15 +232,14 @@ def _schedule(block: Block) -> None:
             if not waiting[u]:
                 ready.append(u)
     ret = block.last_op
-    for op in order:
+    for op in [*consts, *order]:
         op.detach()
         block.insert_op_before(op, ret)  # type: ignore[arg-type]
-    pos = {op: i for i, op in enumerate(order)}
-    for c in consts:
-        users_c = [u.operation for u in c.results[0].uses]
-        first = min(users_c, key=lambda o: pos.get(o, len(order)), default=ret)
-        c.detach()
-        block.insert_op_before(c, first)  # type: ignore[arg-type]
+    for op in reversed([o for o in block.ops if isinstance(o, asc.ConstantOp | asc.BroadcastOp)]):
+        pos = {o: i for i, o in enumerate(block.ops)}
+        first = min((u.operation for u in op.results[0].uses), key=pos.__getitem__, default=ret)
+        op.detach()
+        block.insert_op_before(op, first)  # type: ignore[arg-type]
 
 
 def saved_values(fwd: func.FuncOp) -> list[SSAValue]:
