@@ -141,12 +141,12 @@ def _kernel_counts(op: pa.CompiledOp) -> tuple[int, int]:
 
 def test_mha_block_grad_mode_matches_torch_autograd():
     """``y.backward(dy)`` through the operator (its compiled backward on the CPU build):
-    every input's gradient. The backward's kernels, as measured: 17 Cube kernels (the three
+    every input's gradient. The backward's kernels, as measured: 13 Cube kernels (the three
     recomputed projections in one; ``q k^T`` with the softmax as its epilogue; ``P V``;
     ``dy wo^T``; ``dP = dO V^T`` with the softmax's backward as its epilogue; ``dV``, ``dQ``,
-    ``dK`` in one; the three ``dx`` terms; per weight a per-batch ``x^T d(.)`` product and
-    its sum over the batch, a ``ones`` matmul) and 2 vector kernels (the ``ones`` column; the
-    softmax's count of row maxima, read again after the kernel that computes it)."""
+    ``dK`` in one; the three ``dx`` terms; one ``x^T d(.)`` per weight, the batch folded into
+    its rows) and 1 vector kernel (the softmax's count of row maxima, read again after the
+    kernel that computes it)."""
     gen = torch.Generator().manual_seed(7)
     shapes = [(2, 7, 32)] + [(32, 32)] * 4
     xs = [
@@ -160,7 +160,7 @@ def test_mha_block_grad_mode_matches_torch_autograd():
     y.backward(dy)
     want = _torch64(_t_mha, [x.detach().numpy() for x in xs], {"heads": 4}, dy.numpy())
     _assert_grads([x.grad.numpy() for x in xs], want, 1e-4, "mha_block")
-    assert _kernel_counts(pa.vjp(mha_block).compile(*xs, 4, dy)) == (19, 2)
+    assert _kernel_counts(pa.vjp(mha_block).compile(*xs, 4, dy)) == (14, 1)
 
 
 @pytest.mark.slow
@@ -171,7 +171,7 @@ def test_mha_block_with_biases_and_mask(s: int, dtype: str):
     args = _mha_args(s, dtype, masked=True)
     tol, same = (1e-4, 1e-5) if dtype == "float32" else (2e-3, 1e-3)
     op = _check_vjp(mha_block_masked, _t_mha, args, {"heads": 4}, tol, same)
-    assert _kernel_counts(op) == (25, 4)
+    assert _kernel_counts(op) == (20, 3)
 
 
 def test_masked_mean_grad_mode_matches_torch_autograd():
@@ -267,3 +267,24 @@ def test_backward_with_a_bias_and_a_mask_in_fp16():
         torch.tensor(dy, dtype=torch.float64)
     )
     _assert_grads(got, [t.grad.numpy() for t in ts], 2e-3, "bias_and_mask fp16")
+
+
+def projection(x, w):
+    return x @ w
+
+
+def test_weight_gradient_of_a_batched_projection_is_one_matmul():
+    """``x [B, S, K] @ w [K, N]``: ``dw = x.reshape(B S, K)^T dy.reshape(B S, N)``, one Cube
+    kernel (it was a per-batch product, a ``ones`` column and a sum over the batch: with dx,
+    4 kernels)."""
+    rng = np.random.default_rng(14)
+    x, w, dy = (
+        rng.standard_normal(s).astype(np.float32) for s in [(3, 5, 16), (16, 24), (3, 5, 24)]
+    )
+    op = pa.vjp(projection).compile(x, w, dy)
+    assert _kernel_counts(op) == (2, 0)  # dx = dy w^T; dw
+    dx, dw = op(x, w, dy)
+    x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
+    np.testing.assert_allclose(dx, dy64 @ w.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+    want = np.einsum("bsk,bsn->kn", x64, dy64)
+    np.testing.assert_allclose(dw, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
