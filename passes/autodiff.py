@@ -53,7 +53,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, FunctionType, ModuleOp, StringAttr, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc, opset_grad
@@ -232,9 +232,12 @@ def _eliminate_dead(block: Block) -> None:
 def _schedule(block: Block) -> None:
     """Reorder ``block`` (a topological order, stable): every op that is ready runs before any
     ready ``asc.matmul``, so the vector work gathers in one kernel and the Cube reductions
-    after it share one Cube kernel (``asc-fuse`` groups in program order). Constants are
-    placed just before their first user instead (a splat or the ``ones`` column then joins
-    the kernel that reads it rather than the first kernel, which would write it to GM)."""
+    after it share one Cube kernel (``asc-fuse`` groups in program order). Constants,
+    broadcasts and the casts of arguments (f16 inputs widened to f32) are placed just before
+    their first user instead (a splat, the ``ones`` column or a broadcast bias then joins
+    the kernel that reads it rather than the first kernel, which would write it to GM; a
+    bias and an attention mask of different shapes there would make that kernel's outputs
+    span different iteration spaces)."""
     consts = [op for op in block.ops if isinstance(op, asc.ConstantOp)]
     ops = [op for op in block.ops if not isinstance(op, func.ReturnOp | asc.ConstantOp)]
     index = {op: i for i, op in enumerate(ops)}
@@ -254,15 +257,21 @@ def _schedule(block: Block) -> None:
             if not waiting[u]:
                 ready.append(u)
     ret = block.last_op
-    for op in order:
+    for op in [*consts, *order]:
         op.detach()
         block.insert_op_before(op, ret)  # type: ignore[arg-type]
-    pos = {op: i for i, op in enumerate(order)}
-    for c in consts:
-        users_c = [u.operation for u in c.results[0].uses]
-        first = min(users_c, key=lambda o: pos.get(o, len(order)), default=ret)
-        c.detach()
-        block.insert_op_before(c, first)  # type: ignore[arg-type]
+    for op in reversed([o for o in block.ops if _sinks(o)]):
+        pos = {o: i for i, o in enumerate(block.ops)}
+        first = min((u.operation for u in op.results[0].uses), key=pos.__getitem__, default=ret)
+        op.detach()
+        block.insert_op_before(op, first)  # type: ignore[arg-type]
+
+
+def _sinks(op: Operation) -> bool:
+    """``op`` is placed just before its first user by :func:`_schedule`."""
+    if isinstance(op, asc.CastOp):
+        return isinstance(op.operands[0], BlockArgument)
+    return isinstance(op, asc.ConstantOp | asc.BroadcastOp)
 
 
 def _softmaxes(fwd: func.FuncOp) -> dict[SSAValue, softmax.Softmax]:

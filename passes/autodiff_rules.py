@@ -164,6 +164,13 @@ def matmul_grads(b: GradEmitter, op: asc.MatmulOp, g: SSAValue) -> tuple[SSAValu
         da = b.put(asc.MatmulOp(w, g, transpose_a=tb, transpose_b=True))  # op(B) g^T
     else:
         da = b.put(asc.MatmulOp(g, w, transpose_a=False, transpose_b=not tb))  # g op(B)^T
+    xs = shape_of(x)
+    if len(shape_of(w)) == 2 and len(xs) > 2 and not ta:
+        # A [..., M, K] against a 2-D B: the batch folds into the rows, one matmul over
+        # K = prod(...) * M instead of per-batch products and a sum over the batch
+        rows = math.prod(xs[:-1])
+        x = b.put(asc.ReshapeOp(x, (rows, xs[-1])))
+        g = b.put(asc.ReshapeOp(g, (rows, shape_of(g)[-1])))
     if tb:
         db = b.put(asc.MatmulOp(g, x, transpose_a=True, transpose_b=ta))  # g^T op(A)
     else:

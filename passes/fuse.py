@@ -149,6 +149,7 @@ def _fuse_block(block: Block, per_op: bool = False) -> None:
                     op.detach()
                     op.erase()
         else:
+            ops = _unshare_views(block, ops)
             for group in _groups(ops, _operand_views(ops)):
                 _fuse_run(block, group)
     term = block.last_op
@@ -209,6 +210,25 @@ def _operand_views(ops: list[Operation]) -> set[Operation]:
                         views.discard(v.owner)
                         v = v.owner.operands[0]
     return views
+
+
+def _unshare_views(block: Block, ops: list[Operation]) -> list[Operation]:
+    """``ops`` with every operand view (:func:`_operand_views`) used more than once cloned
+    per extra use, users first (a clone's own operand view then gets one more use and is
+    cloned in turn): each matmul's chain of views is its own, so matmuls in different kernels
+    never share one (a backward reads ``q`` through its head-split view in ``q k^T`` and in
+    ``dS q``). A view only re-addresses GM, so a clone costs nothing at run time."""
+    views = _operand_views(ops)
+    out = list(ops)
+    for op in reversed(ops):
+        if op not in views:
+            continue
+        for use in list(op.results[0].uses)[1:]:
+            twin = op.clone()
+            block.insert_op_after(twin, op)
+            out.insert(out.index(op) + 1, twin)
+            use.operation.operands[use.index] = twin.results[0]
+    return out
 
 
 def _reads_in_place(use: Use) -> bool:
@@ -284,6 +304,38 @@ def _settle_row_views(groups: list[list[Operation]]) -> None:
                 if _row_view(op) not in group:
                     group.remove(op)
                     groups.insert(i, [op])
+
+
+def _split_escaping_rows(groups: list[list[Operation]]) -> None:
+    """A Cube kernel writes only values of its matmul's output shape: when an epilogue value
+    of another shape is read after the kernel (a backward reads the softmax's row sums of
+    ``q k^T`` again, or the count of each row's maxima), that op and the epilogue after it
+    become a vector kernel of their own, run right after the Cube kernel (it reads the values
+    it needs, of the output shape, from GM). Not done when a matmul or a result view would
+    move (``asc-lower-cube`` then reports the value)."""
+    for i in range(len(groups) - 1, -1, -1):
+        group = groups[i]
+        mms = [k for k, o in enumerate(group) if isinstance(o, asc.MatmulOp)]
+        if not mms:
+            continue
+        cut = _first_escaping_row(group, mms[-1] + 1, len(group))
+        while cut < len(group) and (k := _first_escaping_row(group, mms[-1] + 1, cut)) < cut:
+            cut = k  # what the moved ops read from the kept ones escapes now too
+        if cut < len(group) and not any(
+            isinstance(o, (*VIEW_OPS, asc.MatmulOp)) for o in group[cut:]
+        ):
+            groups[i : i + 1] = [group[:cut], group[cut:]]
+
+
+def _first_escaping_row(group: list[Operation], start: int, end: int) -> int:
+    """The first index in ``group[start:end]`` whose op has a result not of the matmul's
+    output shape (``group[start - 1]``) read outside ``group[:end]``; ``end`` if none."""
+    shape, members = shape_of(group[start - 1].results[0]), set(group[:end])
+    for k in range(start, end):
+        for r in group[k].results:
+            if shape_of(r) != shape and any(u.operation not in members for u in r.uses):
+                return k
+    return end
 
 
 def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]]:
@@ -396,6 +448,7 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             cube, result_views, attention = None, set(), False
         groups[-1].append(op)
     _settle_row_views(groups)
+    _split_escaping_rows(groups)
     return [g for g in groups if g]
 
 
