@@ -50,7 +50,7 @@ class GradEmitter(IRBuilder):
         super().__init__(block, loc)
         self.widened: dict[SSAValue, SSAValue] = {}
         self.reduction: asc.ReduceOp | None = None
-        self.ones: dict[int, SSAValue] = {}
+        self.ones: dict[tuple[int, ...], SSAValue] = {}
 
     def at(self, loc: Attribute | None) -> GradEmitter:
         """This emitter with location ``loc`` (shares the widening cache)."""
@@ -125,13 +125,17 @@ class GradEmitter(IRBuilder):
         the Cube: the weight/bias gradients' reduction over any number of rows, with float32
         accumulation in a fixed order (deterministic across cores; a vector kernel would have
         to hold every row in UB). The ``ones`` column spans the rows, so it is made by the
-        vector kernel that produces ``g``."""
+        vector kernel that produces ``g``: in the shape of ``g``'s leading dims (``[B, S, 1]``
+        for a ``[B, S, H]`` ``g``, so it shares that kernel's iteration space), read by the
+        Cube as ``[B*S, 1]`` in place."""
         gs = shape_of(g)
         rows, cols = math.prod(gs[:lead]), math.prod(gs[lead:])
         flat = g if len(gs) == 2 and lead == 1 else self.put(asc.ReshapeOp(g, (rows, cols)))
-        if rows not in self.ones:  # one ones column per row count (one GM copy)
-            self.ones[rows] = self.put(asc.ConstantOp(1.0, f32((rows, 1))))
-        ones = self.ones[rows]
+        key = tuple(gs[:lead])
+        if key not in self.ones:  # one ones column per leading shape (one GM copy)
+            ones = self.put(asc.ConstantOp(1.0, f32((*key, 1))))
+            self.ones[key] = ones if lead == 1 else self.put(asc.ReshapeOp(ones, (rows, 1)))
+        ones = self.ones[key]
         total = self.put(asc.MatmulOp(flat, ones, transpose_a=True))
         return self.put(asc.ReshapeOp(total, (1,) * lead + tuple(gs[lead:])))
 

@@ -149,7 +149,8 @@ def _fuse_block(block: Block, per_op: bool = False) -> None:
                     op.detach()
                     op.erase()
         else:
-            for group in _groups(ops, _operand_views(ops)):
+            views = _operand_views(ops)
+            for group in _groups(_unshare_views(ops, views), views):
                 _fuse_run(block, group)
     term = block.last_op
     if (
@@ -185,8 +186,9 @@ def _epilogue_ok(op: Operation, shape: tuple[int, ...], members: set[Operation])
         )
     if isinstance(op, asc.ConstantOp) and shape_of(op.result) != shape:
         # A Cube kernel writes only tiles of its output shape: a smaller constant another
-        # matmul reads from GM (the ``ones`` column of a row sum) is made by a vector kernel.
-        return not any(_reads_in_place(u) for u in op.result.uses)
+        # matmul reads from GM (the ``ones`` column of a row sum, maybe through a reshape)
+        # is made by a vector kernel.
+        return not _read_by_cube(op.result)
     return isinstance(op, EPILOGUE_OPS) and _fits_output(op, shape)
 
 
@@ -209,6 +211,33 @@ def _operand_views(ops: list[Operation]) -> set[Operation]:
                         views.discard(v.owner)
                         v = v.owner.operands[0]
     return views
+
+
+def _read_by_cube(v: SSAValue) -> bool:
+    """Some use of ``v``, directly or through reshapes/transposes, is a Cube operand."""
+    return any(
+        _reads_in_place(u)
+        or (isinstance(u.operation, VIEW_OPS) and _read_by_cube(u.operation.results[0]))
+        for u in v.uses
+    )
+
+
+def _unshare_views(ops: list[Operation], views: set[Operation]) -> list[Operation]:
+    """``ops`` with each view that several Cube operands read through cloned once per extra
+    use (added to ``views``): a backward's ``x.reshape(R, K)`` feeds the weight gradients of
+    several matmuls, which land in different kernels, and an op belongs to one kernel."""
+    out = list(ops)
+    for op in reversed(ops):
+        if op not in views:
+            continue
+        assert op.parent is not None
+        for use in list(op.results[0].uses)[1:]:
+            twin = op.clone()
+            op.parent.insert_op_before(twin, op)
+            use.operation.operands[use.index] = twin.results[0]
+            out.insert(out.index(op), twin)
+            views.add(twin)
+    return out
 
 
 def _reads_in_place(use: Use) -> bool:
@@ -396,7 +425,44 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             cube, result_views, attention = None, set(), False
         groups[-1].append(op)
     _settle_row_views(groups)
-    return [g for g in groups if g]
+    groups = [g for g in groups if g]
+    for i in range(len(groups) - 1, -1, -1):
+        groups[i : i + 1] = _split_cube_outputs(groups[i])
+    return groups
+
+
+def _split_cube_outputs(group: list[Operation]) -> list[list[Operation]]:
+    """A Cube kernel writes only tiles of its matmul's output shape. When an epilogue op's
+    result of another shape is read outside ``group`` (a backward reuses the row sum of a
+    recomputed ``softmax(q k^T)``), the epilogue from that op on becomes a vector kernel of its
+    own, run next (repeated while an earlier op now escapes the same way)."""
+    mms = [k for k, o in enumerate(group) if isinstance(o, asc.MatmulOp)]
+    if not mms or any(isinstance(o, asc.FlashAttentionOp) for o in group):
+        return [group]
+    shape = shape_of(group[mms[0]].results[0])
+    head: list[Operation] = group
+    tails: list[list[Operation]] = []
+    while True:
+        members = set(head)
+        cut = next(
+            (
+                k
+                for k, o in enumerate(head)
+                if any(
+                    shape_of(r) != shape and any(u.operation not in members for u in r.uses)
+                    for r in o.results
+                )
+            ),
+            None,
+        )
+        tail = head[cut:] if cut is not None and cut > mms[-1] else []
+        if not tail or any(isinstance(o, VIEW_OPS) and not _trivial(o) for o in tail):
+            return [head, *tails]
+        head, tails = head[:cut], [tail + (tails.pop() if tails else [])]
+
+
+def _trivial(op: Operation) -> bool:
+    return isinstance(op, asc.ReshapeOp) and _trivial_reshape(op)
 
 
 def _fuse_run(block: Block, ops: list[Operation]) -> None:
