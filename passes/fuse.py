@@ -448,7 +448,8 @@ def _split_cube_outputs(group: list[Operation]) -> list[list[Operation]]:
             (
                 k
                 for k, o in enumerate(head)
-                if any(
+                if not isinstance(o, VIEW_OPS)  # result views: folded into the copy-out
+                and any(
                     shape_of(r) != shape and any(u.operation not in members for u in r.uses)
                     for r in o.results
                 )
@@ -456,13 +457,9 @@ def _split_cube_outputs(group: list[Operation]) -> list[list[Operation]]:
             None,
         )
         tail = head[cut:] if cut is not None and cut > mms[-1] else []
-        if not tail or any(isinstance(o, VIEW_OPS) and not _trivial(o) for o in tail):
+        if not tail or any(isinstance(o, VIEW_OPS) for o in tail):
             return [head, *tails]
         head, tails = head[:cut], [tail + (tails.pop() if tails else [])]
-
-
-def _trivial(op: Operation) -> bool:
-    return isinstance(op, asc.ReshapeOp) and _trivial_reshape(op)
 
 
 def _fuse_run(block: Block, ops: list[Operation]) -> None:

@@ -86,3 +86,13 @@ def test_fifty_steps_equal_torch_and_loss_falls():
     res = _train(50)
     _check_curves(res, 50)
     assert res.pyasc_losses[-1] < 0.2 * res.pyasc_losses[0]
+
+
+def test_linear_gelu_of_3d_input_backward():
+    """The ``[B, S, 1]`` ones column, read by the Cube through a reshape, stays out of the
+    forward matmul's Cube epilogue (it was put there: 'an output of the matmul kernel has shape
+    [8, 16, 1]')."""
+    rng = np.random.default_rng(2)
+    args = [rng.standard_normal((B, S, H)).astype(np.float32)]
+    args += [(rng.standard_normal(s) / 8).astype(np.float32) for s in [(H, tb.FFN), (tb.FFN,)]]
+    _check_grads(tb.linear_gelu, tb.TORCH_FUNCTIONS["linear_gelu"], args)
