@@ -297,6 +297,31 @@ def kernel_counts(ops: Ops) -> list[tuple[str, str, int, int]]:
     return rows
 
 
+def demo_line(steps: int = 50) -> tuple[str, bool]:
+    """``pyasc demo``'s training row: ``(text, ok)``, ``ok`` when every step's loss is within
+    relative 1e-4 of torch's and the loss fell.
+
+    Raises:
+        ModelDataMissing: the MiniLM package is not installed."""
+    res = train(steps)
+    losses = res.pyasc_losses
+    return summary(res), res.worst_rel_diff <= 1e-4 and losses[-1] < losses[0]
+
+
+def summary(res: TrainResult) -> str:
+    """One line: steps, first and last pyasc loss, worst relative difference to torch, the
+    pyasc loop's wall time and the kernels of the distinct operator calls."""
+    rows = kernel_counts(res.ops)
+    losses = res.pyasc_losses
+    return (
+        f"train block: {len(losses)} SGD steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}, "
+        f"worst rel diff vs torch {res.worst_rel_diff:.1e} ({res.seconds[0]:.1f} s; "
+        f"{len({r[0] for r in rows})} operators at {len(rows)} shapes, "
+        f"{sum(r[2] for r in rows)} forward / "
+        f"{sum(r[3] for r in rows)} backward kernels)"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:  # pragma: no cover - printing only
     args = sys.argv[1:] if argv is None else argv
     steps = int(args[0]) if args else 50
@@ -310,7 +335,8 @@ def main(argv: list[str] | None = None) -> None:  # pragma: no cover - printing 
         f"{res.worst_rel_diff:.2e}; wall {res.seconds[0]:.1f} s pyasc, {res.seconds[1]:.2f} s torch"
     )
     rows = kernel_counts(res.ops)
-    print(f"{len(rows)} distinct pyasc operators (operator, shapes): forward / backward kernels")
+    names = len({r[0] for r in rows})
+    print(f"{names} pyasc operators, {len(rows)} (operator, shapes): forward / backward kernels")
     for name, shapes, fwd, bwd in rows:
         print(f"  {name:16s} {shapes:44s} {fwd} / {bwd}")
     print(f"total: {sum(r[2] for r in rows)} forward, {sum(r[3] for r in rows)} backward kernels")

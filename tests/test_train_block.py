@@ -79,6 +79,10 @@ def test_five_steps_equal_torch_and_loss_falls():
     _check_curves(res, 5)
     names = {name for name, *_ in tb.kernel_counts(res.ops)}
     assert names == set(tb.PYASC_FUNCTIONS)  # every operator of the block ran in pyasc
+    line = tb.summary(res)  # the pyasc demo's line
+    first, last = res.pyasc_losses[0], res.pyasc_losses[-1]
+    assert line.startswith(f"train block: 5 SGD steps, loss {first:.4f} -> {last:.4f}, "), line
+    assert f"worst rel diff vs torch {res.worst_rel_diff:.1e}" in line
 
 
 @pytest.mark.slow
