@@ -13,7 +13,8 @@ Rules here (``g``: the float32 cotangent of the op's result):
   zeros (concatenations) to the input's shape.
 * ``asc.matmul`` ``C = op(A) @ op(B)``: ``dA = g @ op(B)^T`` and ``dB = op(A)^T @ g`` written
   with the transpose flags (no data movement), then summed over broadcast batch dims; in the
-  operands' dtype (f16: ``g`` rounded to f16, float32 accumulation; :func:`matmul_grads`).
+  operands' dtype (f16: ``g`` rounded to f16, float32 accumulation; :func:`matmul_grads`);
+  a 2-D ``B`` under a batched ``A`` gets one matmul over all rows (:func:`_folded_weight_grad`).
 """
 
 from __future__ import annotations
@@ -168,11 +169,27 @@ def matmul_grads(b: GradEmitter, op: asc.MatmulOp, g: SSAValue) -> tuple[SSAValu
         da = b.put(asc.MatmulOp(w, g, transpose_a=tb, transpose_b=True))  # op(B) g^T
     else:
         da = b.put(asc.MatmulOp(g, w, transpose_a=False, transpose_b=not tb))  # g op(B)^T
-    if tb:
+    if not ta and len(shape_of(w)) == 2 < len(shape_of(x)):
+        db = _folded_weight_grad(b, x, g, tb)
+    elif tb:
         db = b.put(asc.MatmulOp(g, x, transpose_a=True, transpose_b=ta))  # g^T op(A)
     else:
         db = b.put(asc.MatmulOp(x, g, transpose_a=not ta, transpose_b=False))  # op(A)^T g
     return b.sum_to(da, shape_of(op.lhs)), b.sum_to(db, shape_of(op.rhs))
+
+
+def _folded_weight_grad(b: GradEmitter, x: SSAValue, g: SSAValue, tb: bool) -> SSAValue:
+    """``dB`` of ``x [..., M, K] @ op(B)`` with a 2-D ``B`` (a linear layer on ``[B, S, K]``):
+    the batch dims fold into the rows, ONE matmul ``x.reshape(R, K)^T @ g.reshape(R, N)``
+    (``R`` = all rows; ``B^T``'s layout when ``tb``), the reshapes read in place, instead of
+    ``[batch, K, N]`` products summed over the batch afterwards."""
+    xs, gs = shape_of(x), shape_of(g)
+    rows = math.prod(xs[:-1])
+    xf = b.put(asc.ReshapeOp(x, (rows, xs[-1])))
+    gf = b.put(asc.ReshapeOp(g, (rows, gs[-1])))
+    if tb:
+        return b.put(asc.MatmulOp(gf, xf, transpose_a=True, transpose_b=False))  # [N, K]
+    return b.put(asc.MatmulOp(xf, gf, transpose_a=True, transpose_b=False))  # [K, N]
 
 
 def slice_grad(b: GradEmitter, op: asc.SliceOp, g: SSAValue) -> SSAValue:

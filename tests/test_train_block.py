@@ -95,8 +95,11 @@ def test_fifty_steps_equal_torch_and_loss_falls():
 def test_linear_gelu_of_3d_input_backward():
     """The ``[B, S, 1]`` ones column, read by the Cube through a reshape, stays out of the
     forward matmul's Cube epilogue (it was put there: 'an output of the matmul kernel has shape
-    [8, 16, 1]')."""
+    [8, 16, 1]'); its weight gradient is one matmul over all rows."""
     rng = np.random.default_rng(2)
     args = [rng.standard_normal((B, S, H)).astype(np.float32)]
     args += [(rng.standard_normal(s) / 8).astype(np.float32) for s in [(H, tb.FFN), (tb.FFN,)]]
-    _check_grads(tb.linear_gelu, tb.TORCH_FUNCTIONS["linear_gelu"], args)
+    op = _check_grads(tb.linear_gelu, tb.TORCH_FUNCTIONS["linear_gelu"], args)
+    # as for a 2-D x: fwd matmul + GELU', the ones column, db, dx and ONE dw matmul over all
+    # B*S rows (was 7: [B, 64, 128] products, then their sum over B)
+    assert op.info["kernels"] == 5
