@@ -13,7 +13,8 @@ Rules here (``g``: the float32 cotangent of the op's result):
   zeros (concatenations) to the input's shape.
 * ``asc.matmul`` ``C = op(A) @ op(B)``: ``dA = g @ op(B)^T`` and ``dB = op(A)^T @ g`` written
   with the transpose flags (no data movement), then summed over broadcast batch dims; in the
-  operands' dtype (f16: ``g`` rounded to f16, float32 accumulation; :func:`matmul_grads`).
+  operands' dtype (f16: ``g`` rounded to f16, float32 accumulation; :func:`matmul_grads`);
+  a 2-D ``B`` under a batched ``A`` gets one matmul over all rows (:func:`_folded_weight_grad`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class GradEmitter(IRBuilder):
         super().__init__(block, loc)
         self.widened: dict[SSAValue, SSAValue] = {}
         self.reduction: asc.ReduceOp | None = None
-        self.ones: dict[int, SSAValue] = {}
+        self.ones: dict[tuple[int, ...], SSAValue] = {}
 
     def at(self, loc: Attribute | None) -> GradEmitter:
         """This emitter with location ``loc`` (shares the widening cache)."""
@@ -125,13 +126,17 @@ class GradEmitter(IRBuilder):
         the Cube: the weight/bias gradients' reduction over any number of rows, with float32
         accumulation in a fixed order (deterministic across cores; a vector kernel would have
         to hold every row in UB). The ``ones`` column spans the rows, so it is made by the
-        vector kernel that produces ``g``."""
+        vector kernel that produces ``g``: in the shape of ``g``'s leading dims (``[B, S, 1]``
+        for a ``[B, S, H]`` ``g``, so it shares that kernel's iteration space), read by the
+        Cube as ``[B*S, 1]`` in place."""
         gs = shape_of(g)
         rows, cols = math.prod(gs[:lead]), math.prod(gs[lead:])
         flat = g if len(gs) == 2 and lead == 1 else self.put(asc.ReshapeOp(g, (rows, cols)))
-        if rows not in self.ones:  # one ones column per row count (one GM copy)
-            self.ones[rows] = self.put(asc.ConstantOp(1.0, f32((rows, 1))))
-        ones = self.ones[rows]
+        key = tuple(gs[:lead])
+        if key not in self.ones:  # one ones column per leading shape (one GM copy)
+            ones = self.put(asc.ConstantOp(1.0, f32((*key, 1))))
+            self.ones[key] = ones if lead == 1 else self.put(asc.ReshapeOp(ones, (rows, 1)))
+        ones = self.ones[key]
         total = self.put(asc.MatmulOp(flat, ones, transpose_a=True))
         return self.put(asc.ReshapeOp(total, (1,) * lead + tuple(gs[lead:])))
 
@@ -164,18 +169,27 @@ def matmul_grads(b: GradEmitter, op: asc.MatmulOp, g: SSAValue) -> tuple[SSAValu
         da = b.put(asc.MatmulOp(w, g, transpose_a=tb, transpose_b=True))  # op(B) g^T
     else:
         da = b.put(asc.MatmulOp(g, w, transpose_a=False, transpose_b=not tb))  # g op(B)^T
-    xs = shape_of(x)
-    if len(shape_of(w)) == 2 and len(xs) > 2 and not ta:
-        # A [..., M, K] against a 2-D B: the batch folds into the rows, one matmul over
-        # K = prod(...) * M instead of per-batch products and a sum over the batch
-        rows = math.prod(xs[:-1])
-        x = b.put(asc.ReshapeOp(x, (rows, xs[-1])))
-        g = b.put(asc.ReshapeOp(g, (rows, shape_of(g)[-1])))
-    if tb:
+    if not ta and len(shape_of(w)) == 2 < len(shape_of(x)):
+        db = _folded_weight_grad(b, x, g, tb)
+    elif tb:
         db = b.put(asc.MatmulOp(g, x, transpose_a=True, transpose_b=ta))  # g^T op(A)
     else:
         db = b.put(asc.MatmulOp(x, g, transpose_a=not ta, transpose_b=False))  # op(A)^T g
     return b.sum_to(da, shape_of(op.lhs)), b.sum_to(db, shape_of(op.rhs))
+
+
+def _folded_weight_grad(b: GradEmitter, x: SSAValue, g: SSAValue, tb: bool) -> SSAValue:
+    """``dB`` of ``x [..., M, K] @ op(B)`` with a 2-D ``B`` (a linear layer on ``[B, S, K]``):
+    the batch dims fold into the rows, ONE matmul ``x.reshape(R, K)^T @ g.reshape(R, N)``
+    (``R`` = all rows; ``B^T``'s layout when ``tb``), the reshapes read in place, instead of
+    ``[batch, K, N]`` products summed over the batch afterwards."""
+    xs, gs = shape_of(x), shape_of(g)
+    rows = math.prod(xs[:-1])
+    xf = b.put(asc.ReshapeOp(x, (rows, xs[-1])))
+    gf = b.put(asc.ReshapeOp(g, (rows, gs[-1])))
+    if tb:
+        return b.put(asc.MatmulOp(gf, xf, transpose_a=True, transpose_b=False))  # [N, K]
+    return b.put(asc.MatmulOp(xf, gf, transpose_a=True, transpose_b=False))  # [K, N]
 
 
 def slice_grad(b: GradEmitter, op: asc.SliceOp, g: SSAValue) -> SSAValue:

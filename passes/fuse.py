@@ -186,8 +186,9 @@ def _epilogue_ok(op: Operation, shape: tuple[int, ...], members: set[Operation])
         )
     if isinstance(op, asc.ConstantOp) and shape_of(op.result) != shape:
         # A Cube kernel writes only tiles of its output shape: a smaller constant another
-        # matmul reads from GM (the ``ones`` column of a row sum) is made by a vector kernel.
-        return not any(_reads_in_place(u) for u in op.result.uses)
+        # matmul reads from GM (the ``ones`` column of a row sum, maybe through a reshape)
+        # is made by a vector kernel.
+        return not _read_by_cube(op.result)
     return isinstance(op, EPILOGUE_OPS) and _fits_output(op, shape)
 
 
@@ -210,6 +211,15 @@ def _operand_views(ops: list[Operation]) -> set[Operation]:
                         views.discard(v.owner)
                         v = v.owner.operands[0]
     return views
+
+
+def _read_by_cube(v: SSAValue) -> bool:
+    """Some use of ``v``, directly or through reshapes/transposes, is a Cube operand."""
+    return any(
+        _reads_in_place(u)
+        or (isinstance(u.operation, VIEW_OPS) and _read_by_cube(u.operation.results[0]))
+        for u in v.uses
+    )
 
 
 def _unshare_views(block: Block, ops: list[Operation]) -> list[Operation]:

@@ -218,8 +218,11 @@ def test_matmul_with_transposes(ta: bool, tb: bool):
 
 
 def test_matmul_batch_broadcast():
-    """A ``[2, 3, 4, 5] @ [5, 6]`` product: the weight's gradient sums over the batch."""
+    """A ``[2, 3, 4, 5] @ [5, 6]`` product: the weight's gradient sums over the batch (one
+    matmul over all 24 rows), also for a transposed weight (``x @ w^T``, ``w [6, 5]``)."""
     check_full(matmul_op, lambda a, b: a @ b, _rand((2, 3, 4, 5)), _rand((5, 6), seed=1))
+    ref_t = lambda a, b: a @ b.T  # noqa: E731
+    check_full(matmul_t, ref_t, _rand((2, 3, 5)), _rand((6, 5), seed=1), consts=(False, True))
     check_full(matmul_op, lambda a, b: a @ b, _rand((1, 4, 5)), _rand((3, 5, 2), seed=1))
 
 

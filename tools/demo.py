@@ -15,8 +15,13 @@ prints one row per kernel:
 * ``cpu ms`` / ``numpy ms``: medians of ``--repeats`` runs of the CPU build and of the NumPy
   reference (float64).
 
+Then (unless ``--only``) the whole all-MiniLM-L6-v2 encoder and one line of
+``examples/train_block.py``: a transformer block trained ``--train-steps`` SGD steps with pyasc
+forward and backward kernels next to torch autograd (worst per-step relative loss difference).
+
 Exit status: 0 when every row is within tolerance, 1 otherwise (or when a row fails to
-compile or run), 2 on a usage error.
+compile or run, or a training step's loss is not within relative 1e-4 of torch's, or the loss
+did not fall), 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -468,6 +473,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="compile into an empty temporary cache folder (cold g++ builds)",
     )
+    p.add_argument(
+        "--train-steps",
+        type=int,
+        default=50,
+        help="steps of the transformer-block training vs torch (default 50; 0 skips it)",
+    )
     p.add_argument("--list", action="store_true", help="list the rows and their data, then exit")
     return p
 
@@ -523,6 +534,12 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
             for row in rows
         ]
         model_ok = _model_demo(dtypes) if not (args.no_model or args.only) else True
+        if args.train_steps > 0 and not args.only:
+            from examples.train_block import demo_line
+
+            line, train_ok = demo_line(args.train_steps)
+            print("\n" + line)
+            model_ok = model_ok and train_ok
     finally:
         if tmp is not None:
             if old_dir is None:
