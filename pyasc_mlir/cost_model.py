@@ -72,7 +72,7 @@ from pyasc_mlir.cost_walker import MAX_UNROLL as MAX_UNROLL
 from pyasc_mlir.cost_walker import SCALAR_OP_CYCLES as SCALAR_OP_CYCLES
 from pyasc_mlir.cost_walker import SCALAR_TILE_CYCLES as SCALAR_TILE_CYCLES
 from pyasc_mlir.cost_walker import VECTOR_ISSUE_CYCLES as VECTOR_ISSUE_CYCLES
-from pyasc_mlir.cost_walker import _Cost, _Walker
+from pyasc_mlir.cost_walker import TileCost, Walker
 from pyasc_mlir.dialects.attrs import kernel_platform
 from pyasc_mlir.emitter import kernels
 from pyasc_mlir.platform import (
@@ -130,7 +130,7 @@ class KernelEstimate:
         return self.roofline_us / self.time_us if self.time_us else 0.0
 
 
-def pipeline_cycles(tiles: list[_Cost], buffers: int) -> float:
+def pipeline_cycles(tiles: list[TileCost], buffers: int) -> float:
     """Finish time of the last copy-out under the 3-stage recurrence (see module doc)."""
     a: list[float] = []
     v: list[float] = []
@@ -187,7 +187,7 @@ def cube_bytes_per_cycle(
 
 
 def chip_seconds(
-    raw: _Cost, block_dim: int, unique_bytes: float, platform: Platform, c: CostConstants
+    raw: TileCost, block_dim: int, unique_bytes: float, platform: Platform, c: CostConstants
 ) -> float:
     """The least time (s) of a kernel's whole GM traffic on the chip (``raw``: one core.s bytes,
     times ``block_dim``): the vector cores' reads and the Cube cores' unique A/B bytes from HBM,
@@ -202,10 +202,10 @@ def chip_seconds(
     return base + (again / (c.l2_read_gbps * 1e9) if fits else 0.0)
 
 
-def _with_bandwidth(c: _Cost, bytes_per_cycle: float, cube_bpc: float) -> _Cost:
+def _with_bandwidth(c: TileCost, bytes_per_cycle: float, cube_bpc: float) -> TileCost:
     """``c`` with its copy bytes turned into MTE2/MTE3 cycles and its Iterates into the Cube
     stage's cycles (``m``: products and the A/B stream, overlapped as L1 allows)."""
-    return _Cost(
+    return TileCost(
         c.mte2 + c.mte2_bytes / bytes_per_cycle,
         c.v,
         c.mte3 + c.mte3_bytes / bytes_per_cycle,
@@ -224,8 +224,8 @@ class CoreWork:
     indices (``GetBlockIdx()``) that do exactly this."""
 
     cores: list[int]
-    pre: _Cost
-    tiles: list[_Cost]
+    pre: TileCost
+    tiles: list[TileCost]
 
 
 @dataclass
@@ -241,12 +241,12 @@ class KernelWalk:
     """Bytes of the GM tensors the kernel's Matmul objects read (each counted once)."""
 
     @property
-    def pre(self) -> _Cost:
+    def pre(self) -> TileCost:
         """Core 0's code before the tile loop."""
         return self.works[0].pre
 
     @property
-    def tiles(self) -> list[_Cost]:
+    def tiles(self) -> list[TileCost]:
         """Core 0's tile iterations."""
         return self.works[0].tiles
 
@@ -254,7 +254,7 @@ class KernelWalk:
 def walk_kernel(kernel: func.FuncOp, platform: Platform) -> KernelWalk:
     """Walk one ascendc-level kernel for each of its ``block_dim`` cores (module doc, step 1);
     cores with the same work (the same costs, tile by tile) share one :class:`CoreWork`."""
-    w = _Walker(kernel, platform)
+    w = Walker(kernel, platform)
     works: dict[tuple[object, ...], CoreWork] = {}
     for b in range(max(1, w.tiling.get("block_dim", 1))):
         pre, tiles = w.run(b)
@@ -292,7 +292,7 @@ def _time_core(
     c = constants or cost_constants(platform)
     nbuf = buffers if buffers is not None else walk.buffers
     block_dim = walk.block_dim
-    raw = _Cost()
+    raw = TileCost()
     raw.add(work.pre)
     for t in work.tiles:
         raw.add(t)

@@ -66,7 +66,11 @@ class _Iterate:
 
 
 @dataclass
-class _Cost:
+class TileCost:
+    """Issue cycles per pipe (``mte2``, ``v``, ``mte3``, ``s``; ``m``: the Cube's), GM bytes
+    per copy pipe and into L1 (``cube_bytes``) and the Matmul Iterates of a piece of a kernel
+    (a tile iteration, the code before the tile loop), before any bandwidth is applied."""
+
     mte2: float = 0.0
     v: float = 0.0
     mte3: float = 0.0
@@ -77,7 +81,7 @@ class _Cost:
     cube_bytes: int = 0
     iterates: list[_Iterate] = field(default_factory=list)
 
-    def add(self, other: _Cost, times: float = 1.0) -> None:
+    def add(self, other: TileCost, times: float = 1.0) -> None:
         self.m += other.m * times
         self.cube_bytes += int(other.cube_bytes * times)
         self.iterates.extend(
@@ -108,11 +112,14 @@ _CUBE_OPS = (
 )
 
 
-class _Walker:
+class Walker:
+    """Walks one ascendc-level kernel (:meth:`run`, once per core) into :class:`TileCost`
+    pieces; keeps the Matmul objects' GM sources (``cube_sources``) and queue depth."""
+
     def __init__(self, kernel: func.FuncOp, platform: Platform):
         self.kernel = kernel
         self.block_idx = 0
-        self.memo: dict[tuple[int, ...], tuple[_Cost, dict[SSAValue, tuple[int, int, int]]]] = {}
+        self.memo: dict[tuple[int, ...], tuple[TileCost, dict[SSAValue, tuple[int, int, int]]]] = {}
         self.keys: dict[Block, list[SSAValue]] = {}
         self.tiling = tiling_fields(kernel)
         self.cube_fp32_rate = cost_constants(platform).cube_fp32_rate
@@ -187,7 +194,7 @@ class _Walker:
             return "V", n
         return ("MTE2" if dst_local else "MTE3"), n
 
-    def _op(self, op: Operation, cost: _Cost) -> None:
+    def _op(self, op: Operation, cost: TileCost) -> None:
         if self._index(op):
             return
         if isinstance(op, ac.InitQueueOp):
@@ -223,7 +230,7 @@ class _Walker:
         elif isinstance(op, scf.ForOp):
             self._loop(op, cost)
 
-    def _cube(self, op: Operation, cost: _Cost) -> None:
+    def _cube(self, op: Operation, cost: TileCost) -> None:
         """Matmul objects: remember their index, tail and GM operands; cost each Iterate
         (module doc)."""
         if isinstance(op, ac.MatmulObjectOp):
@@ -267,17 +274,17 @@ class _Walker:
             if isinstance(t, MemRefType):
                 self.cube_sources[v.owner.addr] = math.prod(t.get_shape()) * _elem_bytes(v.type)
 
-    def _block(self, block: Block, cost: _Cost) -> None:
+    def _block(self, block: Block, cost: TileCost) -> None:
         for op in block.ops:
             self._op(op, cost)
 
-    def _loop(self, op: scf.ForOp, cost: _Cost) -> None:
+    def _loop(self, op: scf.ForOp, cost: TileCost) -> None:
         lb, ub, step = self._val(op.lb), self._val(op.ub), max(1, self._val(op.step))
         trips = max(0, ceil_div(ub - lb, step))
         iv = op.body.block.args[0]
         if trips > MAX_UNROLL:
             self.env[iv] = lb
-            body = _Cost()
+            body = TileCost()
             self._block(op.body.block, body)
             cost.add(body, trips)
         else:
@@ -286,13 +293,13 @@ class _Walker:
                 self._block(op.body.block, cost)
         cost.s += SCALAR_OP_CYCLES * trips
 
-    def run(self, block_idx: int = 0) -> tuple[_Cost, list[_Cost]]:
+    def run(self, block_idx: int = 0) -> tuple[TileCost, list[TileCost]]:
         """Cost of the code before the tile loop, and of each tile iteration, on core
         ``block_idx`` (``GetBlockIdx()``). Iterations alike (same :func:`cost_keys` values and
-        Matmul tails, on any core this walker walked) share one ``_Cost`` object."""
+        Matmul tails, on any core this walker walked) share one ``TileCost`` object."""
         self.block_idx, self.env, self.tails = block_idx, {}, {}
-        pre = _Cost()
-        tiles: list[_Cost] = []
+        pre = TileCost()
+        tiles: list[TileCost] = []
         for op in self.kernel.body.block.ops:
             if isinstance(op, scf.ForOp):
                 lb, ub = self._val(op.lb), self._val(op.ub)
@@ -310,7 +317,7 @@ class _Walker:
             return self.tiling.get(v.owner.field.data, 0)
         return self._val(v)
 
-    def _tile(self, body: Block, u: int) -> _Cost:
+    def _tile(self, body: Block, u: int) -> TileCost:
         """The cost of tile iteration ``u`` of the loop ``body`` (walked, or an earlier
         iteration's with the same key)."""
         self.env[body.args[0]] = u
@@ -321,7 +328,7 @@ class _Walker:
         tails = tuple(x for mm, t in self.tails.items() for x in (self.matmul_index[mm], *t))
         key = (id(body), *(self._key(v) for v in self.keys[body]), *tails)
         if key not in self.memo:
-            c = _Cost(s=SCALAR_TILE_CYCLES)
+            c = TileCost(s=SCALAR_TILE_CYCLES)
             self._block(body, c)
             self.memo[key] = (c, dict(self.tails))
         c, after = self.memo[key]

@@ -18,7 +18,7 @@ from xdsl.ir import SSAValue
 
 import pyasc_mlir as pa
 from pyasc_mlir import cost_model
-from pyasc_mlir.cost_walker import SCALAR_TILE_CYCLES, _Cost, _Walker
+from pyasc_mlir.cost_walker import SCALAR_TILE_CYCLES, TileCost, Walker
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.emitter import kernels, tiling_fields
 from pyasc_mlir.passes import lower_attention
@@ -38,12 +38,12 @@ def add(x, y):
     return x + y
 
 
-class _FullWalker(_Walker):
+class _FullWalker(Walker):
     """Walks every tile iteration (no reuse of alike iterations)."""
 
     def _tile(self, body, u):  # type: ignore[no-untyped-def]
         self.env[body.args[0]] = u
-        c = _Cost(s=SCALAR_TILE_CYCLES)
+        c = TileCost(s=SCALAR_TILE_CYCLES)
         self._block(body, c)
         return c
 
