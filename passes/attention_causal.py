@@ -18,14 +18,20 @@ ramps: ``D[r, c] = c - r`` (column ramp broadcast over the rows minus the row ra
 the columns), then ``min((D - 0.5) * -inf, 0)``: exactly ``-inf`` where ``c > r``, ``0`` elsewhere
 (``D - 0.5`` is never 0), kept in f16; the diagonal block casts it to f32 and adds it to the
 scores (two vector ops). Every causal row keeps key ``m0 + 0 <= m0 + r``, so no row is empty.
-For a causal kernel the per-unit buffers are allocated once, after the mask, in the kernel's
-entry block (so the mask's scratch shares their bytes).
+Balance: query block ``i`` runs about ``i * bq / bk + 1`` key blocks, so the units are not
+split over the cores in order (the first cores would get the cheap first blocks of a head):
+they are ranked by cost and dealt to the cores in snake rounds (:func:`dealt_unit`), which
+gives every core about the same number of key blocks, each core's units in decreasing cost
+(neighbouring units alike: they overlap in the copy/vector/copy-out pipeline as in-order units
+do). For a causal kernel the per-unit buffers are allocated once, after the
+mask, in the kernel's entry block (so the mask's scratch shares their bytes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float16Type, Float32Type
 from xdsl.ir import Attribute, SSAValue
 
@@ -33,7 +39,7 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.passes.ir_builder import Index, IRBuilder
 from pyasc_mlir.platform import LANE_ALIGN
 
-__all__ = ["diagonal_mask", "key_ranges"]
+__all__ = ["dealt_unit", "diagonal_mask", "key_ranges"]
 
 Alloc = Callable[[IRBuilder, int, Attribute], SSAValue]
 
@@ -77,3 +83,22 @@ def key_ranges(
     diag_trips = ix.mini(1, ix.maxi(0, left))
     diag_len = ix.mini(rows, left)
     return extent, trips, diag_trips, diag_len
+
+
+def dealt_unit(
+    ix: IRBuilder, i: SSAValue, bid: SSAValue, heads: int, n: int
+) -> tuple[SSAValue, SSAValue]:
+    """``(head, query block)`` of the ``i``-th work unit of core ``bid`` (built with ``ix``)
+    when the ``heads * n`` units, ranked by cost (``q``: block ``n - 1 - q // heads`` of head
+    ``q % heads``, the longest key range first), are dealt to the cores in rounds: round ``i``
+    ranks ``i * blockDim + c``, core ``bid`` taking column ``c = bid`` in even rounds and
+    ``blockDim - 1 - bid`` in odd ones (a snake), except the last, partial round
+    ``i = units_per_core`` (taken by the cores ``< units_rem``, as ``work_split`` counts them),
+    in order. Reads the tiling fields ``block_dim`` and ``units_per_core``."""
+    bd = ix.add_value(asc.TilingFieldOp("block_dim"))
+    per = ix.add_value(asc.TilingFieldOp("units_per_core"))
+    full = ix.add_value(arith.CmpiOp(i, per, "slt"))
+    rev = ix.add_value(arith.SelectOp(full, ix.remi(i, 2), ix.c(0)))
+    col = ix.addi(bid, ix.muli(rev, ix.subi(ix.subi(bd, 1), ix.muli(bid, 2))))
+    q = ix.addi(ix.muli(i, bd), col)
+    return ix.remi(q, heads), ix.subi(n - 1, ix.divi(q, heads))

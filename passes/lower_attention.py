@@ -18,7 +18,8 @@ unit = one query block of one batch entry; units divided over the cube cores as
     m   = m'
 
 and finally ``O / l`` (causal attention: the key loop stops at the query block's first row
-and one masked diagonal block follows, ``pyasc_mlir.passes.attention_causal``); the fusion's
+and one masked diagonal block follows, the units dealt to the cores by cost to balance them,
+``pyasc_mlir.passes.attention_causal``); the fusion's
 epilogue (a cast to f16, a residual, ...) runs on that tile and the result goes out through
 the head-merge views (``asc-lower-cube``'s store). ``m`` starts
 at ``-FLT_MAX``, not ``-inf``: ``m - m'`` is then never ``-inf - -inf``; a row whose scores are
@@ -50,7 +51,7 @@ from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
-from pyasc_mlir.passes.attention_causal import diagonal_mask, key_ranges
+from pyasc_mlir.passes.attention_causal import dealt_unit, diagonal_mask, key_ranges
 from pyasc_mlir.passes.attention_groups import fold_group_rows
 from pyasc_mlir.passes.buffer_alloc import live_ranges, pack
 from pyasc_mlir.passes.common import install_kernel, kernel_name, loc_of
@@ -419,8 +420,10 @@ class AttentionKernelBuilder(CubeKernelBuilder):
             self.diag = diagonal_mask(ix, self._buf, plan.tile, self.bk)
             self.bufs = self._bufs(ix, bx)
         u = body.args[0]
-        flat_b = bx.divi(u, plan.m_tiles) if plan.batch > 1 else 0
-        rest = bx.remi(u, plan.m_tiles) if plan.batch > 1 else u
+        flat_b: Index = bx.divi(u, plan.m_tiles) if plan.batch > 1 else 0
+        rest: Index = bx.remi(u, plan.m_tiles) if plan.batch > 1 else u
+        if self.fa.is_causal and plan.m_tiles > 1:  # balance the cores' causal work
+            flat_b, rest = dealt_unit(bx, bx.subi(u, bounds[0]), self.bid, plan.batch, plan.m_tiles)
         m0 = bx.muli(rest, plan.tile)
         self.coords = []
         inner = 1

@@ -2,10 +2,11 @@
 
 Every figure this module returns is a model estimate, not a measurement on an NPU.
 
-How a kernel is costed (core 0, which holds the largest share of work units):
-1. The kernel IR is walked with the tiling values and ``GetBlockIdx() = 0``; index arithmetic is
-   evaluated exactly and every loop is iterated (a loop of more than ``MAX_UNROLL`` iterations is
-   costed once and multiplied), so tail tiles are costed as they are.
+How a kernel is costed (each core, and the kernel at its slowest core):
+1. The kernel IR is walked with the tiling values once per core ``b < blockDim``
+   (``GetBlockIdx() = b``); index arithmetic is evaluated exactly and every loop is iterated (a
+   loop of more than ``MAX_UNROLL`` iterations is costed once and multiplied), so tail tiles
+   are costed as they are (tile iterations alike are walked once: ``pyasc_mlir.cost_walker``).
 2. Each tile-loop iteration gets a cycle count per pipe:
    * MTE2 (GM -> UB) and MTE3 (UB -> GM): ``bytes / bytes_per_cycle`` plus
      ``COPY_ISSUE_CYCLES`` per copy instruction, where ``bytes_per_cycle`` is the core's share
@@ -46,6 +47,11 @@ How a kernel is costed (core 0, which holds the largest share of work units):
    dispatch, overlapped with the work: the smallest published kernels take 5-6 µs).
 4. The bandwidth roofline is ``GM bytes / HBM bandwidth``; the bound pipe is the pipe with the
    largest total busy time.
+5. Steps 2-4 run for each distinct per-core work; the kernel's time is its slowest core's
+   (units split unevenly, or units of unequal work such as causal attention's query blocks).
+   Every core is charged as if all ``blockDim`` cores moved as many bytes as it does (its
+   bandwidth share, the chip-traffic floor), so a kernel whose cores all do the same work is
+   modeled exactly as before.
 
 The bandwidth, L2 and least-kernel-time constants are calibrated (above); the issue-overhead
 constants below are assumptions (order of magnitude of published Ascend C performance guides),
@@ -55,91 +61,30 @@ reuse between the kernels of one operator (an intermediate tensor is charged as 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 
-from pyasc_mlir.dialects import ascendc as ac
-from pyasc_mlir.dialects import opset
+from pyasc_mlir.cost_walker import COPY_ISSUE_CYCLES as COPY_ISSUE_CYCLES
+from pyasc_mlir.cost_walker import CUBE_ISSUE_CYCLES as CUBE_ISSUE_CYCLES
+from pyasc_mlir.cost_walker import MAX_UNROLL as MAX_UNROLL
+from pyasc_mlir.cost_walker import SCALAR_OP_CYCLES as SCALAR_OP_CYCLES
+from pyasc_mlir.cost_walker import SCALAR_TILE_CYCLES as SCALAR_TILE_CYCLES
+from pyasc_mlir.cost_walker import VECTOR_ISSUE_CYCLES as VECTOR_ISSUE_CYCLES
+from pyasc_mlir.cost_walker import TileCost, Walker
 from pyasc_mlir.dialects.attrs import kernel_platform
-from pyasc_mlir.emitter import kernels, tiling_fields
+from pyasc_mlir.emitter import kernels
 from pyasc_mlir.platform import (
-    CUBE_FRACTAL,
-    DATA_BLOCK_BYTES,
-    VECTOR_REPEAT_BYTES,
     CostConstants,
     Platform,
-    ceil_div,
     cost_constants,
     get_platform,
 )
 
-VECTOR_ISSUE_CYCLES = 8
-"""Assumed fixed cost of issuing one vector instruction (cycles)."""
-COPY_ISSUE_CYCLES = 30
-"""Assumed fixed cost of one DataCopy/DataCopyPad instruction (cycles)."""
-SCALAR_TILE_CYCLES = 200
-"""Assumed scalar work per tile iteration: queue handling, address arithmetic (cycles)."""
-SCALAR_OP_CYCLES = 4
-"""Assumed cost of one scalar read or one inner-loop iteration (cycles)."""
-CUBE_ISSUE_CYCLES = 64
-"""Assumed fixed cost of one Matmul Iterate + GetTensorC round (message, L1/L0 loads), cycles."""
-MAX_UNROLL = 4096
 PIPES = ("MTE2", "V", "MTE3", "S", "M", "MTE2C")
 """The modeled pipes: the vector core's MTE2 (GM -> UB), V, MTE3 (UB -> GM), S (scalar), M (the
 Cube's fractal products) and MTE2C (the Cube core's MTE2: A and B from GM into L1)."""
-
-
-@dataclass
-class _Iterate:
-    """One ``Matmul::Iterate`` (``count`` alike): cube cycles, A/B bytes from GM into L1, the
-    bytes of the first L1 chunk (``stepKa`` K slices, loaded before the first product) and
-    whether L1 is double buffered (``depthA1 = 2 * stepKa``: the next chunk loads while the
-    cube works on the current one)."""
-
-    m: float
-    ab_bytes: int
-    fill_bytes: int
-    overlapped: bool
-    count: float = 1.0
-
-    def cycles(self, bytes_per_cycle: float) -> float:
-        """Duration on the Cube core at ``bytes_per_cycle`` of A/B stream (module doc)."""
-        stream = self.ab_bytes / bytes_per_cycle
-        if not self.overlapped:
-            return self.m + stream
-        fill = self.fill_bytes / bytes_per_cycle
-        return fill + max(self.m, stream - fill)
-
-
-@dataclass
-class _Cost:
-    mte2: float = 0.0
-    v: float = 0.0
-    mte3: float = 0.0
-    s: float = 0.0
-    m: float = 0.0
-    mte2_bytes: int = 0
-    mte3_bytes: int = 0
-    cube_bytes: int = 0
-    iterates: list[_Iterate] = field(default_factory=list)
-
-    def add(self, other: _Cost, times: float = 1.0) -> None:
-        self.m += other.m * times
-        self.cube_bytes += int(other.cube_bytes * times)
-        self.iterates.extend(
-            _Iterate(i.m, i.ab_bytes, i.fill_bytes, i.overlapped, i.count * times)
-            for i in other.iterates
-        )
-        self.mte2 += other.mte2 * times
-        self.v += other.v * times
-        self.mte3 += other.mte3 * times
-        self.s += other.s * times
-        self.mte2_bytes += int(other.mte2_bytes * times)
-        self.mte3_bytes += int(other.mte3_bytes * times)
 
 
 @dataclass
@@ -147,17 +92,21 @@ class KernelEstimate:
     """Modeled execution of one kernel (all times MODELED, in µs).
 
     Attributes:
-        name: kernel name. block_dim: cores used. tiles: tile iterations on core 0.
+        name: kernel name. block_dim: cores used. tiles: tile iterations on the slowest core.
         buffers: copies per queue (2 = double buffered).
-        pipe_us: busy time of each pipe on core 0 (MTE2, V, MTE3, S, M = cube).
-        time_us: modeled kernel time: the pipeline recurrence on core 0, at least
+        pipe_us: busy time of each pipe on the slowest core (MTE2, V, MTE3, S, M = cube).
+        time_us: modeled kernel time: the pipeline recurrence on the slowest core, at least
             ``min_kernel_us``.
         bound: the pipe with the largest busy time.
-        gm_bytes: bytes core 0 moves times blockDim (approximately the kernel's GM traffic).
+        gm_bytes: bytes the slowest core moves times blockDim (at most a little above the
+            kernel's GM traffic).
         roofline_us: GM bytes / chip HBM bandwidth.
         min_kernel_us: the least time of any kernel (launch and dispatch, overlapped).
         work_us: the pipeline recurrence alone (``time_us`` without the floor): what
             distinguishes two variants of a kernel that both sit at the floor.
+        core: the slowest core's block index (the first of those alike).
+        cores_us: ``(fastest, slowest)`` core's modeled time (µs; equal when all cores do the
+            same work).
     """
 
     name: str
@@ -171,6 +120,8 @@ class KernelEstimate:
     roofline_us: float
     min_kernel_us: float = 0.0
     work_us: float = 0.0
+    core: int = 0
+    cores_us: tuple[float, float] = (0.0, 0.0)
     per_tile: list[dict[str, float]] = field(default_factory=list, repr=False)
 
     @property
@@ -179,211 +130,7 @@ class KernelEstimate:
         return self.roofline_us / self.time_us if self.time_us else 0.0
 
 
-def _elem_bytes(t: object) -> int:
-    e = ac.elem(t)  # type: ignore[arg-type]
-    from pyasc_mlir.dialects.asc import element_bits
-
-    return max(1, element_bits(e) // 8)
-
-
-_CUBE_OPS = (
-    ac.MatmulObjectOp,
-    ac.MatmulSetTailOp,
-    ac.MatmulIterateOp,
-    ac.MatmulSetTensorAOp,
-    ac.MatmulSetTensorBOp,
-)
-
-
-class _Walker:
-    def __init__(self, kernel: func.FuncOp, platform: Platform):
-        self.kernel = kernel
-        self.tiling = tiling_fields(kernel)
-        self.cube_fp32_rate = cost_constants(platform).cube_fp32_rate
-        self.env: dict[SSAValue, int] = {}
-        self.buffers = 1
-        self.platform = platform
-        self.tails: dict[SSAValue, tuple[int, int, int]] = {}
-        self.matmul_index: dict[SSAValue, int] = {}
-        self.cube_sources: dict[SSAValue, int] = {}
-
-    def _val(self, v: SSAValue) -> int:
-        return self.env.get(v, 0)
-
-    def _arith(self, op: Operation) -> bool:
-        e = self.env
-        if isinstance(op, arith.ConstantOp):
-            if isinstance(op.value, IntegerAttr):
-                e[op.result] = op.value.value.data
-            return True
-        binops = {
-            arith.AddiOp: lambda a, b: a + b,
-            arith.SubiOp: lambda a, b: a - b,
-            arith.MuliOp: lambda a, b: a * b,
-            arith.DivSIOp: lambda a, b: a // b if b else 0,
-            arith.RemSIOp: lambda a, b: a % b if b else 0,
-        }
-        if type(op) in binops:
-            a, b = (self._val(x) for x in op.operands)
-            e[op.results[0]] = binops[type(op)](a, b)
-            return True
-        if isinstance(op, arith.CmpiOp):
-            a, b = self._val(op.lhs), self._val(op.rhs)
-            pred = op.predicate.value.data
-            e[op.result] = int(
-                {0: a == b, 1: a != b, 2: a < b, 3: a <= b, 4: a > b, 5: a >= b}.get(pred, a < b)
-            )
-            return True
-        if isinstance(op, arith.SelectOp):
-            e[op.result] = self._val(op.lhs) if self._val(op.cond) else self._val(op.rhs)
-            return True
-        return False
-
-    def _vector(
-        self, count: int, nbytes: int, extra: float = 0.0, call: str | None = None
-    ) -> float:
-        """Vector-pipe cycles of one instruction over ``count`` elements of ``nbytes`` each;
-        ``call`` (an Ascend C call or ``CMPMODE`` name) takes its op-table cycles per repeat."""
-        record = opset.by_call(call) if call is not None else None
-        per_repeat = record.repeat_cycles if record is not None else 1
-        repeats = math.ceil(count * nbytes / VECTOR_REPEAT_BYTES)
-        return repeats * per_repeat + VECTOR_ISSUE_CYCLES + extra
-
-    def _copy_bytes(self, op: ac.DataCopyOp | ac.DataCopyPadOp) -> tuple[str, int]:
-        dst_local = isinstance(op.dst.type, ac.LocalTensorType)
-        src_local = isinstance(op.src.type, ac.LocalTensorType)
-        sz = _elem_bytes(op.dst.type)
-        if isinstance(op, ac.DataCopyOp):
-            n = self._val(op.count) * sz // DATA_BLOCK_BYTES * DATA_BLOCK_BYTES
-        else:
-            n = self._val(op.block_count) * self._val(op.block_len)
-        if dst_local and src_local:
-            return "V", n
-        return ("MTE2" if dst_local else "MTE3"), n
-
-    def _op(self, op: Operation, cost: _Cost) -> None:
-        if self._arith(op):
-            return
-        if isinstance(op, ac.TilingFieldOp):
-            self.env[op.result] = self.tiling.get(op.field.data, 0)
-        elif isinstance(op, ac.GetBlockIdxOp):
-            self.env[op.result] = 0
-        elif isinstance(op, ac.InitQueueOp):
-            self.buffers = max(self.buffers, op.num.value.data)
-        elif isinstance(op, ac.DataCopyOp | ac.DataCopyPadOp):
-            pipe, n = self._copy_bytes(op)
-            if pipe == "V":
-                cost.v += n / VECTOR_REPEAT_BYTES + VECTOR_ISSUE_CYCLES
-            elif pipe == "MTE2":
-                cost.mte2 += COPY_ISSUE_CYCLES
-                cost.mte2_bytes += n
-            else:
-                cost.mte3 += COPY_ISSUE_CYCLES
-                cost.mte3_bytes += n
-        elif isinstance(op, ac.VecBinaryOp | ac.VecUnaryOp | ac.VecScalarOp):
-            cost.v += self._vector(self._val(op.count), _elem_bytes(op.dst.type), call=op.api.data)
-        elif isinstance(op, ac.DuplicateOp | ac.SelectOp | ac.CreateVecIndexOp):
-            cost.v += self._vector(self._val(op.count), _elem_bytes(op.dst.type))
-        elif isinstance(op, ac.CastOp):
-            wide = max(_elem_bytes(op.dst.type), _elem_bytes(op.src.type))
-            cost.v += self._vector(self._val(op.count), wide)
-        elif isinstance(op, ac.CompareOp):
-            cost.v += self._vector(self._val(op.count), _elem_bytes(op.lhs.type), call=op.mode.data)
-        elif isinstance(op, ac.ReduceOp):
-            sz = _elem_bytes(op.src.type)
-            cost.v += self._vector(
-                self._val(op.count), sz, math.log2(VECTOR_REPEAT_BYTES // sz), call=op.api.data
-            )
-        elif isinstance(op, ac.GetValueOp):
-            cost.s += SCALAR_OP_CYCLES
-        elif isinstance(op, _CUBE_OPS):
-            self._cube(op, cost)
-        elif isinstance(op, scf.ForOp):
-            self._loop(op, cost)
-
-    def _cube(self, op: Operation, cost: _Cost) -> None:
-        """Matmul objects: remember their index, tail and GM operands; cost each Iterate
-        (module doc)."""
-        if isinstance(op, ac.MatmulObjectOp):
-            self.matmul_index[op.result] = len(self.matmul_index)
-            return
-        if isinstance(op, ac.MatmulSetTailOp):
-            self.tails[op.mm] = (self._val(op.m), self._val(op.n), self._val(op.k))
-            return
-        if isinstance(op, ac.MatmulSetTensorAOp | ac.MatmulSetTensorBOp):
-            self._note_source(op.tensor)
-            return
-        assert isinstance(op, ac.MatmulIterateOp)
-        i = self.matmul_index.get(op.mm, 0)
-        fields = ("singleCoreM", "singleCoreN", "singleCoreK", "baseN", "baseK", "stepKa")
-        t = {f: self.tiling.get(f"mm{i}_{f}", 0) for f in (*fields, "depthA1")}
-        m, n, k = self.tails.get(op.mm, (t["singleCoreM"], t["singleCoreN"], t["singleCoreK"]))
-        from pyasc_mlir.dialects.asc import element_bits
-
-        sz = element_bits(op.mm.type.element_type) // 8  # type: ignore[attr-defined]
-        rate = 1.0 if sz == 2 else self.cube_fp32_rate  # 16-bit types, else modelled as fp32
-        fractals = ceil_div(m, CUBE_FRACTAL) * ceil_div(n, CUBE_FRACTAL) * ceil_div(k, CUBE_FRACTAL)
-        cycles = fractals / rate + CUBE_ISSUE_CYCLES
-        cost.m += cycles
-        ab = (m * k + k * n) * sz
-        chunk = min(k, max(1, t["stepKa"] * t["baseK"]))
-        double = t["depthA1"] >= 2 * t["stepKa"] > 0 and chunk < k
-        cost.cube_bytes += ab
-        cost.iterates.append(_Iterate(cycles, ab, (m + n) * chunk * sz, double))
-        c_bytes = m * t["baseN"] * 4
-        cost.mte2_bytes += c_bytes
-        if self.platform.arch == "dav-c220":
-            cost.mte3_bytes += c_bytes
-
-    def _note_source(self, tensor: SSAValue) -> None:
-        """Record the kernel argument (GM tensor) a Matmul operand views and its bytes."""
-        v = tensor
-        while isinstance(v.owner, ac.SubviewOp):
-            v = v.owner.source
-        if isinstance(v.owner, ac.GlobalBufferOp):
-            t = v.owner.addr.type
-            if isinstance(t, MemRefType):
-                self.cube_sources[v.owner.addr] = math.prod(t.get_shape()) * _elem_bytes(v.type)
-
-    def _block(self, block: Block, cost: _Cost) -> None:
-        for op in block.ops:
-            self._op(op, cost)
-
-    def _loop(self, op: scf.ForOp, cost: _Cost) -> None:
-        lb, ub, step = self._val(op.lb), self._val(op.ub), max(1, self._val(op.step))
-        trips = max(0, ceil_div(ub - lb, step))
-        iv = op.body.block.args[0]
-        if trips > MAX_UNROLL:
-            self.env[iv] = lb
-            body = _Cost()
-            self._block(op.body.block, body)
-            cost.add(body, trips)
-        else:
-            for i in range(trips):
-                self.env[iv] = lb + i * step
-                self._block(op.body.block, cost)
-        cost.s += SCALAR_OP_CYCLES * trips
-
-    def run(self) -> tuple[_Cost, list[_Cost]]:
-        """Cost of the code before the tile loop, and of each tile iteration."""
-        pre = _Cost()
-        tiles: list[_Cost] = []
-        for op in self.kernel.body.block.ops:
-            if isinstance(op, scf.ForOp):
-                lb, ub = self._val(op.lb), self._val(op.ub)
-                step = max(1, self._val(op.step))
-                iv = op.body.block.args[0]
-                for u in range(lb, ub, step):
-                    self.env[iv] = u
-                    c = _Cost(s=SCALAR_TILE_CYCLES)
-                    self._block(op.body.block, c)
-                    tiles.append(c)
-            else:
-                self._op(op, pre)
-        return pre, tiles
-
-
-def pipeline_cycles(tiles: list[_Cost], buffers: int) -> float:
+def pipeline_cycles(tiles: list[TileCost], buffers: int) -> float:
     """Finish time of the last copy-out under the 3-stage recurrence (see module doc)."""
     a: list[float] = []
     v: list[float] = []
@@ -440,9 +187,9 @@ def cube_bytes_per_cycle(
 
 
 def chip_seconds(
-    raw: _Cost, block_dim: int, unique_bytes: float, platform: Platform, c: CostConstants
+    raw: TileCost, block_dim: int, unique_bytes: float, platform: Platform, c: CostConstants
 ) -> float:
-    """The least time (s) of a kernel's whole GM traffic on the chip (``raw``: core 0's bytes,
+    """The least time (s) of a kernel's whole GM traffic on the chip (``raw``: one core.s bytes,
     times ``block_dim``): the vector cores' reads and the Cube cores' unique A/B bytes from HBM,
     the Cube re-reads from the L2 (from HBM when the unique bytes do not fit it), the writes
     under :func:`gm_seconds`'s L2 model: the vector and Cube cores share the HBM."""
@@ -455,10 +202,10 @@ def chip_seconds(
     return base + (again / (c.l2_read_gbps * 1e9) if fits else 0.0)
 
 
-def _with_bandwidth(c: _Cost, bytes_per_cycle: float, cube_bpc: float) -> _Cost:
+def _with_bandwidth(c: TileCost, bytes_per_cycle: float, cube_bpc: float) -> TileCost:
     """``c`` with its copy bytes turned into MTE2/MTE3 cycles and its Iterates into the Cube
     stage's cycles (``m``: products and the A/B stream, overlapped as L1 allows)."""
-    return _Cost(
+    return TileCost(
         c.mte2 + c.mte2_bytes / bytes_per_cycle,
         c.v,
         c.mte3 + c.mte3_bytes / bytes_per_cycle,
@@ -471,25 +218,52 @@ def _with_bandwidth(c: _Cost, bytes_per_cycle: float, cube_bpc: float) -> _Cost:
 
 
 @dataclass
+class CoreWork:
+    """What some cores do, before any bandwidth is applied: the code before the tile loop
+    (``pre``) and each tile iteration, in issue cycles and GM bytes; ``cores``: the block
+    indices (``GetBlockIdx()``) that do exactly this."""
+
+    cores: list[int]
+    pre: TileCost
+    tiles: list[TileCost]
+
+
+@dataclass
 class KernelWalk:
-    """What a kernel does on core 0, before any bandwidth is applied: the code before the tile
-    loop (``pre``) and each tile iteration, in issue cycles and GM bytes (:func:`walk_kernel`)."""
+    """What a kernel does on each of its cores (:func:`walk_kernel`): ``works``, one entry per
+    distinct per-core work; ``pre`` and ``tiles`` are the first entry's (core 0's)."""
 
     name: str
     block_dim: int
     buffers: int
-    pre: _Cost
-    tiles: list[_Cost]
+    works: list[CoreWork]
     cube_unique_bytes: int = 0
     """Bytes of the GM tensors the kernel's Matmul objects read (each counted once)."""
 
+    @property
+    def pre(self) -> TileCost:
+        """Core 0's code before the tile loop."""
+        return self.works[0].pre
+
+    @property
+    def tiles(self) -> list[TileCost]:
+        """Core 0's tile iterations."""
+        return self.works[0].tiles
+
 
 def walk_kernel(kernel: func.FuncOp, platform: Platform) -> KernelWalk:
-    """Walk one ascendc-level kernel for core 0 (module doc, step 1)."""
-    w = _Walker(kernel, platform)
-    pre, tiles = w.run()
+    """Walk one ascendc-level kernel for each of its ``block_dim`` cores (module doc, step 1);
+    cores with the same work (the same costs, tile by tile) share one :class:`CoreWork`."""
+    w = Walker(kernel, platform)
+    works: dict[tuple[object, ...], CoreWork] = {}
+    for b in range(max(1, w.tiling.get("block_dim", 1))):
+        pre, tiles = w.run(b)
+        key = (repr(pre), *map(id, tiles))
+        works.setdefault(key, CoreWork([], pre, tiles)).cores.append(b)
     unique = sum(w.cube_sources.values())
-    return KernelWalk(kernel.sym_name.data, w.tiling["block_dim"], w.buffers, pre, tiles, unique)
+    return KernelWalk(
+        kernel.sym_name.data, w.tiling["block_dim"], w.buffers, list(works.values()), unique
+    )
 
 
 def time_walk(
@@ -499,13 +273,28 @@ def time_walk(
     constants: CostConstants | None = None,
 ) -> KernelEstimate:
     """The modeled time of a walked kernel under ``constants`` (default: the platform's
-    calibrated :func:`~pyasc_mlir.platform.cost_constants`)."""
+    calibrated :func:`~pyasc_mlir.platform.cost_constants`): its slowest core's
+    (:attr:`KernelEstimate.core`, module doc step 5)."""
+    es = [_time_core(walk, w, platform, buffers, constants) for w in walk.works]
+    slow = max(es, key=lambda e: e.time_us)
+    slow.cores_us = (min(e.time_us for e in es), slow.time_us)
+    return slow
+
+
+def _time_core(
+    walk: KernelWalk,
+    work: CoreWork,
+    platform: Platform,
+    buffers: int | None,
+    constants: CostConstants | None,
+) -> KernelEstimate:
+    """The modeled time of ``work`` (the cores that do it, module doc steps 2-4)."""
     c = constants or cost_constants(platform)
     nbuf = buffers if buffers is not None else walk.buffers
     block_dim = walk.block_dim
-    raw = _Cost()
-    raw.add(walk.pre)
-    for t in walk.tiles:
+    raw = TileCost()
+    raw.add(work.pre)
+    for t in work.tiles:
         raw.add(t)
     bpc = core_bytes_per_cycle(
         raw.mte2_bytes * block_dim, raw.mte3_bytes * block_dim, block_dim, platform, c
@@ -513,8 +302,8 @@ def time_walk(
     cbpc = cube_bytes_per_cycle(
         raw.cube_bytes * block_dim, walk.cube_unique_bytes, block_dim, platform, c
     )
-    pre = _with_bandwidth(walk.pre, bpc, cbpc)
-    tiles = [_with_bandwidth(t, bpc, cbpc) for t in walk.tiles]
+    pre = _with_bandwidth(work.pre, bpc, cbpc)
+    tiles = [_with_bandwidth(t, bpc, cbpc) for t in work.tiles]
     total = _with_bandwidth(raw, bpc, cbpc)
     # MTE2 and MTE3 share the core's GM bandwidth: the kernel cannot finish before all of its
     # bytes have crossed it, however the pipes overlap.
@@ -546,6 +335,7 @@ def time_walk(
         roofline_us=gm / (platform.hbm_gbps * 1e9) * 1e6,
         min_kernel_us=c.min_kernel_us,
         work_us=cycles * to_us,
+        core=work.cores[0],
         per_tile=[
             {"MTE2": t.mte2, "V": t.v, "MTE3": t.mte3, "S": t.s, "M": t.m} for t in tiles[:4]
         ],

@@ -115,6 +115,17 @@ def test_causal_units_sharing_a_core() -> None:
     _check(33, 33, "float32", True, cores=1)
 
 
+@pytest.mark.parametrize(
+    ("sq", "dtype", "cores"), [(257, "float16", 3), (160, "float32", 1)], ids=["3 cores", "1 core"]
+)
+def test_units_dealt_by_cost(sq: int, dtype: str, cores: int) -> None:
+    """Several query blocks per head (64-row blocks: 257 rows in 5, the last of 1 row; 160 in
+    3, the last of 32), dealt to the cores by cost in snake rounds (``dealt_unit``): 10 units
+    on 3 cores (rounds 0 and 2 in order, 1 reversed, core 0 also takes the partial round 3),
+    6 units on 1 core."""
+    _check(sq, sq, dtype, True, cores=cores)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("sq", "skv"),

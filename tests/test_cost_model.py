@@ -6,7 +6,8 @@ import pytest
 from helpers import softmax
 
 import pyasc_mlir as pa
-from pyasc_mlir.cost_model import VECTOR_ISSUE_CYCLES, _Cost, estimate, pipeline_cycles
+from pyasc_mlir.cost_model import VECTOR_ISSUE_CYCLES, estimate, pipeline_cycles
+from pyasc_mlir.cost_walker import TileCost
 from pyasc_mlir.pipeline import lower
 from pyasc_mlir.platform import get_platform
 
@@ -52,7 +53,7 @@ def test_double_buffering_overlaps_pipes():
 
 
 def test_pipeline_recurrence():
-    tiles = [_Cost(mte2=10, v=5, mte3=2) for _ in range(4)]
+    tiles = [TileCost(mte2=10, v=5, mte3=2) for _ in range(4)]
     # One buffer per queue: copy-in of tile i+1 waits for compute of tile i (its buffer), but
     # copy-out of tile i (another queue) overlaps it.
     assert pipeline_cycles(tiles, 1) == 4 * (10 + 5) + 2
