@@ -129,7 +129,10 @@ class _Sweep:
             raise PyAscCompileError(
                 f"asc-autodiff: {op.name} has no derivative rule",
                 loc_of(op),
-                "backward kernels cover the elementwise, reduction, broadcast, cast, select, "
+                "write attention as softmax(q @ k.transpose(-1, -2) * scale + mask) @ v to "
+                "differentiate it (pa.scaled_dot_product_attention is forward-only)"
+                if isinstance(op, asc.FlashAttentionOp)
+                else "backward kernels cover the elementwise, reduction, broadcast, cast, select, "
                 "matmul and layout ops; compute this part outside the differentiated operator",
             )
         self.b.at(op.attributes.get(asc.LOC_ATTR))

@@ -232,3 +232,18 @@ def test_skipped_blocks_are_not_counted() -> None:
     full, tri = _modeled(plain, 1024), _modeled(causal, 1024)
     assert tri["M"] < 0.6 * full["M"], (tri, full)
     assert tri["time"] < 0.75 * full["time"], (tri, full)
+
+
+def test_differentiating_the_fused_op_is_a_located_error_with_the_explicit_form_as_hint():
+    """``pa.scaled_dot_product_attention`` is forward-only: its backward names the call and
+    points to the explicit softmax form, which differentiates."""
+
+    def att(q, k, v):
+        return pa.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    q = np.random.default_rng(0).standard_normal((1, 2, 7, 16)).astype(np.float32)
+    with pytest.raises(pa.PyAscCompileError) as info:
+        pa.vjp(att)(q, q, q, q)
+    text = str(info.value)
+    assert "has no derivative rule" in text and "test_causal_attention.py:" in text
+    assert "softmax(q @ k.transpose(-1, -2) * scale + mask) @ v" in text

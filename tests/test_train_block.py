@@ -103,3 +103,15 @@ def test_linear_gelu_of_3d_input_backward():
     # as for a 2-D x: fwd matmul + GELU', the ones column, db, dx and ONE dw matmul over all
     # B*S rows (was 7: [B, 64, 128] products, then their sum over B)
     assert op.info["kernels"] == 5
+
+
+def test_demo_prints_the_training_line_with_only_when_steps_are_given(capsys):
+    """``pyasc demo --only ROW --train-steps N`` runs the training line too (``--only`` alone
+    leaves it out, as it leaves out the MiniLM encoder)."""
+    from pyasc_mlir.tools.demo import run_demo
+
+    argv = ["--only", "masked_sum", "--dtypes", "float32", "--repeats", "1", "--no-interp"]
+    assert run_demo([*argv, "--train-steps", "2"]) == 0
+    assert "train block: 2 SGD steps, loss " in capsys.readouterr().out
+    assert run_demo(argv) == 0
+    assert "train block:" not in capsys.readouterr().out

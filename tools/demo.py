@@ -15,7 +15,8 @@ prints one row per kernel:
 * ``cpu ms`` / ``numpy ms``: medians of ``--repeats`` runs of the CPU build and of the NumPy
   reference (float64).
 
-Then (unless ``--only``) the whole all-MiniLM-L6-v2 encoder and one line of
+Then (unless ``--only``) the whole all-MiniLM-L6-v2 encoder, and (unless ``--only`` without
+``--train-steps``) one line of
 ``examples/train_block.py``: a transformer block trained ``--train-steps`` SGD steps with pyasc
 forward and backward kernels next to torch autograd (worst per-step relative loss difference).
 
@@ -476,8 +477,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--train-steps",
         type=int,
-        default=50,
-        help="steps of the transformer-block training vs torch (default 50; 0 skips it)",
+        default=None,
+        help="steps of the transformer-block training vs torch (default 50, or none with "
+        "--only; 0 skips it)",
     )
     p.add_argument("--list", action="store_true", help="list the rows and their data, then exit")
     return p
@@ -534,10 +536,11 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
             for row in rows
         ]
         model_ok = _model_demo(dtypes) if not (args.no_model or args.only) else True
-        if args.train_steps > 0 and not args.only:
+        steps = args.train_steps if args.train_steps is not None else 0 if args.only else 50
+        if steps > 0:
             from examples.train_block import demo_line
 
-            line, train_ok = demo_line(args.train_steps)
+            line, train_ok = demo_line(steps)
             print("\n" + line)
             model_ok = model_ok and train_ok
     finally:
