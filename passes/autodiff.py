@@ -22,7 +22,7 @@ inside itself (the recomputed ops fuse with the gradient ops, so no intermediate
 round trip); the backward function carries ``asc.backward = "recompute"`` and
 ``asc.backward_of = "f"``. Forward ops no gradient needs are dropped (dead-code elimination).
 
-Semantics: cotangents flow in float32 whatever the primal dtype (f16 primal values are widened
+Semantics: cotangents flow in float32 whatever the primal dtype (f16/bf16 primal values are widened
 before a rule reads them) and are summed in float32 where a value has several uses; a
 gradient is rounded to its input's dtype once, on return. An input no output depends on gets
 a zero gradient. Derivative rules: elementwise and reduction kinds in
@@ -233,7 +233,7 @@ def _schedule(block: Block) -> None:
     """Reorder ``block`` (a topological order, stable): every op that is ready runs before any
     ready ``asc.matmul``, so the vector work gathers in one kernel and the Cube reductions
     after it share one Cube kernel (``asc-fuse`` groups in program order). Constants,
-    broadcasts and the casts of arguments (f16 inputs widened to f32) are placed just before
+    broadcasts and the casts of arguments (f16/bf16 inputs widened to f32) are placed just before
     their first user instead (a splat, the ``ones`` column or a broadcast bias then joins
     the kernel that reads it rather than the first kernel, which would write it to GM; a
     bias and an attention mask of different shapes there would make that kernel's outputs
