@@ -152,6 +152,7 @@ def _binary(s: _Sweep, op: asc.BinaryOp, g: SSAValue) -> None:
 
 
 def _reduce(s: _Sweep, op: asc.ReduceOp, g: SSAValue) -> None:
+    _check_torch_pick(op)
     rule = opset_grad.rule_for("reduce", op.kind.data)
     _check_rule(op, rule, op.kind.data)
     b = s.b
@@ -162,6 +163,23 @@ def _reduce(s: _Sweep, op: asc.ReduceOp, g: SSAValue) -> None:
     finally:
         b.reduction = None
     s.add(op.input, dx)
+
+
+def _check_torch_pick(op: asc.ReduceOp) -> None:
+    """Refuse a max/min of PyTorch's ``(values, indices)`` spelling (``asc.TORCH_PICK_ATTR``):
+    PyTorch's gradient goes to the returned index only, amax's is shared among ties."""
+    spelling = op.attributes.get(asc.TORCH_PICK_ATTR)
+    if not isinstance(spelling, StringAttr):
+        return
+    kind = op.kind.data
+    raise PyAscCompileError(
+        f"asc-autodiff: the gradient of {spelling.data} is not supported: PyTorch sends it to "
+        f"the one index it returns, but pyasc_mlir has no argmax (ties would get a different "
+        f"gradient)",
+        loc_of(op),
+        f"write x.a{kind}(dim) (or pyasc_mlir.a{kind}(x, dim)): torch.a{kind}'s rule, the "
+        "gradient shared evenly among tied elements; equal to PyTorch's without ties",
+    )
 
 
 def _check_rule(op: Operation, rule: object, kind: str) -> None:
