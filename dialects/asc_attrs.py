@@ -58,6 +58,11 @@ ALLOC_ROLES = ("in", "out", "tmp", "const")
 once per kernel."""
 LOC_ATTR = "asc.loc"
 """Name of the attribute that carries an op's source location (``"file:line:col"``)."""
+TORCH_PICK_ATTR = "asc.torch_pick"
+"""Attribute of an ``asc.reduce`` ``max``/``min`` written with PyTorch's ``(values, indices)``
+spelling (``x.max(dim=d).values``, ``torch.min(x, dim=d)``): its value is the spelling. PyTorch
+sends that reduction's gradient to the one returned index; ``asc-autodiff`` refuses to
+differentiate it (no argmax here) rather than use ``amax``'s even split among ties."""
 
 
 # --------------------------------------------------------------------------- attributes

@@ -22,7 +22,7 @@ inside itself (the recomputed ops fuse with the gradient ops, so no intermediate
 round trip); the backward function carries ``asc.backward = "recompute"`` and
 ``asc.backward_of = "f"``. Forward ops no gradient needs are dropped (dead-code elimination).
 
-Semantics: cotangents flow in float32 whatever the primal dtype (f16 primal values are widened
+Semantics: cotangents flow in float32 whatever the primal dtype (f16/bf16 primal values are widened
 before a rule reads them) and are summed in float32 where a value has several uses; a
 gradient is rounded to its input's dtype once, on return. An input no output depends on gets
 a zero gradient. Derivative rules: elementwise and reduction kinds in
@@ -155,6 +155,7 @@ def _binary(s: _Sweep, op: asc.BinaryOp, g: SSAValue) -> None:
 
 
 def _reduce(s: _Sweep, op: asc.ReduceOp, g: SSAValue) -> None:
+    _check_torch_pick(op)
     rule = opset_grad.rule_for("reduce", op.kind.data)
     _check_rule(op, rule, op.kind.data)
     b = s.b
@@ -165,6 +166,23 @@ def _reduce(s: _Sweep, op: asc.ReduceOp, g: SSAValue) -> None:
     finally:
         b.reduction = None
     s.add(op.input, dx)
+
+
+def _check_torch_pick(op: asc.ReduceOp) -> None:
+    """Refuse a max/min of PyTorch's ``(values, indices)`` spelling (``asc.TORCH_PICK_ATTR``):
+    PyTorch's gradient goes to the returned index only, amax's is shared among ties."""
+    spelling = op.attributes.get(asc.TORCH_PICK_ATTR)
+    if not isinstance(spelling, StringAttr):
+        return
+    kind = op.kind.data
+    raise PyAscCompileError(
+        f"asc-autodiff: the gradient of {spelling.data} is not supported: PyTorch sends it to "
+        f"the one index it returns, but pyasc_mlir has no argmax (ties would get a different "
+        f"gradient)",
+        loc_of(op),
+        f"write x.a{kind}(dim) (or pyasc_mlir.a{kind}(x, dim)): torch.a{kind}'s rule, the "
+        "gradient shared evenly among tied elements; equal to PyTorch's without ties",
+    )
 
 
 def _check_rule(op: Operation, rule: object, kind: str) -> None:
@@ -236,7 +254,7 @@ def _schedule(block: Block) -> None:
     """Reorder ``block`` (a topological order, stable): every op that is ready runs before any
     ready ``asc.matmul``, so the vector work gathers in one kernel and the Cube reductions
     after it share one Cube kernel (``asc-fuse`` groups in program order). Constants,
-    broadcasts and the casts of arguments (f16 inputs widened to f32) are placed just before
+    broadcasts and the casts of arguments (f16/bf16 inputs widened to f32) are placed just before
     their first user instead (a splat, the ``ones`` column or a broadcast bias then joins
     the kernel that reads it rather than the first kernel, which would write it to GM; a
     bias and an attention mask of different shapes there would make that kernel's outputs

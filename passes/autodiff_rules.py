@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import Float16Type, Float32Type, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from pyasc_mlir.dialects import asc
@@ -63,9 +63,11 @@ class GradEmitter(IRBuilder):
         return self.add_value(op)
 
     def wide(self, v: SSAValue) -> SSAValue:
-        """``v`` as float32 (an f16 value is cast once; f32 and i1 values unchanged)."""
+        """``v`` as float32 (an f16/bf16 value is cast once; f32 and i1 values unchanged)."""
         t = v.type
-        if not (isinstance(t, TensorType) and isinstance(t.element_type, Float16Type)):
+        if not (
+            isinstance(t, TensorType) and isinstance(t.element_type, Float16Type | BFloat16Type)
+        ):
             return v
         if v not in self.widened:
             self.widened[v] = self.put(asc.CastOp(v, Float32Type()))

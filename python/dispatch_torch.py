@@ -13,6 +13,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from xdsl.dialects.builtin import StringAttr
+
+from pyasc_mlir.dialects import asc
 from pyasc_mlir.frontend.context import Component, FrontendContext
 from pyasc_mlir.frontend.semantic_attention import scaled_dot_product_attention
 from pyasc_mlir.frontend.semantic_torch import TorchSemantic
@@ -77,6 +80,9 @@ class TorchCalls(Component):
         correction = self.correction(a, "dim" in kwargs, node) if name == "var" else 0
         r = self.sem.reduce(kind, a["x"], dim, keepdim, correction, node)
         if name in ("max", "min") and "dim" in kwargs:
+            owner = r.value.owner if isinstance(r, SymbolicTensor) else None
+            if isinstance(owner, asc.ReduceOp):
+                owner.attributes[asc.TORCH_PICK_ATTR] = StringAttr(f"x.{name}(dim=).values")
             return MinMax(r, NotComputedIndices())
         return r
 
