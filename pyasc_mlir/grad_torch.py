@@ -12,7 +12,10 @@ the autograd context and the backward reads them. The gradient of every tensor a
 requires grad is returned; compile-time constants get none. Double backward
 (``create_graph=True`` through it) is a :class:`~pyasc_mlir.errors.PyAscUsageError`: the
 backward kernels are not themselves differentiated, and a gradient without a graph would make
-a higher derivative silently wrong.
+a higher derivative silently wrong. Inputs and saved statistics are kept with
+``ctx.save_for_backward``: an in-place change of them after the call raises torch's
+"modified by an inplace operation" error on backward, and a second backward needs
+``retain_graph=True``, as with torch's own operators.
 
 torch is imported only when such a call happens.
 """
@@ -59,12 +62,20 @@ def _function() -> Any:
                 else:
                     out, saved = run(*args), ()
             outs = out if isinstance(out, tuple) else (out,)
-            ctx.pyasc = (vjp, args, where, [(o.shape, o.dtype) for o in outs], saved)
+            # save_for_backward: torch's version counters then catch an in-place change of
+            # an input or of a saved result after this call, and a second backward
+            ctx.save_for_backward(*ts, *saved)
+            ctx.pyasc = (vjp, template, where, [(o.shape, o.dtype) for o in outs])
             return out
 
         @staticmethod
         def backward(ctx: Any, *gys: Any) -> Any:
-            vjp, args, where, metas, saved = ctx.pyasc
+            vjp, template, where, metas = ctx.pyasc
+            kept = [t.detach() for t in ctx.saved_tensors]
+            args = list(template)
+            for i, t in zip(where, kept[: len(where)], strict=True):
+                args[i] = t
+            saved = tuple(kept[len(where) :])
             if torch.is_grad_enabled():  # create_graph=True: a graph of the backward is asked
                 raise PyAscUsageError(
                     f"double backward through {vjp.backward.forward.__name__}(): its "
