@@ -33,6 +33,7 @@ from pyasc_mlir.frontend.ast_frontend import build_module
 from pyasc_mlir.grad_cost import plain_function
 from pyasc_mlir.grad_strategy import (
     SavingForward,
+    check_grad_strategy,
     check_strategy,
     decide,
     saved_descs,
@@ -50,6 +51,7 @@ __all__ = [
     "VJP",
     "Backward",
     "attach_backward",
+    "check_grad_strategy",
     "check_strategy",
     "load_backward",
     "load_saving_forward",

@@ -52,3 +52,20 @@ def test_second_backward_needs_retain_graph():
     loss.backward(retain_graph=True)
     loss.backward()
     torch.testing.assert_close(x.grad, 12.0 * x.detach(), rtol=1e-6, atol=1e-6)
+
+
+def test_grad_strategy_without_the_backward_is_a_located_error():
+    with pytest.raises(pa.PyAscUsageError) as e:
+        pa.jit(_cube, grad_strategy="save")  # the line of the error
+    text = str(e.value)
+    assert "grad_strategy='save' given without grad_mode=True" in text
+    assert "test_grad_torch_safety.py:" in text and "add grad_mode=True" in text
+    with pytest.raises(pa.PyAscUsageError) as e:
+        pa.operator(grad_strategy="recompute")(_cube)
+    assert "grad_strategy='recompute' given without grad_mode=True" in str(e.value)
+    with pytest.raises(pa.PyAscUsageError) as e:
+        pa.compile(_cube, [pa.TensorDesc((7, 33), "float32")], grad_strategy="save")
+    text = str(e.value)
+    assert "grad_strategy='save' given without grad=True" in text
+    assert "test_grad_torch_safety.py:" in text and "add grad=True" in text
+    assert pa.jit(_cube, grad_strategy="auto").grad_strategy == "auto"  # the default: fine
