@@ -9,6 +9,7 @@ Tolerances (fp32): gradients of ``x * x * 3`` against the exact ``6 x`` ``rtol =
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from test_autodiff_structural import softmax
@@ -69,3 +70,31 @@ def test_grad_strategy_without_the_backward_is_a_located_error():
     assert "grad_strategy='save' given without grad=True" in text
     assert "test_grad_torch_safety.py:" in text and "add grad=True" in text
     assert pa.jit(_cube, grad_strategy="auto").grad_strategy == "auto"  # the default: fine
+
+
+def _varargs(*xs):
+    return xs[0] + xs[1] * 2.0
+
+
+def _tuple_arg(x, ws):
+    return x * ws[0] + ws[1]
+
+
+def test_varargs_and_tuple_arguments_are_located_errors_under_vjp_and_grad_mode():
+    x = np.ones((7, 33), np.float32)
+    with pytest.raises(pa.PyAscUsageError) as e:
+        pa.vjp(_varargs)(x, x, x)  # the line of the error
+    text = str(e.value)
+    assert "the backward of _varargs() cannot be derived: it takes *xs" in text
+    assert "test_grad_torch_safety.py:" in text and "def _varargs(x0, x1)" in text
+    t = torch.ones(7, 33, requires_grad=True)
+    with pytest.raises(pa.PyAscUsageError, match=r"it takes \*xs"):
+        pa.jit(_varargs, grad_mode=True)(t, torch.ones(7, 33))
+    with pytest.raises(pa.PyAscUsageError) as e:
+        pa.vjp(_tuple_arg)(x, (x, x), x)
+    text = str(e.value)
+    assert "argument 1 of _tuple_arg() is a tuple/list of arrays" in text
+    assert "test_grad_torch_safety.py:" in text and "def _tuple_arg(x, w0, w1)" in text
+    with pytest.raises(pa.PyAscUsageError, match="argument 1 of _tuple_arg"):
+        pa.jit(_tuple_arg, grad_mode=True)(t, (torch.ones(7, 33), torch.ones(7, 33)))
+    assert pa.jit(_varargs)(x, x).shape == (7, 33)  # without a backward: still supported
