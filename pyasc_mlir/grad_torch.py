@@ -99,17 +99,38 @@ def _function() -> Any:
     return _FUNCTION
 
 
+_EAGER: Any = None
+
+
 def apply(
     run: Any, fn: Any, args: tuple[Any, ...], vjps: dict[int, VJP], strategy: str = "auto"
 ) -> Any:
     """Call ``run(*args)`` (the operator's ordinary call) under autograd: see the module
     docstring. ``fn``: the operator's Python function (differentiated by
-    ``pa.vjp(fn, strategy)``, cached in ``vjps``).
+    ``pa.vjp(fn, strategy)``, cached in ``vjps``); ``args``: every argument, defaults bound.
+    Inside ``torch.compile`` the call is a graph break (``torch.compiler.disable``): it runs
+    eagerly, its autograd node included.
+
+    Raises:
+        PyAscUsageError: see :func:`_apply`."""
+    global _EAGER
+    if _EAGER is None:
+        import torch
+
+        _EAGER = torch.compiler.disable(_apply)
+    return _EAGER(run, fn, args, vjps, strategy)
+
+
+def _apply(
+    run: Any, fn: Any, args: tuple[Any, ...], vjps: dict[int, VJP], strategy: str = "auto"
+) -> Any:
+    """:func:`apply` itself (eager).
 
     Raises:
         PyAscUsageError: a tuple/list-of-tensors argument that requires grad (not supported)."""
     import torch
 
+    vjp = vjps.setdefault(0, VJP(fn, strategy))
     for i, a in enumerate(args):
         if isinstance(a, tuple | list) and any(
             isinstance(x, torch.Tensor) and x.requires_grad for x in a
@@ -119,7 +140,6 @@ def apply(
                 caller_loc(),
                 "grad_mode operators differentiate tensor arguments passed one by one",
             )
-    vjp = vjps.setdefault(0, VJP(fn, strategy))
     where = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
     template = [None if i in where else a for i, a in enumerate(args)]
     return _function().apply(run, vjp, template, where, *[args[i] for i in where])

@@ -360,7 +360,8 @@ class JitFunction:
         if kwargs:
             args = self._bind(args, kwargs)
         if self.grad_mode and grad_torch.wants_grad(args):
-            return grad_torch.apply(self, self.fn, args, self._vjps, self.grad_strategy)
+            bound = self._bind(args, {})  # defaults too: the backward takes every argument
+            return grad_torch.apply(self, self.fn, bound, self._vjps, self.grad_strategy)
         given = args
         tensors = uses_tensors(given)  # torch.Tensor or pa.Tensor arguments
         if tensors:

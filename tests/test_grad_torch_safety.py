@@ -98,3 +98,42 @@ def test_varargs_and_tuple_arguments_are_located_errors_under_vjp_and_grad_mode(
     with pytest.raises(pa.PyAscUsageError, match="argument 1 of _tuple_arg"):
         pa.jit(_tuple_arg, grad_mode=True)(t, (torch.ones(7, 33), torch.ones(7, 33)))
     assert pa.jit(_varargs)(x, x).shape == (7, 33)  # without a backward: still supported
+
+
+def _scaled(x, y, s=0.5):
+    return x * s + y
+
+
+def _rln(x, w, b, eps=1e-5):
+    return pa.layer_norm(x, x.shape[-1:], w, b, eps)
+
+
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_defaulted_constant_argument(compiled: bool):
+    """A compile-time constant left at its default (eagerly and called directly inside
+    ``torch.compile``): the backward gets it too."""
+    x = torch.randn(7, 33, requires_grad=True)
+    y = torch.randn(7, 33, requires_grad=True)
+    op = pa.jit(_scaled, grad_mode=True)
+    run = torch.compile(lambda a, b: op(a, b), backend="aot_eager") if compiled else op
+    out = run(x, y)
+    torch.testing.assert_close(out, x.detach() * 0.5 + y.detach(), rtol=1e-6, atol=1e-6)
+    out.sum().backward()
+    torch.testing.assert_close(x.grad, torch.full((7, 33), 0.5), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(y.grad, torch.ones(7, 33), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_defaulted_eps_layer_norm_inside_torch_compile():
+    """``grad_mode`` layer norm with ``eps`` at its default, called directly inside
+    ``torch.compile``: gradients against torch's float64 autograd (``rtol = 1e-4``,
+    ``atol = 1e-5``)."""
+    gen = torch.Generator().manual_seed(3)
+    ts = [torch.randn(s, generator=gen, requires_grad=True) for s in [(7, 33), (33,), (33,)]]
+    dy = torch.randn(7, 33, generator=gen)
+    op = pa.jit(_rln, grad_mode=True)
+    torch.compile(lambda x, w, b: op(x, w, b), backend="aot_eager")(*ts).backward(dy)
+    ref = [t.detach().double().requires_grad_() for t in ts]
+    torch.nn.functional.layer_norm(ref[0], (33,), ref[1], ref[2], 1e-5).backward(dy.double())
+    for t, r in zip(ts, ref, strict=True):
+        torch.testing.assert_close(t.grad, r.grad.float(), rtol=1e-4, atol=1e-5)
