@@ -40,7 +40,7 @@ from pyasc_mlir.compile_args import check_call, check_results
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.empty_op import compile_empty
 from pyasc_mlir.errors import PyAscCompileError, user_facing
-from pyasc_mlir.grad import attach_backward, check_strategy
+from pyasc_mlir.grad import attach_backward, check_grad_strategy
 from pyasc_mlir.integrity import signature
 from pyasc_mlir.lowering_log import Observer, observer
 from pyasc_mlir.output import Entry, drop_stale_libraries, entry, place_library
@@ -116,8 +116,8 @@ def compile(
             ``None`` in ``inputs``/``outputs``); see ``docs/DESIGN.md``. ``False`` keeps the
             exact static shapes (a ``@jit`` function turns dynamic by itself on a shape change).
         grad: also compile the backward (``pa.vjp``) into ``backward/``, recorded as
-            ``info["backward"]`` (:func:`pyasc_mlir.grad.attach_backward`; ``pa.load_backward``)
-            with ``grad_strategy`` ``"auto"``/``"recompute"``/``"save"`` (:mod:`.grad_strategy`).
+            ``info["backward"]`` (:func:`.grad.attach_backward`; ``pa.load_backward``) with
+            ``grad_strategy`` ``"auto"``/``"recompute"``/``"save"`` (``"auto"`` if not ``grad``).
 
     Returns:
         A ``CompiledOp``; ``info`` holds name, inputs, outputs, block_dim, tiling, ub_bytes,
@@ -137,7 +137,7 @@ def compile(
             results that do not fit its declared ``outputs``.
         CompileError: g++ rejected the emitted code (a compiler bug).
     """
-    strategy = check_strategy(grad_strategy, "grad_strategy")
+    strategy = check_grad_strategy(grad_strategy, grad, "grad=True")
     call = op_class.resolve(fn, inputs, name)
     if call is not None:
         fn, inputs, name, version = call.fn, call.inputs, call.name, version or call.version

@@ -33,6 +33,7 @@ from pyasc_mlir.frontend.ast_frontend import build_module
 from pyasc_mlir.grad_cost import plain_function
 from pyasc_mlir.grad_strategy import (
     SavingForward,
+    check_grad_strategy,
     check_strategy,
     decide,
     saved_descs,
@@ -50,11 +51,29 @@ __all__ = [
     "VJP",
     "Backward",
     "attach_backward",
+    "check_grad_strategy",
     "check_strategy",
     "load_backward",
     "load_saving_forward",
     "vjp",
 ]
+
+
+def _plain_params(fn: Callable[..., Any]) -> list[str]:
+    """The parameter names of the forward ``fn``.
+
+    Raises:
+        PyAscUsageError: ``fn`` takes ``*args`` / ``**kwargs`` (not differentiable here)."""
+    params = inspect.signature(fn).parameters.values()
+    var = [p.name for p in params if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if var:
+        raise PyAscUsageError(
+            f"the backward of {fn.__name__}() cannot be derived: it takes *{var[0]} "
+            "(var-args are not supported by pa.vjp / grad_mode / grad=True)",
+            caller_loc(),
+            f"name each tensor parameter, e.g. def {fn.__name__}(x0, x1): ...",
+        )
+    return [p.name for p in params]
 
 
 class Backward:
@@ -68,7 +87,7 @@ class Backward:
         self.forward = plain_function(forward)
         self.__name__ = backward_name(self.forward.__name__)
         self.__wrapped__ = self.forward  # the cache key follows the forward's source
-        self.params = list(inspect.signature(self.forward).parameters)
+        self.params = _plain_params(self.forward)
         self.decision = decision
         self.strategy = decision["strategy"] if decision else "recompute"
         self.saved: list[dict[str, Any]] = decision["saved"] if decision else []
@@ -185,7 +204,19 @@ class VJP:
         self._decisions: dict[str, dict[str, Any]] = {}
 
     def _split(self, args: Sequence[Any]) -> tuple[list[object], list[Any]]:
-        """The descriptions of the forward's arguments in ``args`` and the arrays of all."""
+        """The descriptions of the forward's arguments in ``args`` and the arrays of all.
+
+        Raises:
+            PyAscUsageError: an argument is a tuple/list holding arrays or tensors."""
+        for i, a in enumerate(args):
+            if isinstance(a, tuple | list) and any(hasattr(x, "shape") for x in a):
+                name = self.backward.forward.__name__
+                raise PyAscUsageError(
+                    f"argument {i} of {name}() is a tuple/list of arrays: pa.vjp / grad_mode "
+                    "differentiate tensor arguments passed one by one",
+                    caller_loc(),
+                    f"give {name}() one parameter per tensor, e.g. def {name}(x, w0, w1)",
+                )
         descs = [_desc(a) for a in args]
         return descs[: len(self.backward.params)], [
             a for a, d in zip(args, descs, strict=True) if isinstance(d, TensorDesc)

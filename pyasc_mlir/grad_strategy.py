@@ -62,6 +62,25 @@ def check_strategy(value: object, option: str = "strategy") -> str:
     )
 
 
+def check_grad_strategy(value: object, enabled: bool, enabler: str) -> str:
+    """``check_strategy(value, "grad_strategy")``, and refused unless ``"auto"`` when the
+    backward is not asked for (``enabled`` false; ``enabler``: the option that asks for it,
+    e.g. ``"grad_mode=True"``).
+
+    Raises:
+        PyAscUsageError: an unknown strategy, or one given without ``enabler`` (located at
+            the caller)."""
+    strategy = check_strategy(value, "grad_strategy")
+    if strategy != "auto" and not enabled:
+        raise PyAscUsageError(
+            f"grad_strategy={strategy!r} given without {enabler}: there is no backward "
+            "for it to apply to",
+            caller_loc(),
+            f"add {enabler} (or drop grad_strategy=)",
+        )
+    return strategy
+
+
 def _auto(modeled: dict[str, Any], saved: list[dict[str, Any]]) -> tuple[str, str]:
     """The ``auto`` strategy for ``compare_strategies``' result (``saved``: what ``save``
     would save) and why."""

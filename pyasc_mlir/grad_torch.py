@@ -12,7 +12,10 @@ the autograd context and the backward reads them. The gradient of every tensor a
 requires grad is returned; compile-time constants get none. Double backward
 (``create_graph=True`` through it) is a :class:`~pyasc_mlir.errors.PyAscUsageError`: the
 backward kernels are not themselves differentiated, and a gradient without a graph would make
-a higher derivative silently wrong.
+a higher derivative silently wrong. Inputs and saved statistics are kept with
+``ctx.save_for_backward``: an in-place change of them after the call raises torch's
+"modified by an inplace operation" error on backward, and a second backward needs
+``retain_graph=True``, as with torch's own operators.
 
 torch is imported only when such a call happens.
 """
@@ -59,12 +62,20 @@ def _function() -> Any:
                 else:
                     out, saved = run(*args), ()
             outs = out if isinstance(out, tuple) else (out,)
-            ctx.pyasc = (vjp, args, where, [(o.shape, o.dtype) for o in outs], saved)
+            # save_for_backward: torch's version counters then catch an in-place change of
+            # an input or of a saved result after this call, and a second backward
+            ctx.save_for_backward(*ts, *saved)
+            ctx.pyasc = (vjp, template, where, [(o.shape, o.dtype) for o in outs])
             return out
 
         @staticmethod
         def backward(ctx: Any, *gys: Any) -> Any:
-            vjp, args, where, metas, saved = ctx.pyasc
+            vjp, template, where, metas = ctx.pyasc
+            kept = [t.detach() for t in ctx.saved_tensors]
+            args = list(template)
+            for i, t in zip(where, kept[: len(where)], strict=True):
+                args[i] = t
+            saved = tuple(kept[len(where) :])
             if torch.is_grad_enabled():  # create_graph=True: a graph of the backward is asked
                 raise PyAscUsageError(
                     f"double backward through {vjp.backward.forward.__name__}(): its "
@@ -88,17 +99,38 @@ def _function() -> Any:
     return _FUNCTION
 
 
+_EAGER: Any = None
+
+
 def apply(
     run: Any, fn: Any, args: tuple[Any, ...], vjps: dict[int, VJP], strategy: str = "auto"
 ) -> Any:
     """Call ``run(*args)`` (the operator's ordinary call) under autograd: see the module
     docstring. ``fn``: the operator's Python function (differentiated by
-    ``pa.vjp(fn, strategy)``, cached in ``vjps``).
+    ``pa.vjp(fn, strategy)``, cached in ``vjps``); ``args``: every argument, defaults bound.
+    Inside ``torch.compile`` the call is a graph break (``torch.compiler.disable``): it runs
+    eagerly, its autograd node included.
+
+    Raises:
+        PyAscUsageError: see :func:`_apply`."""
+    global _EAGER
+    if _EAGER is None:
+        import torch
+
+        _EAGER = torch.compiler.disable(_apply)
+    return _EAGER(run, fn, args, vjps, strategy)
+
+
+def _apply(
+    run: Any, fn: Any, args: tuple[Any, ...], vjps: dict[int, VJP], strategy: str = "auto"
+) -> Any:
+    """:func:`apply` itself (eager).
 
     Raises:
         PyAscUsageError: a tuple/list-of-tensors argument that requires grad (not supported)."""
     import torch
 
+    vjp = vjps.setdefault(0, VJP(fn, strategy))
     for i, a in enumerate(args):
         if isinstance(a, tuple | list) and any(
             isinstance(x, torch.Tensor) and x.requires_grad for x in a
@@ -108,7 +140,6 @@ def apply(
                 caller_loc(),
                 "grad_mode operators differentiate tensor arguments passed one by one",
             )
-    vjp = vjps.setdefault(0, VJP(fn, strategy))
     where = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
     template = [None if i in where else a for i, a in enumerate(args)]
     return _function().apply(run, vjp, template, where, *[args[i] for i in where])

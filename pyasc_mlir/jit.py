@@ -17,7 +17,7 @@ from pyasc_mlir.driver import compile
 from pyasc_mlir.errors import PyAscError, PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.frontend import reads
 from pyasc_mlir.frontend.ast_frontend import build_module
-from pyasc_mlir.grad_strategy import check_strategy
+from pyasc_mlir.grad_strategy import check_grad_strategy
 from pyasc_mlir.interop import same_kind_as, torch_to_numpy, uses_tensors
 from pyasc_mlir.op_class import OpBase
 from pyasc_mlir.pipeline import check_tiling
@@ -105,7 +105,7 @@ class JitFunction:
         self.fn = fn
         self.grad_mode = grad_mode
         """Torch autograd through the compiled backward (:mod:`pyasc_mlir.grad_torch`)."""
-        self.grad_strategy = check_strategy(grad_strategy, "grad_strategy")
+        self.grad_strategy = check_grad_strategy(grad_strategy, grad_mode, "grad_mode=True")
         """Its save/recompute strategy (:mod:`pyasc_mlir.grad_strategy`)."""
         self._vjps: dict[int, Any] = {}
         self.dynamic = dynamic
@@ -360,7 +360,8 @@ class JitFunction:
         if kwargs:
             args = self._bind(args, kwargs)
         if self.grad_mode and grad_torch.wants_grad(args):
-            return grad_torch.apply(self, self.fn, args, self._vjps, self.grad_strategy)
+            bound = self._bind(args, {})  # defaults too: the backward takes every argument
+            return grad_torch.apply(self, self.fn, bound, self._vjps, self.grad_strategy)
         given = args
         tensors = uses_tensors(given)  # torch.Tensor or pa.Tensor arguments
         if tensors:
@@ -453,8 +454,8 @@ def jit(
     ``tiling={"tile": 24, "block_dim": 40, "buffers": 2}`` pins them (see ``compile``).
 
     Raises:
-        PyAscUsageError: both ``autotune`` and ``tiling``, a malformed ``tiling``, or an
-            unknown ``grad_strategy``.
+        PyAscUsageError: both ``autotune`` and ``tiling``, a malformed ``tiling``, an
+            unknown ``grad_strategy``, or one other than ``"auto"`` without ``grad_mode``.
     """
 
     def wrap(f: Callable[..., Any]) -> JitFunction:
