@@ -9,10 +9,10 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // RUN: not pyasc-opt %s -p 'asc-autodiff{function=attn}' 2>&1 | filecheck %s --check-prefix=RULE
-// An op without a derivative rule is an error at the user's line, with a hint.
+// An op without a derivative rule (the fused attention: forward-only) is an error at the user's line, with a hint.
 // RULE-NOT: Traceback
 // RULE: a.py:3:7: error: asc-autodiff: asc.flash_attention has no derivative rule
-// RULE-NEXT: hint: backward kernels cover the elementwise, reduction, broadcast, cast, select, matmul and layout ops; compute this part outside the differentiated operator
+// RULE-NEXT: hint: write attention as softmax(q @ k.transpose(-1, -2) * scale + mask) @ v to differentiate it (pa.scaled_dot_product_attention is forward-only)
 func.func @attn(%q: tensor<5x8xf32>, %k: tensor<9x8xf32>, %v: tensor<9x4xf32>) -> tensor<5x4xf32> {
   %o = asc.flash_attention %q, %k, %v {scale = 1.0 : f64, block_kv = #builtin.int<4>, asc.loc = "a.py:3:7"} : (tensor<5x8xf32>, tensor<9x8xf32>, tensor<9x4xf32>) -> tensor<5x4xf32>
   func.return %o : tensor<5x4xf32>
