@@ -26,8 +26,8 @@ import pyasc_mlir as pa
 from pyasc_mlir import cost_model, pipeline
 from pyasc_mlir.emitter import kernels
 from pyasc_mlir.platform import get_platform
+from tests.test_flash_attention_kernel import TOL, assert_executors
 
-TOL = {"float32": 2e-5, "float16": 2e-3}
 HEADS = 2
 THIS_FILE = str(Path(__file__).resolve())
 
@@ -93,16 +93,7 @@ def _check(
     descs = [pa.TensorDesc(x.shape, dtype) for x in xs]
     op = pa.compile(fn, inputs=descs, tiling={"block_dim": cores} if cores else None)
     assert op.info["kernels"] == 1
-    ref = _reference(*xs, is_causal)
-    tol = TOL[dtype]
-    interp = np.asarray(op(*xs, backend="interp"), np.float64)
-    np.testing.assert_allclose(interp, ref, rtol=tol, atol=tol)
-    pa.enable_memory_check(memcheck)
-    try:
-        cpu = np.asarray(op(*xs, backend="cpu"), np.float64)
-    finally:
-        pa.enable_memory_check(None)
-    np.testing.assert_allclose(cpu, ref, rtol=tol, atol=tol)
+    assert_executors(op, xs, _reference(*xs, is_causal), TOL[dtype], memcheck)
 
 
 def test_causal_one_kernel_matches_float64() -> None:

@@ -56,8 +56,16 @@ def _check(sq: int, skv: int, d: int, dtype: str, mask: str | None, memcheck: bo
     assert info["kernels"] == 1
     if sq * skv >= 4096:  # smaller scores than one 16 x 16 block per core: not comparable
         _no_scores_in_gm(info, sq, skv)
-    ref = _reference(xs)
-    tol = TOL[dtype]
+    cpu, interp = assert_executors(op, xs, _reference(xs), TOL[dtype], memcheck)
+    agree = EXECUTORS_AGREE[dtype]
+    np.testing.assert_allclose(cpu, interp, rtol=agree, atol=agree)
+
+
+def assert_executors(
+    op: pa.CompiledOp, xs: list[np.ndarray], ref: np.ndarray, tol: float, memcheck: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run ``op`` on the interpreter and on the CPU build (memory check ``memcheck``), assert
+    both within ``rtol = atol = tol`` of ``ref``; returns (cpu, interp) as float64."""
     interp = np.asarray(op(*xs, backend="interp"), np.float64)
     np.testing.assert_allclose(interp, ref, rtol=tol, atol=tol)
     pa.enable_memory_check(memcheck)
@@ -66,8 +74,7 @@ def _check(sq: int, skv: int, d: int, dtype: str, mask: str | None, memcheck: bo
     finally:
         pa.enable_memory_check(None)
     np.testing.assert_allclose(cpu, ref, rtol=tol, atol=tol)
-    agree = EXECUTORS_AGREE[dtype]
-    np.testing.assert_allclose(cpu, interp, rtol=agree, atol=agree)
+    return cpu, interp
 
 
 # ------------------------------------------------------------------ prefill
