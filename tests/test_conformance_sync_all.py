@@ -124,3 +124,40 @@ def test_workspace_rules(libs):
         run(libs, 4, mode=1, workspace=0)
     with pytest.raises(KernelError, match=r"40 vector blocks on 40 vector cores|vector cores"):
         run(libs, PLATFORM.vector_cores + 1, mode=1)
+
+
+@pytest.mark.slow  # a -g build of its own (about 30 s)
+def test_cpu_run_runs_a_syncall_kernel_as_one_launch(tmp_path):
+    """`pyasc cpu-run` on the hand-written kernel file: the blocks wait for each other."""
+    from cpu_run_helpers import CpuRun
+
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "work").mkdir()
+    run = CpuRun(tmp_path / "cache", tmp_path / "work")
+    res = run(
+        HERE / "sync_all.cpp",
+        "--entry",
+        "rotate_kernel",
+        "--block-dim",
+        "4",
+        "x:float32[32]",
+        "y:float32[32]",
+        "w:int32[32]",
+        "ws:64",
+        "i64:0,0,1",
+    )
+    assert res.code == 0, res.stderr
+    np.testing.assert_array_equal(res.output("y"), rotated(4, 1))
+    res = run(
+        HERE / "sync_all.cpp",
+        "--entry",
+        "rotate_kernel",
+        "--block-dim",
+        "4",
+        "x:float32[32]",
+        "y:float32[32]",
+        "w:int32[32]",
+        "ws:64",
+        "i64:3,0,1",
+    )
+    assert res.code == 1 and "barrier can never complete" in res.stderr, res.stderr
