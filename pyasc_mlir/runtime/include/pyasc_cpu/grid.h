@@ -54,6 +54,7 @@ struct Launch {
   std::string error;
   int error_kind = 0;
   int64_t error_block = -1;
+  ErrorTrace trace;  // the failing block's call stack (-DPYASC_CPU_TRACE)
   int live = 0;  // worker threads still running
   std::vector<std::thread> threads;
   const GmAllocations* gm = nullptr;  // the caller's registry (copied into every worker)
@@ -158,6 +159,7 @@ inline void RunOn(Launch* L, int64_t b) {
       mine.clear();
     }
     if (rc != 0) {
+      if (L->error_block < 0) L->trace = LastTrace();
       Abort(*L, b, State().last_error, State().last_error_kind);
       return;
     }
@@ -209,6 +211,7 @@ inline int RunGrid(int (*run)(Launch::AnyKernel, int64_t, int64_t, uint8_t**, in
   if (L.error_block < 0) return 0;
   State().last_error = L.error;
   State().last_error_kind = L.error_kind;
+  LastTrace() = L.trace;
   if (failed != nullptr) *failed = L.error_block;
   return 1;
 }
