@@ -146,3 +146,17 @@ def test_errors_are_located():
 
     with pytest.raises(PyAscCompileError, match="one-element array"):
         wide(np.ones(4, np.float32))
+
+
+@pytest.mark.slow  # a memory-check build of its own
+def test_memory_check_and_race_detector_accept_the_kernel():
+    from pyasc_mlir.platform import get_platform
+    from pyasc_mlir.runtime.cpu import CpuKernel, build_library
+
+    x = np.random.default_rng(3).random(513, dtype=np.float32)
+    want = parallel_sum(x)
+    src = parallel_sum.launch_info["source"]
+    k = CpuKernel(build_library({"kernel.cpp": src}, get_platform(), memcheck=True))
+    out = np.zeros(1, np.float32)
+    k.run(4, [x, out], struct.pack("<q", 513), parallel_sum.launch_info["workspace_bytes"])
+    np.testing.assert_array_equal(out, want)
