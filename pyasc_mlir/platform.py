@@ -326,8 +326,9 @@ def header_defines(platform: Platform) -> list[str]:
     The header holds no hardware number of its own (docs/CPU_RUNTIME.md): sizes in bytes of the
     platform's UB (whole and usable) and cube-side buffers, then the DataBlock, the vector
     repeat, the Cube fractal edge, the ``TCubeTiling`` ND stride limit, the mask/repeat-form
-    limits (repeat count, repeat and block strides), the number of event ids and the copy and
-    queue limits (``blockCount``, the ``DataCopyPad`` ``blockLen``, queue buffers per kernel).
+    limits (repeat count, repeat and block strides), the number of event ids, the copy and
+    queue limits (``blockCount``, the ``DataCopyPad`` ``blockLen``, queue buffers per kernel)
+    and the vector core count (a cross-core ``SyncAll`` refuses a launch with more blocks).
     ``PYASC_UB_USABLE`` is :attr:`Platform.ub_kernel_bytes` (what ``GetCoreMemSize(UB)``
     reports), not the compiler's planning budget.
     """
@@ -349,4 +350,5 @@ def header_defines(platform: Platform) -> list[str]:
         f"-DPYASC_MAX_BLOCK_COUNT={MAX_BLOCK_COUNT}",
         f"-DPYASC_MAX_PAD_BLOCK_LEN={MAX_PAD_BLOCK_LEN_BYTES}",
         f"-DPYASC_MAX_QUE_BUFFERS={MAX_QUE_BUFFERS}",
+        f"-DPYASC_AIV_CORES={platform.vector_cores}",
     ]

@@ -305,3 +305,11 @@ def run_stage(stages, stage, kern, *args):
     fn = getattr(kern, "fn", kern)
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     return run_function(stages[stage], fn.__name__, arrays)
+
+
+@lang.parallel(num_workers=4)
+def parallel_sum(x: lang.float32[N]) -> lang.float32[1]:
+    s = 0.0
+    for i in lang.distributed_range(N):
+        s += x[i]
+    return lang.allreduce(s)

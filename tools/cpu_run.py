@@ -227,9 +227,19 @@ def _user_diagnostics(text: str, name: str, path: Path) -> str:
 class _Library:
     """The built kernel, loaded with ctypes."""
 
-    def __init__(self, so: Path):
+    def __init__(self, so: Path, grid: bool = False):
         self.so = so
         lib = ctypes.CDLL(str(so))
+        # a kernel that calls SyncAll runs as a whole launch (blocks that wait for each other)
+        self.run_grid = getattr(lib, "pyasc_run_grid", None) if grid else None
+        if self.run_grid is not None:
+            self.run_grid.restype = ctypes.c_int
+            self.run_grid.argtypes = [
+                ctypes.c_int64,
+                ctypes.POINTER(ctypes.c_void_p),
+                ctypes.c_int64,
+                ctypes.POINTER(ctypes.c_int64),
+            ]
         self.run_block = lib.pyasc_run_block
         self.run_block.restype = ctypes.c_int
         self.run_block.argtypes = [
@@ -281,6 +291,15 @@ def run_blocks(
     for b in buffers:
         if b.data is not None and b.data.nbytes:
             lib.gm_register(b.address(), b.data.nbytes)
+    if lib.run_grid is not None:  # one call: the blocks switch at SyncAll (pyasc_cpu/grid.h)
+        lib.clear_trace()
+        if progress is not None:
+            os.write(progress, b"0\n")
+        failed = ctypes.c_int64(0)
+        if lib.run_grid(block_dim, argv, len(ptrs), ctypes.byref(failed)) != 0:
+            msg = lib.last_error()
+            return failed.value, msg.decode(errors="replace") if msg else "", lib.kind()
+        return -1, "", 0
     block, total = 0, block_dim
     while block < total:
         lib.clear_trace()
@@ -429,7 +448,7 @@ def cpu_run(ns: argparse.Namespace) -> list[Path]:
         ns.kernel_type,
         ns.defines,
     )
-    lib = _Library(so)
+    lib = _Library(so, grid="SyncAll" in ns.kernel.read_text(errors="replace"))
     block, msg, kind, offsets, written = run_isolated(lib, ns, buffers)
     if block >= 0:
         loc = locate(so, offsets, ns.kernel, build_name(ns.kernel))

@@ -45,6 +45,7 @@ from pyasc_mlir.language.builtins import (
     zeros,
 )
 from pyasc_mlir.language.kernel import LangKernel, Vectorized, kernel, vectorize
+from pyasc_mlir.language.parallel import ParallelKernel, allreduce, distributed_range, parallel
 from pyasc_mlir.language.types import ArraySpec, Dim, DType, bfloat16, float16, float32, int32
 
 B, D, H, K, L, M, N, P, S, T = (Dim(n) for n in "BDHKLMNPST")
@@ -63,12 +64,15 @@ __all__ = [
     "M",
     "N",
     "P",
+    "ParallelKernel",
     "S",
     "T",
     "abs",
+    "allreduce",
     "bfloat16",
     "cast",
     "cos",
+    "distributed_range",
     "empty",
     "empty_like",
     "erf",
@@ -84,6 +88,7 @@ __all__ = [
     "minimum",
     "neg",
     "ones",
+    "parallel",
     "range",
     "reciprocal",
     "relu",

@@ -207,7 +207,11 @@ def kernel(
         PyAscCompileError: (at the first call) a malformed annotation, a signature mismatch,
             an unsupported construct in the body (located)."""
 
-    def wrap(f: Callable[..., Any]) -> LangKernel:
+    def wrap(f: Callable[..., Any]) -> Any:
+        from pyasc_mlir.language.parallel import ParallelKernel
+
+        if isinstance(f, ParallelKernel):  # @lang.kernel over @lang.parallel: already one
+            return f
         if not inspect.isfunction(f):
             raise TypeError("@lang.kernel decorates a def function")
         return LangKernel(f, backend=backend, platform=platform, double_buffer=double_buffer)

@@ -3,7 +3,8 @@
 The contract is ``docs/CPU_RUNTIME.md``. :func:`build_library` compiles the emitted sources
 (``kernel.cpp`` and ``cpu_entry.cpp``) into a shared library, cached on disk under the SHA-256 of
 the sources, the runtime header, the flags and the g++ version. :class:`CpuKernel` loads such a
-library with ctypes and runs it block by block through ``pyasc_run_block``.
+library with ctypes and runs a launch through ``pyasc_run_grid`` (``pyasc_run_block``
+per block in libraries without it).
 
 Memory-check builds (``build_library(..., memcheck=True)``, see ``pyasc_mlir.checks``) add
 :data:`MEMCHECK_FLAGS` and are cached separately (the flags are part of the key).
@@ -363,6 +364,17 @@ class CpuKernel:
             ctypes.POINTER(ctypes.c_void_p),
             ctypes.c_int64,
         ]
+        # the whole-launch entry (cross-core SyncAll); libraries built before it lack it
+        grid_name = entry.replace("pyasc_run_block", "pyasc_run_grid", 1)
+        self._run_grid: Any = getattr(self._lib, grid_name, None) if grid_name != entry else None
+        if self._run_grid is not None:
+            self._run_grid.restype = ctypes.c_int
+            self._run_grid.argtypes = [
+                ctypes.c_int64,
+                ctypes.POINTER(ctypes.c_void_p),
+                ctypes.c_int64,
+                ctypes.POINTER(ctypes.c_int64),
+            ]
         self._last_error = self._lib.pyasc_last_error
         self._last_error.restype = ctypes.c_char_p
         self._last_error.argtypes = []
@@ -399,7 +411,10 @@ class CpuKernel:
     def run(
         self, block_dim: int, gm_args: list[np.ndarray], tiling: bytes, workspace_bytes: int = 0
     ) -> None:
-        """Run the kernel on ``block_dim`` blocks, one after another (block 0 first).
+        """Run the kernel on ``block_dim`` blocks (block 0 first), through the library's
+        ``pyasc_run_grid`` when it has one: blocks run one at a time and switch only where one
+        waits at a cross-core ``SyncAll`` (docs/CPU_RUNTIME.md, "Cross-core synchronisation");
+        older libraries run block after block through ``pyasc_run_block``.
 
         A kernel that declares ``KERNEL_TYPE_MIX_AIC_1_2`` runs ``2 * block_dim`` vector blocks
         (``GetBlockIdx()`` up to ``2 * block_dim - 1``, ``GetBlockNum()`` = ``block_dim``): the
@@ -436,6 +451,12 @@ class CpuKernel:
         self._register_gm([*gm_args, tiling_buf], workspace)
         nargs = len(ptrs)
         argv = (ctypes.c_void_p * nargs)(*ptrs)  # per call: the GIL is released while it runs
+        if self._run_grid is not None:
+            failed = ctypes.c_int64(0)
+            if self._run_grid(block_dim, argv, nargs, ctypes.byref(failed)) != 0:
+                self._raise(failed.value, block_dim)
+            self._warn_gm_reports()
+            return
         run_block = self._run_block
         if run_block(0, block_dim, argv, nargs) != 0:
             self._raise(0, block_dim)

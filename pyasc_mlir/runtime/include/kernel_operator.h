@@ -12,7 +12,8 @@
 //
 // Model
 // -----
-// * Blocks (cores) run one after another. Each thread has one UB arena of PYASC_UB_BYTES bytes,
+// * Blocks (cores) run one at a time (pyasc_run_grid runs a launch, switching blocks only at
+//   a cross-core barrier: pyasc_cpu/grid.h, sync_all.h). Each thread has one UB arena of PYASC_UB_BYTES bytes,
 //   zeroed (0xFF in memory-check builds) at the start of every block (cpu::ResetUB). TPipe
 //   hands out buffers from offset 0 upward, each rounded up to 32 B, bounded by PYASC_UB_USABLE.
 // * LocalTensor<T> = (UB byte offset, element count). Element access, vector ops and copies check
@@ -1363,6 +1364,31 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
   return 1;
 }
 
+// RunBlock of a kernel whose type was erased (the launch scheduler's view of it).
+template <class K>
+inline int RunErased(void (*kernel)(), int64_t block_idx, int64_t block_num, uint8_t** args,
+                     int64_t nargs) noexcept {
+  return RunBlock(reinterpret_cast<K>(kernel), block_idx, block_num, args, nargs);
+}
+
+}  // namespace cpu
+}  // namespace AscendC
+
+// Cross-core synchronisation: the launch scheduler and SyncAll (pyasc_cpu/).
+#include "pyasc_cpu/grid.h"
+#include "pyasc_cpu/sync_all.h"
+
+namespace AscendC {
+namespace cpu {
+// Run every block of one launch of `kernel` (pyasc_cpu/grid.h): 0, or 1 with the failing block
+// in *failed and its message in LastError().
+template <class... A>
+inline int RunGridOf(void (*kernel)(A...), int64_t block_num, uint8_t** args, int64_t nargs,
+                     int64_t* failed) noexcept {
+  using K = void (*)(A...);
+  return grid::RunGrid(&RunErased<K>, reinterpret_cast<void (*)()>(kernel), block_num, args,
+                       nargs, failed);
+}
 }  // namespace cpu
 }  // namespace AscendC
 
@@ -1376,6 +1402,10 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
                                  int64_t nargs) {                                              \
     return ::AscendC::cpu::RunBlock(KERNEL, block_idx, block_num, args, nargs);                \
   }                                                                                            \
+  extern "C" int pyasc_run_grid(int64_t block_num, uint8_t** args, int64_t nargs,              \
+                                int64_t* failed) {                                             \
+    return ::AscendC::cpu::RunGridOf(KERNEL, block_num, args, nargs, failed);                  \
+  }                                                                                            \
   extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }           \
   extern "C" int pyasc_last_error_kind() { return ::AscendC::cpu::LastErrorKind(); }          \
   extern "C" int pyasc_task_ratio() { return ::AscendC::cpu::LastTaskRatio(); }            \
@@ -1387,12 +1417,20 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
   extern "C" int pyasc_run_block_##KERNEL(int64_t block_idx, int64_t block_num,               \
                                           uint8_t** args, int64_t nargs) {                     \
     return ::AscendC::cpu::RunBlock(KERNEL, block_idx, block_num, args, nargs);                \
+  }                                                                                            \
+  extern "C" int pyasc_run_grid_##KERNEL(int64_t block_num, uint8_t** args, int64_t nargs,     \
+                                         int64_t* failed) {                                    \
+    return ::AscendC::cpu::RunGridOf(KERNEL, block_num, args, nargs, failed);                  \
   }
 // The same entry, pyasc_run_block_<NAME>, running TARGET (a checked wrapper of kernel NAME).
 #define PYASC_CPU_ENTRY_CHECKED(NAME, TARGET)                                                  \
   extern "C" int pyasc_run_block_##NAME(int64_t block_idx, int64_t block_num,                 \
                                         uint8_t** args, int64_t nargs) {                       \
     return ::AscendC::cpu::RunBlock(TARGET, block_idx, block_num, args, nargs);                \
+  }                                                                                            \
+  extern "C" int pyasc_run_grid_##NAME(int64_t block_num, uint8_t** args, int64_t nargs,       \
+                                       int64_t* failed) {                                      \
+    return ::AscendC::cpu::RunGridOf(TARGET, block_num, args, nargs, failed);                  \
   }
 #define PYASC_CPU_LAST_ERROR()                                                                 \
   extern "C" const char* pyasc_last_error() { return ::AscendC::cpu::LastError(); }           \

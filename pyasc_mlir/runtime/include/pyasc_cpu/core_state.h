@@ -49,6 +49,7 @@ struct CoreState {
   float reduce_extreme = 0.0f;
   bool gather_mask_set = false;
   uint64_t gather_mask_remain = 0;
+  int64_t sync_passed = 0;  // SyncAll barriers passed (pyasc_cpu/sync_all.h)
 };
 
 // Hidden visibility for the same reason as State(): every kernel library keeps its own.
