@@ -55,6 +55,7 @@ from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from pyasc_mlir.dialects.asc_attrs import BINARY_KINDS, UNARY_KINDS
+from pyasc_mlir.dialects.asc_loop_nest import NestOp, NestYieldOp
 
 __all__ = [
     "AllocOp",
@@ -63,6 +64,8 @@ __all__ = [
     "ConstOp",
     "ForOp",
     "LoadOp",
+    "NestOp",
+    "NestYieldOp",
     "RoundOp",
     "StoreOp",
     "ToTensorOp",
@@ -282,6 +285,8 @@ AscLoop = Dialect(
         BinaryOp,
         RoundOp,
         ToTensorOp,
+        NestOp,
+        NestYieldOp,
     ],
 )
 """The loop-level dialect of the kernel language."""

@@ -302,10 +302,16 @@ class ExprGen:
             and not isinstance(b, bool)
             and (add or isinstance(node.op, ast.Sub))
         ):
+            from pyasc_mlir.frontend.lang_index import index_arith
+
+            other = index_arith(a, b, node.op, lambda op: self.add(op, node).results[0])
+            if other is not None:  # c - i, 2 * i, i + j: affine, run as scalar loops
+                return other
             raise self.error(
                 node,
                 "this arithmetic on loop variables is not supported",
-                "index with a loop variable plus or minus a compile-time int: a[i + 1], a[i - k]",
+                "index with a loop variable plus or minus a compile-time int: a[i + 1], a[i - k] "
+                "(c - i, c * i and i + j also work, as scalar loops)",
             )
         c = b if add else -b
         const = self.add(arith.ConstantOp(IntegerAttr(abs(c), IndexType())), node).results[0]
