@@ -170,8 +170,14 @@ class _Kernel:
         params = [self.index(1), self.index(nbytes), self.index(0), self.index(0)]
         self.add(ac.DataCopyPadOp(dst, src, params))
 
-    def loop(self, lb: int, ub: int, step: int, block: Block) -> tuple[scf.ForOp, Block]:
+    def loop(
+        self, lb: int, ub: int, step: int, block: Block, bound: SSAValue | None = None
+    ) -> tuple[scf.ForOp, Block]:
+        """``for i in range(lb, min(ub, bound), step)`` appended to ``block``."""
         lo, hi, st = self.index(lb, block), self.index(ub, block), self.index(step, block)
+        if bound is not None:  # min(ub, bound): a triangular loop
+            less = self.add(arith.CmpiOp(bound, hi, "slt"), block).results[0]
+            hi = self.add(arith.SelectOp(less, bound, hi), block).results[0]
         body = Block(arg_types=[IndexType()])
         loop = scf.ForOp(lo, hi, st, [], Region(body))
         self.add(loop, block)
@@ -201,7 +207,7 @@ class _Kernel:
         self.at = op.attributes.get(asc.LOC_ATTR)
         if isinstance(op, asc_loop.ForOp):
             lb, ub, step = op.bounds
-            _, body = self.loop(lb, ub, step, dst)
+            _, body = self.loop(lb, ub, step, dst, v[op.bound] if op.bound else None)
             v[op.body.block.args[0]] = body.args[0]
             self.region(op.body.block, body)
         elif isinstance(op, asc_loop.YieldOp):

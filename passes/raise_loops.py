@@ -143,6 +143,8 @@ class _Raiser:
         self.anchor = op
         if isinstance(op, asc_loop.ForOp):
             lb, ub, step = op.bounds
+            if op.bound is not None:
+                raise _fail(op, "the loop's bound is an outer loop variable (a triangular loop)")
             if step != 1:
                 raise _fail(
                     op, f"the loop runs range({lb}, {ub}, {step}); strided loops are not raised"

@@ -419,7 +419,12 @@ class ExprGen:
             "def (inlined); eval, exec, I/O and other Python builtins are not supported",
         )
 
-    def make_range(self, args: list[Any], node: ast.AST) -> range:
+    def make_range(self, args: list[Any], node: ast.AST) -> Any:
+        from pyasc_mlir.frontend.lang_index import make_dyn_range
+
+        dyn = make_dyn_range(args)  # range(i + 1): a triangular loop, run as scalar loops
+        if dyn is not None:
+            return dyn
         if not all(isinstance(a, int) and not isinstance(a, bool) for a in args) or not args:
             raise self.error(
                 node,

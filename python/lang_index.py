@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects import arith
@@ -18,7 +19,7 @@ from xdsl.ir import Operation, SSAValue
 
 from pyasc_mlir.frontend.lang_exprs import Idx
 
-__all__ = ["index_arith"]
+__all__ = ["DynRange", "index_arith"]
 
 
 def _is_int(v: Any) -> bool:
@@ -52,3 +53,31 @@ def index_arith(
     else:
         return None
     return Idx(add(kind(value(a), value(b))), lo, hi + 1)
+
+
+@dataclass(frozen=True)
+class DynRange:
+    """``range(start, stop, step)`` whose ``stop`` is index arithmetic on a loop variable (a
+    triangular loop, ``for j in range(i + 1)``); ``start`` and ``step`` are ints."""
+
+    start: int
+    stop: Idx
+    step: int
+
+    @property
+    def max_stop(self) -> int:
+        """The largest value ``stop`` takes (the loop's static upper bound)."""
+        return self.stop.hi - 1
+
+
+def make_dyn_range(args: list[Any]) -> DynRange | None:
+    """``range(stop)``/``range(start, stop[, step])`` with a loop-variable ``stop`` and int
+    ``start``/``step``, else ``None``."""
+    if not args or len(args) > 3 or not isinstance(args[min(1, len(args) - 1)], Idx):
+        return None
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], 1)
+    if len(args) == 3:
+        step = args[2]
+    if not (_is_int(start) and _is_int(step) and step > 0 and isinstance(stop, Idx)):
+        return None
+    return DynRange(start, stop, step)

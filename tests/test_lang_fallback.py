@@ -128,6 +128,7 @@ CASES = {
     ),
     k_strided: (_strided_ref, "an index is a constant or an expression"),
     k_prefix: (_prefix_ref, "a dependence between iterations"),
+    k_triangular: (_triangular_ref, "a triangular loop"),
     k_partial: (_partial_ref, "strided loops are not raised"),
     k_mixed: (_mixed_ref, "a dependence between iterations"),
 }
@@ -265,3 +266,14 @@ def test_large_prefix_sum_goes_through_gm_on_the_cpu_build():
         warnings.simplefilter("ignore", pa.PyAscPerformanceWarning)
         got = _kernel(k_prefix, np.float32, "cpu")(x)
     np.testing.assert_array_equal(got, _prefix_ref(x))
+
+
+@pytest.mark.parametrize("fn", [k_prefix, k_mixed, k_triangular], ids=lambda f: f.__name__)
+def test_pipe_synchronisation_passes_the_race_checker(fn):
+    """The memory-check build (UB bounds, uninitialised reads, the pipe race detector: a
+    GetValue after DataCopyPad needs MTE2_S, a DataCopyPad after SetValue S_MTE3)."""
+    x = _input(33, np.float16)
+    with pa.enable_memory_check(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", pa.PyAscPerformanceWarning)
+        got = lang.kernel(_typed(fn, np.float16))(x)
+    assert _bits_equal(got, _run(fn, np.float16, 33, "interp"))

@@ -99,3 +99,30 @@ func.func @mixed_reductions(%x: tensor<4x9xf32>) -> tensor<4xf32> {
   %r = asc_loop.to_tensor %s : memref<4xf32> -> tensor<4xf32>
   func.return %r : tensor<4xf32>
 }
+
+// -----
+
+// A triangular loop (for j in range(i + 1)): its bound is an outer loop variable.
+// WARN: k.py:30:5: warning: {{.*}}: the loop's bound is an outer loop variable (a triangular loop)
+// CHECK-LABEL: func.func @triangular
+// CHECK: asc_loop.nest(%x) {
+// CHECK: asc_loop.for #builtin.int<0> to #builtin.int<4> bound %{{.*}} step #builtin.int<1>
+func.func @triangular(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = asc_loop.alloc fill 0.0 : f64 : memref<4xf32>
+  asc_loop.for #builtin.int<0> to #builtin.int<4> step #builtin.int<1> {
+  ^bb0(%i: index):
+    %c1 = arith.constant 1 : index
+    %n = arith.addi %i, %c1 : index
+    asc_loop.for #builtin.int<0> to #builtin.int<4> bound %n step #builtin.int<1> {
+    ^bb1(%j: index):
+      %a = asc_loop.load %y[%i] : memref<4xf32>
+      %b = asc_loop.load %x[%j] : tensor<4xf32>
+      %s = asc_loop.binary "add" %a, %b
+      asc_loop.store %s, %y[%i] : memref<4xf32>
+      asc_loop.yield
+    }
+    asc_loop.yield
+  } {asc.loc = "k.py:30:5"}
+  %r = asc_loop.to_tensor %y : memref<4xf32> -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
