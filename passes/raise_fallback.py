@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import linecache
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects import arith
@@ -49,19 +50,19 @@ Fallback = Any
 ``anchor`` and ``emit(op)``."""
 
 
-def _inside(op: Operation, group: Operation) -> bool:
+def _inside(op: Operation, groups: Sequence[Operation]) -> bool:
     cur: Operation | None = op
     while cur is not None:
-        if cur is group:
+        if any(cur is g for g in groups):
             return True
         cur = cur.parent_op()
     return False
 
 
-def _external_ops(group: Operation) -> list[Operation]:
-    """Top-level ops outside ``group`` whose results it uses (transitively), in order."""
+def _external_ops(groups: Sequence[Operation]) -> list[Operation]:
+    """Top-level ops outside ``groups`` whose results they use (transitively), in order."""
     need: set[Operation] = set()
-    stack = [v.owner for o in group.walk() for v in o.operands if _outside_result(v, group)]
+    stack = [v.owner for g in groups for o in g.walk() for v in o.operands if _outside(v, groups)]
     while stack:
         op = stack.pop()
         assert isinstance(op, Operation)
@@ -69,13 +70,13 @@ def _external_ops(group: Operation) -> list[Operation]:
             continue
         need.add(op)
         stack.extend(v.owner for v in op.operands if isinstance(v.owner, Operation))
-    block = group.parent_block()
+    block = groups[0].parent_block()
     assert block is not None
     return [o for o in block.ops if o in need]
 
 
-def _outside_result(v: SSAValue, group: Operation) -> bool:
-    return isinstance(v.owner, Operation) and not _inside(v.owner, group)
+def _outside(v: SSAValue, groups: Sequence[Operation]) -> bool:
+    return isinstance(v.owner, Operation) and not _inside(v.owner, groups)
 
 
 def _arrays(ops: list[Operation]) -> list[SSAValue]:
@@ -101,35 +102,38 @@ def _fill_of(value: SSAValue, shape: list[int]) -> float | None:
     return None
 
 
-def _check_loads(ext: list[Operation], group: Operation, why: PyAscCompileError) -> None:
-    """A cloned top-level load of a local array must see the contents the original saw."""
-    block = group.parent_block()
+def _check_loads(ext: list[Operation], groups: list[Operation], why: PyAscCompileError) -> None:
+    """A cloned top-level load of a local array (cloned in program order) must see the
+    contents the original saw: no store outside ``groups`` between it and the next group."""
+    block = groups[0].parent_block()
     assert block is not None
     order = list(block.ops)
     for ld in ext:
         if not isinstance(ld, asc_loop.LoadOp) or not isinstance(ld.array.type, MemRefType):
             continue
-        for between in order[order.index(ld) + 1 : order.index(group)]:
+        for between in order[order.index(ld) + 1 :]:
+            if any(between is g for g in groups):
+                break
             if any(isinstance(o, asc_loop.StoreOp) and o.array == ld.array for o in between.walk()):
                 raise why
 
 
-def fallback_nest(r: Fallback, group: Operation, why: PyAscCompileError) -> None:
-    """Emit ``group`` (a top-level ``asc_loop.for`` or ``asc_loop.store`` that could not be
-    raised; ``why`` the raiser's error) as an ``asc_loop.nest`` into ``r.out``, update the
-    states of the arrays it writes, and warn (:func:`warn_fallback`).
+def fallback_nest(r: Fallback, groups: list[Operation], why: PyAscCompileError) -> Operation:
+    """Emit ``groups`` (consecutive top-level ``asc_loop.for``/``asc_loop.store`` ops that
+    could not be raised; ``why`` the raiser's error for the last) as one ``asc_loop.nest``
+    into ``r.out``, update the states of the arrays they write, and return the nest.
 
     Raises:
         PyAscCompileError: ``why``, for the cases the module docstring lists."""
-    ext = _external_ops(group)
-    _check_loads(ext, group, why)
-    arrays = _arrays([*ext, group])
-    written = {o.array for o in group.walk() if isinstance(o, asc_loop.StoreOp)}
+    ext = _external_ops(groups)
+    _check_loads(ext, groups, why)
+    arrays = _arrays([*ext, *groups])
+    written = {o.array for g in groups for o in g.walk() if isinstance(o, asc_loop.StoreOp)}
     for a in arrays:  # an array allocated inside the nest must not be used after it
-        if isinstance(a.owner, asc_loop.AllocOp) and _inside(a.owner, group):
-            if any(not _inside(u.operation, group) for u in a.uses):
+        if isinstance(a.owner, asc_loop.AllocOp) and _inside(a.owner, groups):
+            if any(not _inside(u.operation, groups) for u in a.uses):
                 raise why
-    outer = [a for a in arrays if not (isinstance(a.owner, Operation) and _inside(a.owner, group))]
+    outer = [a for a in arrays if not (isinstance(a.owner, Operation) and _inside(a.owner, groups))]
     inputs: list[SSAValue] = []
     start: dict[SSAValue, int | float | None] = {}  # array -> operand number, fill or NaN
     for a in outer:
@@ -155,16 +159,18 @@ def fallback_nest(r: Fallback, group: Operation, why: PyAscCompileError) -> None
         alloc = asc_loop.AllocOp(MemRefType(_elem(a), _shape(a)), where)
         body.add_op(alloc)
         mapping[a] = alloc.result
-    for o in [*ext, group]:
+    block = groups[0].parent_block()
+    assert block is not None
+    for o in [o for o in block.ops if o in ext or _inside(o, groups)]:  # program order
         body.add_op(o.clone(value_mapper=mapping))
     _rank0_to_rank1(body, {mapping[a] for a in outer if _rank(a) == 0})
     body.add_op(asc_loop.NestYieldOp([mapping[a] for a in results]))
-    _copy_locs(nest, group)
-    r.anchor = group  # emit() copies the anchor's location
+    _copy_locs(nest, groups[0])
+    r.anchor = groups[0]  # emit() copies the anchor's location
     r.emit(nest)
     for a, v in zip(results, nest.outputs, strict=True):
         r.state[a].value, r.state[a].zero = v, False
-    warn_fallback(group, why, len(results))
+    return nest
 
 
 def _rank(a: SSAValue) -> int:
@@ -272,7 +278,32 @@ def try_raise(r: Fallback, op: Operation, raise_op: Callable[[], None]) -> None:
             r.memo.clear()
             r.memo.update(memo)
         if not isinstance(op, asc_loop.LoadOp):  # a top-level load: cloned into its users
-            fallback_nest(r, op, exc)
+            _fall_back(r, op, exc)
+
+
+@dataclass
+class _Pending:
+    """The last fallback nest: its top-level ops and the array states before it."""
+
+    groups: list[Operation]
+    saved: dict[SSAValue, tuple[SSAValue | None, bool]]
+    nest: Operation
+
+
+def _fall_back(r: Fallback, op: Operation, why: PyAscCompileError) -> None:
+    """``op`` as scalar loops: merged into the previous fallback nest when nothing was emitted
+    since (one kernel for ``y[0] = x[0]`` and the scan after it), else a nest of its own."""
+    pending: _Pending | None = getattr(r, "fallback_pending", None)
+    saved = {a: (st.value, st.zero) for a, st in r.state.items()}
+    groups = [op]
+    if pending is not None and r.out.last_op is pending.nest:
+        r.out.erase_op(pending.nest, safe_erase=False)
+        for a, (value, zero) in pending.saved.items():
+            r.state[a].value, r.state[a].zero = value, zero
+        saved, groups = pending.saved, [*pending.groups, op]
+    nest = fallback_nest(r, groups, why)
+    warn_fallback(op, why, len(nest.results))
+    r.fallback_pending = _Pending(groups, saved, nest)
 
 
 NOT_RAISED = "this loop nest cannot be raised to vector ops"
