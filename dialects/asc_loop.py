@@ -6,8 +6,9 @@ Memory semantics, element by element:
 - ``asc_loop.alloc`` makes a local array ``memref<shape x f16|f32>`` (``fill``: every element
   set to that number; none: uninitialised). A rank-0 ``memref<f32>`` is a scalar variable that
   changes inside a loop (``acc += a[i, k] * b[k, j]``).
-- ``asc_loop.for`` runs its body for ``i = lb, lb + step, ... < ub`` (static bounds; the body's
-  block argument is ``i : index``); ``asc_loop.yield`` ends the body.
+- ``asc_loop.for`` runs its body for ``i = lb, lb + step, ... < ub`` (static bounds, or
+  ``< min(ub, bound)`` with an index operand ``bound``; the body's block argument is
+  ``i : index``); ``asc_loop.yield`` ends the body.
 - ``asc_loop.load %src[%i, %j]`` reads one element of a ``tensor`` (a kernel argument) or of a
   local ``memref`` and widens it to ``f32``; ``asc_loop.store %v, %dst[%i, %j]`` rounds the
   ``f32`` value to the array's dtype (round to nearest even) and writes it. Indices are loop
@@ -44,6 +45,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -55,6 +57,7 @@ from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from pyasc_mlir.dialects.asc_attrs import BINARY_KINDS, UNARY_KINDS
+from pyasc_mlir.dialects.asc_loop_nest import NestOp, NestYieldOp
 
 __all__ = [
     "AllocOp",
@@ -63,6 +66,8 @@ __all__ = [
     "ConstOp",
     "ForOp",
     "LoadOp",
+    "NestOp",
+    "NestYieldOp",
     "RoundOp",
     "StoreOp",
     "ToTensorOp",
@@ -113,18 +118,22 @@ class YieldOp(IRDLOperation):
 @irdl_op_definition
 class ForOp(IRDLOperation):
     """``for i in range(lb, ub, step)`` with static bounds (``step`` > 0); the body block has
-    one argument, the loop variable ``i : index``."""
+    one argument, the loop variable ``i : index``. With ``bound`` (an index value, e.g. an
+    outer loop variable: a triangular loop ``range(i + 1)``) the loop stops before
+    ``min(ub, bound)``; ``ub`` is then the largest value ``bound`` takes."""
 
     name = "asc_loop.for"
     lb = prop_def(IntAttr)
     ub = prop_def(IntAttr)
     step = prop_def(IntAttr)
+    bound = opt_operand_def(IndexType)
     body = region_def("single_block")
-    assembly_format = "$lb `to` $ub `step` $step $body attr-dict"
+    assembly_format = "$lb `to` $ub (`bound` $bound^)? `step` $step $body attr-dict"
 
-    def __init__(self, lb: int, ub: int, step: int):
+    def __init__(self, lb: int, ub: int, step: int, bound: SSAValue | None = None):
         block = Block(arg_types=[IndexType()])
         super().__init__(
+            operands=[[bound] if bound is not None else []],
             properties={"lb": IntAttr(lb), "ub": IntAttr(ub), "step": IntAttr(step)},
             regions=[Region(block)],
         )
@@ -282,6 +291,8 @@ AscLoop = Dialect(
         BinaryOp,
         RoundOp,
         ToTensorOp,
+        NestOp,
+        NestYieldOp,
     ],
 )
 """The loop-level dialect of the kernel language."""

@@ -63,6 +63,7 @@ from pyasc_mlir.dialects.ascendc_ops import (
     VecScalarOp,
     VecUnaryOp,
 )
+from pyasc_mlir.dialects.ascendc_scalar import SCALAR_OPS
 from pyasc_mlir.dialects.ascendc_types import (
     CubeTilingType,
     GlobalTensorType,
@@ -168,6 +169,7 @@ Ascendc = Dialect(
         MatmulEndOp,
         KernelTypeOp,
         SetSysWorkspaceOp,
+        *SCALAR_OPS,
     ],
     [LocalTensorType, GlobalTensorType, QueueType, TBufType, MatmulObjType, CubeTilingType],
 )

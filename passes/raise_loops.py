@@ -33,14 +33,16 @@ Numerics: as the loop IR (f32 scalars, rounding at stores), except that reductio
 contractions accumulate in f32 (the loop IR rounds an f16 accumulator array at every step;
 a scalar accumulator is f32 in both) and in the tensor ops' order.
 
-Errors: a nest that is none of these (a strided loop, a partial write, other index
-arithmetic or constant indices, a read of an element before it is written, a dependence
-between iterations) is a located
-``PyAscCompileError`` naming the reason; the scalar-loop fallback of issue 11 is not built.
+Not raisable: a nest that is none of these (a strided loop, a partial write, other index
+arithmetic or constant indices, a dependence between iterations) runs as scalar loops: it
+becomes an ``asc_loop.nest`` (``passes/raise_fallback.py``, lowered by ``asc-lower-loops``)
+and a located ``PyAscPerformanceWarning`` names the reason. Errors: a read of an element
+before it is ever written, an op outside the loop language (located ``PyAscCompileError``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -53,15 +55,11 @@ from xdsl.passes import ModulePass
 from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.passes.raise_fallback import FAST_HINT, try_raise
 
 __all__ = ["AscRaiseLoopsPass"]
 
-_HINT = (
-    "write the nest as an elementwise map (c[i, j] = f(a[i, j], ...)), a reduction "
-    "(s[i] += x[i, j], s[i] = lang.maximum(s[i], x[i, j])) or a contraction "
-    "(c[i, j] += a[i, k] * b[k, j]) over full ranges range(size); a scalar-loop fallback "
-    "for other nests is not implemented yet"
-)
+_HINT = FAST_HINT
 _REDUCE = {"add": "sum", "sub": "sum", "max": "max", "min": "min"}
 """Combination kind of a reduction -> ``asc.reduce`` kind (``s -= f``: ``s - sum(f)``)."""
 
@@ -131,7 +129,10 @@ class _Raiser:
         for op in list(self.fop.body.block.ops):
             if isinstance(op, asc_loop.ForOp):
                 self.nest_access = {}
-            self.op(op, ())
+            if isinstance(op, asc_loop.ForOp | asc_loop.StoreOp | asc_loop.LoadOp):
+                try_raise(self, op, functools.partial(self.op, op, ()))  # else scalar loops
+            else:
+                self.op(op, ())
         self.fop.body.detach_block(self.fop.body.block)
         for dead in reversed(list(self.out.ops)):  # states never read (a zero init)
             if dead.results and not any(r.uses for r in dead.results):
@@ -142,6 +143,8 @@ class _Raiser:
         self.anchor = op
         if isinstance(op, asc_loop.ForOp):
             lb, ub, step = op.bounds
+            if op.bound is not None:
+                raise _fail(op, "the loop's bound is an outer loop variable (a triangular loop)")
             if step != 1:
                 raise _fail(
                     op, f"the loop runs range({lb}, {ub}, {step}); strided loops are not raised"
@@ -175,7 +178,7 @@ class _Raiser:
             return
         elif isinstance(op, asc_loop.BinaryOp | asc_loop.RoundOp):
             return
-        elif isinstance(op, arith.ConstantOp | arith.AddiOp | arith.SubiOp):
+        elif isinstance(op, arith.ConstantOp | arith.AddiOp | arith.SubiOp | arith.MuliOp):
             return  # index arithmetic: read through the accesses that use it
         else:
             raise _fail(op, f"{op.name} is not part of the loop language")

@@ -26,6 +26,12 @@ def _raise_loops() -> type[ModulePass]:
     return AscRaiseLoopsPass
 
 
+def _lower_loops() -> type[ModulePass]:
+    from pyasc_mlir.passes.lower_loops import AscLowerLoopsPass
+
+    return AscLowerLoopsPass
+
+
 def _fuse() -> type[ModulePass]:
     from pyasc_mlir.passes.fuse import AscFusePass
 
@@ -93,6 +99,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "asc-flash-attention": _flash_attention,
     "asc-lower-attention": _lower_attention,
     "asc-raise-loops": _raise_loops,
+    "asc-lower-loops": _lower_loops,
 }
 """Pass name -> loader of the pass class (lazy, so tools start fast)."""
 
@@ -121,5 +128,6 @@ PIPELINES: dict[str, list[str]] = {
 }
 """Named pipelines: lists of pass names, run in order."""
 
-PIPELINES["lang-to-ascendc"] = ["asc-raise-loops", *PIPELINES["asc-to-ascendc"]]
-# The kernel language (pyasc_mlir.language): its loop nests are raised first.
+PIPELINES["lang-to-ascendc"] = ["asc-raise-loops", *PIPELINES["asc-to-ascendc"], "asc-lower-loops"]
+# The kernel language (pyasc_mlir.language): its loop nests are raised first; the nests that
+# cannot be raised (asc_loop.nest) become scalar-loop kernels last, already at the ascendc level.

@@ -25,7 +25,12 @@ from pyasc_mlir.checks import (
 from pyasc_mlir.compiled_op import CompiledOp
 from pyasc_mlir.device import Tensor, empty, from_numpy, full, ones, randn, zeros
 from pyasc_mlir.driver import clear_memory_cache, compile, load_op
-from pyasc_mlir.errors import PyAscCompileError, PyAscError, PyAscUsageError
+from pyasc_mlir.errors import (
+    PyAscCompileError,
+    PyAscError,
+    PyAscPerformanceWarning,
+    PyAscUsageError,
+)
 from pyasc_mlir.grad import load_backward, load_saving_forward, vjp
 from pyasc_mlir.jit import JitFunction, Op, jit, operator
 from pyasc_mlir.op_library import add_op_library
@@ -41,6 +46,7 @@ __all__ = [
     "Op",
     "PyAscCompileError",
     "PyAscError",
+    "PyAscPerformanceWarning",
     "PyAscUsageError",
     "Tensor",
     "TensorDesc",

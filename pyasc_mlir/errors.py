@@ -81,6 +81,12 @@ class CacheWarning(UserWarning):
     does not load); it is rebuilt."""
 
 
+class PyAscPerformanceWarning(UserWarning):
+    """The operator compiles and runs correctly, but a part of it takes a slow path (a loop
+    nest of the kernel language that runs as scalar loops on one core); the message is
+    located and says why and what to write instead."""
+
+
 class PyAscUsageError(PyAscError, ValueError):
     """Wrong arguments at call time (count, shapes, dtypes versus the compiled signature).
 

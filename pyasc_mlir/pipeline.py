@@ -110,6 +110,7 @@ def pass_options(
         "asc-double-buffer": {"enable": double_buffer},
         "asc-buffer-alloc": {},
         "convert-asc-to-ascendc": {},
+        "asc-lower-loops": {"platform": platform},
     }
 
 

@@ -302,10 +302,16 @@ class ExprGen:
             and not isinstance(b, bool)
             and (add or isinstance(node.op, ast.Sub))
         ):
+            from pyasc_mlir.frontend.lang_index import index_arith
+
+            other = index_arith(a, b, node.op, lambda op: self.add(op, node).results[0])
+            if other is not None:  # c - i, 2 * i, i + j: affine, run as scalar loops
+                return other
             raise self.error(
                 node,
                 "this arithmetic on loop variables is not supported",
-                "index with a loop variable plus or minus a compile-time int: a[i + 1], a[i - k]",
+                "index with a loop variable plus or minus a compile-time int: a[i + 1], a[i - k] "
+                "(c - i, c * i and i + j also work, as scalar loops)",
             )
         c = b if add else -b
         const = self.add(arith.ConstantOp(IntegerAttr(abs(c), IndexType())), node).results[0]
@@ -413,7 +419,12 @@ class ExprGen:
             "def (inlined); eval, exec, I/O and other Python builtins are not supported",
         )
 
-    def make_range(self, args: list[Any], node: ast.AST) -> range:
+    def make_range(self, args: list[Any], node: ast.AST) -> Any:
+        from pyasc_mlir.frontend.lang_index import make_dyn_range
+
+        dyn = make_dyn_range(args)  # range(i + 1): a triangular loop, run as scalar loops
+        if dyn is not None:
+            return dyn
         if not all(isinstance(a, int) and not isinstance(a, bool) for a in args) or not args:
             raise self.error(
                 node,

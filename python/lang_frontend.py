@@ -28,6 +28,7 @@ from xdsl.ir import Block, Region, SSAValue
 from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
 from pyasc_mlir.frontend.lang_exprs import Arr, ExprGen, Idx, Reg, Scal
+from pyasc_mlir.frontend.lang_index import DynRange
 from pyasc_mlir.frontend.source import parse_function
 from pyasc_mlir.types import TensorDesc, dtype_name, ir_type
 
@@ -231,6 +232,9 @@ class LangGen(ExprGen):
         it = self.expr(node.iter)
         if node.orelse:
             raise self.error(node, "for ... else is not supported in a kernel", "drop the else")
+        if isinstance(it, DynRange) and isinstance(node.target, ast.Name):  # range(i + 1)
+            self.loop(node, asc_loop.ForOp(it.start, it.max_stop, it.step, it.stop.value), it)
+            return
         if not isinstance(it, range):
             if isinstance(it, tuple | list):  # a compile-time sequence: unrolled
                 for v in it:
@@ -244,11 +248,16 @@ class LangGen(ExprGen):
             )
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "the loop variable must be a name", "for i in range(N)")
-        loop = asc_loop.ForOp(it.start, it.stop, it.step)
+        self.loop(node, asc_loop.ForOp(it.start, it.stop, it.step), it)
+
+    def loop(self, node: ast.For, loop: asc_loop.ForOp, it: range | DynRange) -> None:
+        """Emit ``loop`` and its body (``node``'s) with the loop variable bound."""
+        assert isinstance(node.target, ast.Name)
         self.add(loop, node)
         outer, self.block = self.block, loop.body.block
         old = self.env.get(node.target.id)
-        self.env[node.target.id] = Idx(loop.body.block.args[0], it.start, it.stop)
+        stop = it.max_stop if isinstance(it, DynRange) else it.stop
+        self.env[node.target.id] = Idx(loop.body.block.args[0], it.start, stop)
         try:
             self.stmts(node.body)
             self.add(asc_loop.YieldOp(), node)

@@ -162,9 +162,23 @@ def k_print(x: lang.float32[N]) -> lang.float32[N]:
 
 def k_not_raisable(x: lang.float32[N]) -> lang.float32[N]:
     y = lang.zeros(N, lang.float32)
-    for i in lang.range(1, N):
-        y[i] = x[i]  # ERR
+    for i in lang.range(1, N):  # ERR
+        y[i] = x[i]
     return y
+
+
+def test_a_nest_that_cannot_be_raised_runs_as_scalar_loops(tmp_path, monkeypatch):
+    """Not an error any more (issue 11): a located performance warning, and the right values
+    (tests/test_lang_fallback.py has the full set)."""
+    monkeypatch.setenv("PYASC_CACHE_DIR", str(tmp_path))
+    pa.clear_memory_cache()
+    x = np.arange(1.0, 6.0, dtype=np.float32)
+    with pytest.warns(pa.PyAscPerformanceWarning) as caught:
+        y = lang.kernel(k_not_raisable, backend="interp")(x)
+    np.testing.assert_array_equal(y, np.array([0, 2, 3, 4, 5], np.float32))
+    text = str(caught[0].message)
+    line = line_of(k_not_raisable)
+    assert text.startswith(f"{HERE}:{line}:5: warning: ") and "(a partial write)" in text
 
 
 def k_pa_call(x: lang.float32[N]) -> lang.float32[N]:
@@ -187,11 +201,6 @@ CASES = {
         "range(size)",
     ),
     k_print: ("print() runs only in the debugger mode", "PYASC_DEBUG=1"),
-    k_not_raisable: (
-        "this loop nest cannot be raised to vector ops: the loops do not cover the array "
-        "(a partial write)",
-        "scalar-loop fallback",
-    ),
     k_pa_call: ("exp() is not a kernel-language function", "lang.*"),
 }
 

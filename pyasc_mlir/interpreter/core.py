@@ -33,6 +33,8 @@ _OPTIONAL_IMPLS = (
     ("pyasc_mlir.interpreter.ascendc_impls", "AscendcFunctions"),
     ("pyasc_mlir.interpreter.attention_impls", "AscAttentionFunctions"),
     ("pyasc_mlir.interpreter.loop_impls", "AscLoopFunctions"),
+    ("pyasc_mlir.interpreter.nest_impls", "AscNestFunctions"),
+    ("pyasc_mlir.interpreter.ascendc_scalar", "AscendcScalarFunctions"),
 )
 
 

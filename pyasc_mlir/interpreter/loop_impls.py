@@ -63,6 +63,8 @@ class AscLoopFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: asc_loop.ForOp, args: PythonValues
     ) -> PythonValues:
         lb, ub, step = op.bounds
+        if args:  # a bound operand (a triangular loop)
+            ub = min(ub, _index(args)[0])
         for i in range(lb, ub, step):  # an index attribute, as xDSL's arith impls take
             interpreter.run_ssacfg_region(op.body, (IntegerAttr(i, IndexType()),), "asc_loop.for")
         return ()
