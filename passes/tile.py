@@ -563,7 +563,9 @@ class AscTilePass(ModulePass):
 def _user_tile(fusion: asc.FusionOp, plan: Plan) -> int:
     """The tile of the person's vector block (kernel language; 0: none)."""
     hi = max(1, min(plan.rows, MAX_BLOCK_COUNT // plan.M))
-    return vector_tile(fusion, plan.chunked, plan.chunk_step, plan.L, plan.M * plan.L, hi)
+    return vector_tile(
+        fusion, plan.chunked, plan.chunk_step, plan.L, plan.M * plan.L, plan.rows, hi
+    )
 
 
 def _first_fit(

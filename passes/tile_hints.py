@@ -41,9 +41,12 @@ def _loc(text: str) -> SourceLoc:
     return SourceLoc(file, int(line), int(col))
 
 
-def vector_tile(op: Operation, chunked: bool, step: int, length: int, per_row: int, hi: int) -> int:
-    """The tile (elements per chunk when ``chunked``, else rows of ``per_row`` elements, at
-    most ``hi``) for the person's vector block of the function of ``op``; 0: no block.
+def vector_tile(
+    op: Operation, chunked: bool, step: int, length: int, per_row: int, rows: int, hi: int
+) -> int:
+    """The tile (elements per chunk of ``length``-element rows when ``chunked``, else rows
+    of ``per_row`` elements out of ``rows``, at most ``hi``) for the person's vector block of
+    the function of ``op`` (a block larger than the data: all of it); 0: no block.
 
     Raises:
         PyAscCompileError: the block is not a multiple of ``step`` elements (chunks), or not
@@ -62,7 +65,7 @@ def vector_tile(op: Operation, chunked: bool, step: int, length: int, per_row: i
                 f"pick a block of a multiple of {step} elements (e.g. {round_up(elems, step)})",
             )
         return tile
-    if elems % per_row:
+    if elems % per_row and elems < per_row * rows:
         raise PyAscCompileError(
             f"a vector block of {elems} elements is not whole rows of {per_row} elements, "
             "the unit this kernel tiles",
