@@ -36,9 +36,8 @@ def user_blocks(op: Operation) -> dict[str, Any]:
     return {}
 
 
-def _loc(text: str) -> SourceLoc:
-    file, line, col = text.rsplit(":", 2)
-    return SourceLoc(file, int(line), int(col))
+def _loc(text: str) -> SourceLoc | None:
+    return SourceLoc.parse(text)
 
 
 def vector_tile(

@@ -180,6 +180,8 @@ class ExprGen:
             return "a loop variable"
         if isinstance(v, Scal | Reg):
             return "a runtime scalar"
+        if callable(getattr(v, "describe", None)):  # buffers, slices (lang_tile_types)
+            return str(v.describe())
         return f"{type(v).__name__} {v!r}"[:80]
 
     # -- expressions ---------------------------------------------------------------------

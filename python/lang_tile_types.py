@@ -42,8 +42,9 @@ class Blk:
     step: int
     node: ast.AST
 
-    def __repr__(self) -> str:
-        return f"the blocked loop variable {self.name!r}"
+    def describe(self) -> str:
+        n = self.name
+        return f"the blocked loop variable {n!r} (it only starts slices: {n}:{n}+B)"
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class Tile:
     def nbytes(self) -> int:
         return math.prod(self.shape) * ITEM_BYTES[self.dtype]
 
-    def __repr__(self) -> str:
+    def describe(self) -> str:
         return f"the local buffer {self.name or ''} {list(self.shape)}".replace("  ", " ")
 
 
@@ -87,6 +88,13 @@ class SliceRef:
     base: Arr | Tile
     axes: tuple[Axis, ...]
     node: ast.AST
+
+    def describe(self) -> str:
+        sizes = [a.size for a in self.ranges]
+        return (
+            f"a slice {sizes} (slices are read inside a whole-slice statement, "
+            "y[a:b] = x[c:d] + ..., or copied with lang.load_2d/store_2d)"
+        )
 
     @property
     def ranges(self) -> list[Axis]:
