@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 from helpers import assert_close, seed_of
 
+import pyasc_mlir.language as lang
 from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.language import N
 
 
 def _rand(shape, dtype, *key):
@@ -83,3 +85,69 @@ def test_a_block_that_is_not_a_tile_is_located():
         K.blocked_add(a, a, 100)
     assert "multiple of 128 elements" in str(e.value)
     assert "lang_kernels.py" in str(e.value)
+
+
+def k_once_per_block(a: lang.float32[N]) -> lang.float32[N]:
+    c = lang.global_buffer((N,), lang.float32)
+    xa = lang.local_buffer((128,), lang.float32)
+    xc = lang.local_buffer((128,), lang.float32)
+    for i in lang.range(0, N, 128):
+        lang.load_2d(a[i : i + 128], xa)
+        for j in range(128):
+            xc[j] = xa[j]
+        xc[0] = 1.0  # ERR
+        lang.store_2d(xc, c[i : i + 128])
+    return c
+
+
+def k_wrong_extent(a: lang.float32[N]) -> lang.float32[N]:
+    c = lang.global_buffer((N,), lang.float32)
+    xa = lang.local_buffer((128,), lang.float32)
+    for i in lang.range(0, N, 128):
+        lang.load_2d(a[i : i + 64], xa)  # ERR
+        lang.store_2d(xa, c[i : i + 128])
+    return c
+
+
+def k_inner_range(a: lang.float32[N]) -> lang.float32[N]:
+    c = lang.global_buffer((N,), lang.float32)
+    xa = lang.local_buffer((128,), lang.float32)
+    xc = lang.local_buffer((128,), lang.float32)
+    for i in lang.range(0, N, 128):
+        lang.load_2d(a[i : i + 128], xa)
+        for j in range(64):  # ERR
+            xc[j] = xa[j]
+        lang.store_2d(xc, c[i : i + 128])
+    return c
+
+
+def k_runtime_slice(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.empty_like(x)
+    for i in range(N):
+        y[i : i + 1] = x[i : i + 1]  # ERR
+    return y
+
+
+ERRORS = {
+    k_once_per_block: ("this write runs once per block of the blocked loop 'i'", "move it"),
+    k_wrong_extent: ("axis 0 of the slice has 64 elements, buffer 'xa' has 128", "extent"),
+    k_inner_range: ("must run over range(128), not range(0, 64)", "for j in range(128)"),
+    k_runtime_slice: ("slice bounds must be compile-time ints", "x[0:2]"),
+}
+
+
+@pytest.mark.parametrize("fn", list(ERRORS), ids=lambda f: f.__name__)
+def test_tile_misuse_is_located(fn):
+    msg, hint = ERRORS[fn]
+    x = np.zeros((300,), np.float32)
+    with pytest.raises(PyAscCompileError) as e:
+        lang.kernel(fn)(x)
+    assert msg in e.value.message and hint in e.value.hint
+    lines = open(__file__).read().splitlines()
+    assert e.value.loc is not None and "# ERR" in lines[e.value.loc.line - 1], str(e.value)
+
+
+def test_debugger_runs_the_blocked_kernel(monkeypatch):
+    monkeypatch.setenv("PYASC_DEBUG", "1")
+    a, b = _rand((1000,), np.float16, "dbg", 0), _rand((1000,), np.float16, "dbg", 1)
+    assert_close(K.blocked_add_single(a, b, 256), _f64(a) + b, "float16")
