@@ -151,3 +151,10 @@ def test_debugger_runs_the_blocked_kernel(monkeypatch):
     monkeypatch.setenv("PYASC_DEBUG", "1")
     a, b = _rand((1000,), np.float16, "dbg", 0), _rand((1000,), np.float16, "dbg", 1)
     assert_close(K.blocked_add_single(a, b, 256), _f64(a) + b, "float16")
+
+
+def test_debugger_blocked_matmul_tails(monkeypatch):
+    monkeypatch.setenv("PYASC_DEBUG", "1")
+    a, b = _rand((17, 20), np.float16, "dm", 0), _rand((20, 33), np.float16, "dm", 1)
+    got = _f64(K.blocked_matmul(a, b, 16, 16, 16))  # NumPy multiplies fp16 scalars in fp16
+    np.testing.assert_allclose(got, _f64(a) @ _f64(b), rtol=2e-2, atol=2e-2)  # tail K: zeros

@@ -6,7 +6,8 @@ a blocked loop ``for i in lang.range(0, M, BM)`` that ``lang.load_2d``s slices
 ``a[i:i+BM, k:k+BK]`` into ``lang.local_buffer``s, computes on them and ``lang.store_2d``s
 the result is lowered with the person's block sizes. Called as plain Python (the debugger
 mode, or outside a kernel) they compute with NumPy, tails included: a slice that runs past
-the array is shorter than the buffer, and only its part of the buffer is copied.
+the array is shorter than the buffer, and only its part of the buffer is copied (``load_2d``
+zeroes the rest).
 """
 
 from __future__ import annotations
@@ -54,8 +55,11 @@ def _common(src: np.ndarray, dst: np.ndarray) -> tuple[slice, ...]:
 
 def load_2d(src: np.ndarray, dst: np.ndarray) -> None:
     """Copy the slice ``src`` (of a global array, e.g. ``a[i:i+BM, k:k+BK]``) into the local
-    buffer ``dst``; a tail slice (shorter than the buffer) fills its leading part."""
+    buffer ``dst``; a tail slice (shorter than the buffer) fills its leading part and the rest
+    is zero (so a tail K block adds nothing to a matmul's accumulator)."""
     part = _common(src, dst)
+    if tuple(src.shape) != tuple(dst.shape):
+        dst[...] = 0
     dst[part] = src[part]
 
 
