@@ -547,7 +547,7 @@ class AscTilePass(ModulePass):
             if plan.chunked and plan.tile >= plan.L and not plan.l_dynamic and not plan.passes:
                 plan.chunked = False  # one chunk per row: plain rows are simpler and tighter
                 plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers, cores)
-            pin = self.tile or _user_tile(fusion, plan)
+            pin = self.tile or vector_tile(fusion, plan)  # the person's block
             if pin:
                 self._pin_tile(fusion, plan, name, plat.ub_usable_bytes, buffers, pin)
                 buffers = self.buffers
@@ -558,14 +558,6 @@ class AscTilePass(ModulePass):
             install_kernel(
                 op, fusion, kernel, values, plat.name, buffers if buffers < self.buffers else None
             )
-
-
-def _user_tile(fusion: asc.FusionOp, plan: Plan) -> int:
-    """The tile of the person's vector block (kernel language; 0: none)."""
-    hi = max(1, min(plan.rows, MAX_BLOCK_COUNT // plan.M))
-    return vector_tile(
-        fusion, plan.chunked, plan.chunk_step, plan.L, plan.M * plan.L, plan.rows, hi
-    )
 
 
 def _first_fit(

@@ -12,13 +12,16 @@ Cube's ``baseM/baseN/baseK`` are the person's blocks.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
+from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
-from pyasc_mlir.platform import CUBE_FRACTAL, round_up
+from pyasc_mlir.passes.tile_plan import Plan
+from pyasc_mlir.platform import CUBE_FRACTAL, MAX_BLOCK_COUNT, round_up
 
 __all__ = ["BLOCKS_ATTR", "cube_blocks", "user_blocks", "vector_tile"]
 
@@ -40,22 +43,21 @@ def _loc(text: str) -> SourceLoc | None:
     return SourceLoc.parse(text)
 
 
-def vector_tile(
-    op: Operation, chunked: bool, step: int, length: int, per_row: int, rows: int, hi: int
-) -> int:
-    """The tile (elements per chunk of ``length``-element rows when ``chunked``, else rows
-    of ``per_row`` elements out of ``rows``, at most ``hi``) for the person's vector block of
-    the function of ``op`` (a block larger than the data: all of it); 0: no block.
+def vector_tile(fusion: asc.FusionOp, plan: Plan) -> int:
+    """The tile of ``plan`` (elements per chunk in chunk mode, else rows) for the person's
+    vector block of the function of ``fusion``: the stored buffer's elements, counted in the
+    kernel's first result (a block larger than the data: all of it); 0: no block.
 
     Raises:
-        PyAscCompileError: the block is not a multiple of ``step`` elements (chunks), or not
-            whole rows (located at the blocked loop)."""
-    vec = user_blocks(op).get("vector")
+        PyAscCompileError: the block is not a multiple of the chunk step (chunk mode), or not
+            whole rows of the result (located at the blocked loop)."""
+    vec = user_blocks(fusion).get("vector")
     if not vec:
         return 0
     elems = int(vec["elems"])
-    if chunked:
-        tile = min(elems, round_up(length, step))
+    if plan.chunked:
+        step = plan.chunk_step
+        tile = min(elems, round_up(plan.L, step))
         if tile % step:
             raise PyAscCompileError(
                 f"a vector block of {elems} elements: this kernel's tiles hold a multiple of "
@@ -64,13 +66,19 @@ def vector_tile(
                 f"pick a block of a multiple of {step} elements (e.g. {round_up(elems, step)})",
             )
         return tile
-    if elems % per_row and elems < per_row * rows:
+    term = fusion.body.block.last_op
+    assert isinstance(term, asc.YieldOp)
+    spans = plan.space.has[term.values[0]]
+    inner = [a for a in (plan.m_axis, plan.l_axis) if a is not None and a in spans]
+    per_row = math.prod(plan.space.extents[a] for a in inner)
+    if elems % per_row and elems < per_row * plan.rows:
         raise PyAscCompileError(
             f"a vector block of {elems} elements is not whole rows of {per_row} elements, "
             "the unit this kernel tiles",
             _loc(vec["loc"]),
             f"block whole rows: a multiple of {per_row} elements",
         )
+    hi = max(1, min(plan.rows, MAX_BLOCK_COUNT // plan.M))
     return max(1, min(elems // per_row, hi))
 
 

@@ -400,3 +400,18 @@ def slice_reads(x: lang.float32[N]) -> lang.float32[2]:
     y = lang.empty((2,), lang.float32)
     y[0:2] = x[0:2] + x[N - 2 : N]  # constant slices of a wider array
     return y
+
+
+@lang.kernel
+def blocked_row_sum(x: lang.float32[M, N], BM) -> lang.float32[M]:
+    y = lang.global_buffer((M,), lang.float32)
+    t = lang.local_buffer((BM, N), lang.float32)
+    s = lang.local_buffer((BM,), lang.float32)
+    for i in lang.range(0, M, BM):
+        lang.load_2d(x[i : i + BM, :], t)
+        for ii in range(BM):
+            s[ii] = 0.0
+            for j in range(N):
+                s[ii] += t[ii, j]
+        lang.store_2d(s, y[i : i + BM])
+    return y  # a reduction: the UB tile is BM rows

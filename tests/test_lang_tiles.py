@@ -39,6 +39,13 @@ def test_blocked_scale_rows_fp32():
     assert_close(op(x), 0.5 * _f64(x) + 1.0, "float32")
 
 
+def test_blocked_row_sum_tiles_the_rows():
+    x = _rand((100, 513), np.float32, "rs")  # 100 rows in blocks of 8: a tail of 4
+    op = K.blocked_row_sum.compile(x, 8)
+    assert op.info["tiling"]["tile_units"] == 8
+    assert_close(op(x), _f64(x).sum(1), "float32")
+
+
 def test_double_buffer_off():
     a, b = _rand((1000,), np.float16, "db", 0), _rand((1000,), np.float16, "db", 1)
     single, double = K.blocked_add_single.compile(a, b, 256), K.blocked_add.compile(a, b, 256)
