@@ -49,6 +49,7 @@ from pyasc_mlir.passes.cube_plan import (
 from pyasc_mlir.passes.ir_builder import IRBuilder
 from pyasc_mlir.passes.iteration_space import element_type_of, shape_of
 from pyasc_mlir.passes.kernel_builder import KernelBuilder, Layout, TileBuffer, TileState
+from pyasc_mlir.passes.tile_hints import cube_blocks
 from pyasc_mlir.passes.ub_budget import UbBudget
 from pyasc_mlir.passes.views import VIEW_OPS, View, operand_view, result_view, row_major_strides
 from pyasc_mlir.passes.work_split import core_range
@@ -562,7 +563,8 @@ class AscLowerCubePass(ModulePass):
                     loc_of(fusion),
                     f"pin tile_n >= {rows_n} or leave it automatic",
                 )
-            pins = (self.tile_m, self.tile_n or rows_n)
+            um, un, uk = cube_blocks(fusion)  # the person's blocks (kernel language)
+            pins = (self.tile_m or um, self.tile_n or max(un, rows_n))
             check_pins(fusion, plan, name, plat, buffers, *pins)
             sa = shape_of(mms[0].lhs)
             k = sa[-2] if mms[0].trans_a else sa[-1]
@@ -576,6 +578,9 @@ class AscLowerCubePass(ModulePass):
                 buffers = 1
                 choose_blocks(fusion, plan, name, plat, buffers, cores)
             kernel = CubeKernelBuilder(fusion, plan, name).build()
+            for mm in kernel.walk() if uk else ():
+                if isinstance(mm, asc.MmadOp):
+                    mm.attributes["base_k"] = IntegerAttr(uk, i64)
             values = tiling_values(plan, cores, k)
             install_kernel(
                 op, fusion, kernel, values, plat.name, buffers if buffers < self.buffers else None

@@ -38,6 +38,7 @@ from pyasc_mlir.passes.ir_builder import Index, IRBuilder
 from pyasc_mlir.passes.iteration_space import analyze, element_type_of, shape_of, sliced_only
 from pyasc_mlir.passes.kernel_builder import KernelBuilder, Layout, TileBuffer, TileState
 from pyasc_mlir.passes.nan_guard import guard_needed
+from pyasc_mlir.passes.tile_hints import vector_tile
 from pyasc_mlir.passes.tile_plan import (
     MAX_DYNAMIC_CHUNK,
     Plan,
@@ -436,9 +437,16 @@ class AscTilePass(ModulePass):
         return self.block_dim or cores
 
     def _pin_tile(
-        self, fusion: asc.FusionOp, plan: Plan, name: str, usable: int, auto_buffers: int
+        self,
+        fusion: asc.FusionOp,
+        plan: Plan,
+        name: str,
+        usable: int,
+        auto_buffers: int,
+        tile: int,
     ) -> None:
-        """Replace the automatic ``plan.tile`` (the largest that fits) by the pinned one."""
+        """Replace the automatic ``plan.tile`` (the largest that fits) by the pinned
+        ``tile``."""
         auto = plan.tile
         step = plan.chunk_step if plan.chunked else 1
         if plan.chunked:
@@ -448,9 +456,9 @@ class AscTilePass(ModulePass):
             )
         else:
             what, hi = "rows per tile", max(1, min(plan.rows, MAX_BLOCK_COUNT // plan.M))
-        if self.tile % step or not step <= self.tile <= hi:
+        if tile % step or not step <= tile <= hi:
             raise PyAscCompileError(
-                f"tile={self.tile} is out of range: this kernel's tile counts {what}, "
+                f"tile={tile} is out of range: this kernel's tile counts {what}, "
                 + (f"a multiple of {step} " if step > 1 else "")
                 + f"from {step} to {hi}",
                 loc_of(fusion),
@@ -462,9 +470,9 @@ class AscTilePass(ModulePass):
             plan.tile = step
             probe = make_builder(fusion, plan, name)
             probe.build()
-            need = UbBudget(probe.allocs, plan, self.buffers).total(self.tile)
+            need = UbBudget(probe.allocs, plan, self.buffers).total(tile)
             if need <= usable:
-                plan.tile = self.tile
+                plan.tile = tile
                 return
         hint = (
             f"the largest tile that fits is {auto}; pin that or less, or tile=0"
@@ -472,7 +480,7 @@ class AscTilePass(ModulePass):
             else f"no tile fits with {self.buffers} buffers; pin buffers=1 (no double buffering)"
         )
         raise PyAscCompileError(
-            f"tile={self.tile} ({what}) needs {need} bytes of UB with {self.buffers} "
+            f"tile={tile} ({what}) needs {need} bytes of UB with {self.buffers} "
             f"buffer(s), but only {usable} bytes are usable on {self.platform}",
             loc_of(fusion),
             hint,
@@ -539,8 +547,9 @@ class AscTilePass(ModulePass):
             if plan.chunked and plan.tile >= plan.L and not plan.l_dynamic and not plan.passes:
                 plan.chunked = False  # one chunk per row: plain rows are simpler and tighter
                 plan.tile = choose_tile(fusion, plan, name, plat.ub_usable_bytes, buffers, cores)
-            if self.tile:
-                self._pin_tile(fusion, plan, name, plat.ub_usable_bytes, buffers)
+            pin = self.tile or vector_tile(fusion, plan)  # the person's block
+            if pin:
+                self._pin_tile(fusion, plan, name, plat.ub_usable_bytes, buffers, pin)
                 buffers = self.buffers
             kernel = make_builder(fusion, plan, name).build()
             values = tiling_values(plan, cores)

@@ -136,6 +136,8 @@ class StaticBlock:
     elem_bytes: int
     trans_a: bool
     trans_b: bool
+    base_k: int = 0
+    """The person's ``baseK`` (attribute ``base_k``, kernel language; 0: the largest)."""
 
 
 def _const(v: SSAValue) -> int | None:
@@ -206,13 +208,18 @@ def static_block(op: asc.MmadOp) -> StaticBlock:
             f"n <= {n} exceeds the row length ls = {ls}",
             "the UB row must hold the block's columns",
         )
-    return StaticBlock(m, n, k, ls, lda, ldb, elem_bytes, op.trans_a, op.trans_b)
+    bk = op.attributes.get("base_k")
+    base_k = bk.value.data if isinstance(bk, IntegerAttr) else 0
+    return StaticBlock(m, n, k, ls, lda, ldb, elem_bytes, op.trans_a, op.trans_b, base_k)
 
 
 def _largest_base_k(blk: StaticBlock, base_m: int, base_n: int, plat: Platform, db: int) -> int:
     sz = blk.elem_bytes
     limit = min(plat.l0a_bytes // (db * base_m * sz), plat.l0b_bytes // (db * base_n * sz))
-    return min(limit // CUBE_FRACTAL * CUBE_FRACTAL, round16(blk.k))
+    best = min(limit // CUBE_FRACTAL * CUBE_FRACTAL, round16(blk.k))
+    if blk.base_k and best >= min(blk.base_k, round16(blk.k)):
+        return min(blk.base_k, round16(blk.k))  # the person's block
+    return 0 if blk.base_k else best
 
 
 def _l1_steps(
@@ -258,6 +265,12 @@ def cube_tiling(blk: StaticBlock, plat: Platform, where: Operation | None = None
         base_k = _largest_base_k(blk, base_m, base_n, plat, db_ab)
         if base_k >= CUBE_FRACTAL:
             break
+    if base_k < CUBE_FRACTAL and blk.base_k:
+        raise fail(
+            f"the kernel's K block baseK = {blk.base_k} does not fit L0A/L0B "
+            f"({plat.l0a_bytes}/{plat.l0b_bytes} bytes) with baseM={base_m}, baseN={base_n}",
+            "use a smaller K block (BK)",
+        )
     if base_k < CUBE_FRACTAL:
         raise fail(
             f"no baseK >= {CUBE_FRACTAL} fits L0A/L0B ({plat.l0a_bytes}/{plat.l0b_bytes} "

@@ -25,6 +25,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
 from pyasc_mlir.language import builtins as lb
+from pyasc_mlir.language.tiles import TILE_FNS
 from pyasc_mlir.language.types import Dim, DType
 
 __all__ = ["Arr", "ExprGen", "Idx", "Reg", "Scal"]
@@ -179,6 +180,8 @@ class ExprGen:
             return "a loop variable"
         if isinstance(v, Scal | Reg):
             return "a runtime scalar"
+        if callable(getattr(v, "describe", None)):  # buffers, slices (lang_tile_types)
+            return str(v.describe())
         return f"{type(v).__name__} {v!r}"[:80]
 
     # -- expressions ---------------------------------------------------------------------
@@ -228,6 +231,9 @@ class ExprGen:
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         base = self.expr(node.value)
+        tiled = self.subscript_hook(base, node)
+        if tiled is not None:
+            return tiled
         if not isinstance(base, Arr):
             if isinstance(base, RUNTIME):
                 raise self.error(node, "a scalar cannot be indexed", "")
@@ -379,6 +385,8 @@ class ExprGen:
         fn = self.expr(node.func)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg is not None}
+        if fn in TILE_FNS:
+            return self.tile_call(TILE_FNS[fn], args, kwargs, node)
         if fn in lb.ALLOCS:
             return self.alloc(lb.ALLOCS[fn], args, kwargs, node)
         if fn is lb.cast:
@@ -489,6 +497,13 @@ class ExprGen:
         self, fn: types.FunctionType, args: list[Any], kw: dict[str, Any], node: ast.AST
     ) -> Any:
         raise NotImplementedError  # the statement generator inlines helpers
+
+    def subscript_hook(self, base: Any, node: ast.Subscript) -> Any:
+        """A buffer or slice subscript (``python/lang_tiles.py``), else ``None``."""
+        return None
+
+    def tile_call(self, kind: str, args: list[Any], kw: dict[str, Any], node: ast.Call) -> Any:
+        raise NotImplementedError  # the statement generator compiles tiles
 
 
 def _is_library(fn: Any) -> bool:

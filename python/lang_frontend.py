@@ -29,6 +29,8 @@ from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
 from pyasc_mlir.frontend.lang_exprs import Arr, ExprGen, Idx, Reg, Scal
 from pyasc_mlir.frontend.lang_index import DynRange
+from pyasc_mlir.frontend.lang_tile_types import Tile
+from pyasc_mlir.frontend.lang_tiles import TileGen
 from pyasc_mlir.frontend.source import parse_function
 from pyasc_mlir.types import TensorDesc, dtype_name, ir_type
 
@@ -92,7 +94,7 @@ def _loop_registers(body: Sequence[ast.stmt]) -> set[str]:
     return {n for n in in_loop if count.get(n, 0) >= 2}
 
 
-class LangGen(ExprGen):
+class LangGen(TileGen, ExprGen):
     """Generates the ``asc_loop`` module of one kernel."""
 
     def __init__(self, fn: types.FunctionType):
@@ -115,6 +117,7 @@ class LangGen(ExprGen):
             if isinstance(a, TensorDesc)
         ]
         self.block = Block(arg_types=types_in)
+        self.tiles_init(self.block)
         self.dims = dict(dims)
         self.env = {k: v for k, v in dims.items() if k not in params}
         it = iter(self.block.args)
@@ -134,6 +137,7 @@ class LangGen(ExprGen):
         self.block.add_op(ret)
         fop = func.FuncOp(name, (types_in, [v.type for v in results]), Region(self.block))
         fop.attributes[asc.LOC_ATTR] = StringAttr(str(self.loc(node)))
+        fop.attributes.update(self.tile_attrs())
         return ModuleOp([fop]), dtypes
 
     def results(self, value: Any, node: ast.AST) -> tuple[list[SSAValue], list[str]]:
@@ -229,6 +233,8 @@ class LangGen(ExprGen):
             ) from None
 
     def stmt_For(self, node: ast.For) -> None:
+        if self.tile_for(node):
+            return
         it = self.expr(node.iter)
         if node.orelse:
             raise self.error(node, "for ... else is not supported in a kernel", "drop the else")
@@ -269,6 +275,8 @@ class LangGen(ExprGen):
             self.env[node.target.id] = old
 
     def stmt_Assign(self, node: ast.Assign) -> None:
+        if self.slice_assign(node):
+            return
         value = self.expr(node.value)
         for t in node.targets:
             self.assign(t, value, node)
@@ -278,6 +286,8 @@ class LangGen(ExprGen):
             self.assign(node.target, self.expr(node.value), node)
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> None:
+        if self.slice_assign(node):
+            return
         load = ast.copy_location(
             ast.BinOp(left=_as_load(node.target), op=node.op, right=node.value), node
         )
@@ -299,6 +309,8 @@ class LangGen(ExprGen):
 
     def assign_name(self, name: str, value: Any, node: ast.AST) -> None:
         old = self.env.get(name)
+        if isinstance(value, Tile) and value.name is None:
+            value.name = name
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if isinstance(old, Reg):
             if not (number or isinstance(value, Scal)):
@@ -323,6 +335,8 @@ class LangGen(ExprGen):
 
     def store(self, target: ast.Subscript, value: Any) -> None:
         arr = self.expr(target.value)
+        if self.tile_store(arr, target, value):
+            return
         if not isinstance(arr, Arr):
             raise self.error(target, f"cannot write into {self.describe(arr)}", "")
         if not arr.local:

@@ -313,3 +313,113 @@ def parallel_sum(x: lang.float32[N]) -> lang.float32[1]:
     for i in lang.distributed_range(N):
         s += x[i]
     return lang.allreduce(s)
+
+
+# -- explicit tiles (README "Kernel language", "Explicit tiles") ----------------------------
+@lang.kernel
+def blocked_add(a: lang.float16[N], b: lang.float16[N], BLOCK) -> lang.float16[N]:
+    c = lang.global_buffer((N,), lang.float16)
+    xa = lang.local_buffer((BLOCK,), lang.float16)
+    xb = lang.local_buffer((BLOCK,), lang.float16)
+    xc = lang.local_buffer((BLOCK,), lang.float16)
+    for i in lang.range(0, N, BLOCK):
+        lang.load_2d(a[i : i + BLOCK], xa)
+        lang.load_2d(b[i : i + BLOCK], xb)
+        for j in range(BLOCK):
+            xc[j] = xa[j] + xb[j]
+        lang.store_2d(xc, c[i : i + BLOCK])
+    return c
+
+
+@lang.kernel(double_buffer=False)
+def blocked_add_single(a: lang.float16[N], b: lang.float16[N], BLOCK) -> lang.float16[N]:
+    c = lang.global_buffer((N,), lang.float16)
+    xa = lang.local_buffer((BLOCK,), lang.float16)
+    xb = lang.local_buffer((BLOCK,), lang.float16)
+    xc = lang.local_buffer((BLOCK,), lang.float16)
+    for i in lang.range(0, N, BLOCK):
+        lang.load_2d(a[i : i + BLOCK], xa)
+        lang.load_2d(b[i : i + BLOCK], xb)
+        xc[:] = xa[:] + xb[:]  # whole-buffer slices
+        lang.store_2d(xc, c[i : i + BLOCK])
+    return c
+
+
+@lang.kernel
+def blocked_scale(x: lang.float32[M, N], s, BM) -> lang.float32[M, N]:
+    y = lang.global_buffer((M, N), lang.float32)
+    t = lang.local_buffer((BM, N), lang.float32)
+    u = lang.local_buffer((BM, N), lang.float32)
+    for i in lang.range(0, M, BM):
+        lang.load_2d(x[i : i + BM, :], t)
+        for ii in range(BM):
+            for j in range(N):
+                u[ii, j] = s * t[ii, j] + 1.0
+        lang.store_2d(u, y[i : i + BM, :])
+    return y
+
+
+@lang.kernel
+def blocked_matmul(a: lang.float16[M, K], b: lang.float16[K, N], BM, BN, BK) -> lang.float16[M, N]:
+    c = lang.global_buffer((M, N), lang.float16)
+    ta = lang.local_buffer((BM, BK), lang.float16, "L1")
+    tb = lang.local_buffer((BK, BN), lang.float16, "L1")
+    tc = lang.local_buffer((BM, BN), lang.float32, "L0C")  # the accumulator
+    for i in lang.range(0, M, BM):
+        for j in lang.range(0, N, BN):
+            for ii in range(BM):
+                for jj in range(BN):
+                    tc[ii, jj] = 0.0
+            for k in lang.range(0, K, BK):
+                lang.load_2d(a[i : i + BM, k : k + BK], ta)
+                lang.load_2d(b[k : k + BK, j : j + BN], tb)
+                for ii in range(BM):
+                    for jj in range(BN):
+                        for kk in range(BK):
+                            tc[ii, jj] += ta[ii, kk] * tb[kk, jj]
+            lang.store_2d(tc, c[i : i + BM, j : j + BN])
+    return c  # baseM x baseN x baseK = BM x BN x BK
+
+
+@lang.kernel
+def ub_overflow(a: lang.float32[N], BLOCK) -> lang.float32[N]:
+    c = lang.global_buffer((N,), lang.float32)
+    xa = lang.local_buffer((BLOCK,), lang.float32)
+    xc = lang.local_buffer((BLOCK,), lang.float32)
+    for i in lang.range(0, N, BLOCK):
+        lang.load_2d(a[i : i + BLOCK], xa)
+        for j in range(BLOCK):
+            xc[j] = xa[j] * 2.0
+        lang.store_2d(xc, c[i : i + BLOCK])
+    return c
+
+
+@lang.kernel
+def slices(x: lang.float32[M, N]) -> lang.float32[M, N]:
+    y = lang.empty_like(x)
+    y[:, :] = x[:, :] * 2.0  # a whole-slice write
+    for i in range(M):
+        y[i, :] += x[i, :] * x[i, :]  # rows: a loop index and full slices
+    return y
+
+
+@lang.kernel
+def slice_reads(x: lang.float32[N]) -> lang.float32[2]:
+    y = lang.empty((2,), lang.float32)
+    y[0:2] = x[0:2] + x[N - 2 : N]  # constant slices of a wider array
+    return y
+
+
+@lang.kernel
+def blocked_row_sum(x: lang.float32[M, N], BM) -> lang.float32[M]:
+    y = lang.global_buffer((M,), lang.float32)
+    t = lang.local_buffer((BM, N), lang.float32)
+    s = lang.local_buffer((BM,), lang.float32)
+    for i in lang.range(0, M, BM):
+        lang.load_2d(x[i : i + BM, :], t)
+        for ii in range(BM):
+            s[ii] = 0.0
+            for j in range(N):
+                s[ii] += t[ii, j]
+        lang.store_2d(s, y[i : i + BM])
+    return y  # a reduction: the UB tile is BM rows

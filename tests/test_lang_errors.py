@@ -195,7 +195,7 @@ CASES = {
     k_if: ("a comparison of runtime values (array elements)", "lang.maximum"),
     k_retype: ("variable 't' changes type: it was a runtime scalar, now an array", "new name"),
     k_write_arg: ("kernel arguments are read-only", "lang.empty_like"),
-    k_slice: ("slices are not supported in loop kernels yet", "loop over the elements"),
+    k_slice: ("expected a number, got a slice [2] (slices are read inside a whole-slice", ""),
     k_index_arith: (
         "the loop variable runs over [1, 6), outside the axis of size 5",
         "range(size)",

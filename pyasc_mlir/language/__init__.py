@@ -46,6 +46,7 @@ from pyasc_mlir.language.builtins import (
 )
 from pyasc_mlir.language.kernel import LangKernel, Vectorized, kernel, vectorize
 from pyasc_mlir.language.parallel import ParallelKernel, allreduce, distributed_range, parallel
+from pyasc_mlir.language.tiles import global_buffer, load_2d, local_buffer, store_2d
 from pyasc_mlir.language.types import ArraySpec, Dim, DType, bfloat16, float16, float32, int32
 
 B, D, H, K, L, M, N, P, S, T = (Dim(n) for n in "BDHKLMNPST")
@@ -80,8 +81,11 @@ __all__ = [
     "float16",
     "float32",
     "full",
+    "global_buffer",
     "int32",
     "kernel",
+    "load_2d",
+    "local_buffer",
     "log",
     "math",
     "maximum",
@@ -97,6 +101,7 @@ __all__ = [
     "sin",
     "softplus",
     "sqrt",
+    "store_2d",
     "tanh",
     "vectorize",
     "zeros",

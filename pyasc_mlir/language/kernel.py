@@ -138,6 +138,8 @@ class LangKernel(JitFunction):
 
     def __init__(self, fn: Callable[..., Any], **options: Any):
         setattr(fn, LANG_ATTR, self.kind)
+        target = (options.get("platform", DEFAULT_PLATFORM), options.get("double_buffer", True))
+        fn.__pyasc_lang_target__ = target  # type: ignore[attr-defined]  # lang_tiles' capacity
         super().__init__(fn, dynamic=False, **options)
         self.signature = read_signature(fn)
 
