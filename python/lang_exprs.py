@@ -213,6 +213,9 @@ class ExprGen:
 
     def expr_Attribute(self, node: ast.Attribute) -> Any:
         base = self.expr(node.value)
+        got = self.object_attribute(base, node)
+        if got is not NotImplemented:
+            return got
         if isinstance(base, Arr):
             if node.attr in ("shape", "ndim"):
                 return getattr(base, node.attr)
@@ -386,6 +389,9 @@ class ExprGen:
             return self.binary(bkind, args[0], args[1], node)
         if fn in (range, lb.range):
             return self.make_range(args, node)
+        got = self.call_object(fn, args, kwargs, node)
+        if got is not NotImplemented:
+            return got
         if (getattr(fn, "__module__", "") or "").startswith("pyasc_mlir"):
             raise self.error(
                 node,
@@ -451,6 +457,7 @@ class ExprGen:
             )
         from pyasc_mlir.types import ir_type
 
+        dtype = self.storage_dtype(dtype)
         if dtype not in ("float16", "float32", "bfloat16"):
             raise self.error(node, f"local arrays of {dtype} are not supported", "")
         from xdsl.dialects.builtin import MemRefType
@@ -478,6 +485,18 @@ class ExprGen:
         self, fn: types.FunctionType, args: list[Any], kw: dict[str, Any], node: ast.AST
     ) -> Any:
         raise NotImplementedError  # the statement generator inlines helpers
+
+    def storage_dtype(self, dtype: str) -> str:
+        """The dtype a local array declared ``dtype`` holds (``lang_precision``: mixed)."""
+        return dtype
+
+    def object_attribute(self, base: Any, node: ast.Attribute) -> Any:
+        """An attribute of a kernel object (``lang_objects``); ``NotImplemented`` here."""
+        return NotImplemented
+
+    def call_object(self, fn: Any, args: list[Any], kw: dict[str, Any], node: ast.AST) -> Any:
+        """A class or method call (``lang_objects``); ``NotImplemented`` here."""
+        return NotImplemented
 
 
 def _is_library(fn: Any) -> bool:

@@ -18,6 +18,7 @@ Scalars inside a kernel compute in float32 (fp16 elements are widened on load an
 store), as in the tensor frontend. See README "Kernel language".
 """
 
+from pyasc_mlir.checks import enable_memory_check, enable_numeric_check
 from pyasc_mlir.language import math
 from pyasc_mlir.language.builtins import (
     abs,
@@ -37,6 +38,7 @@ from pyasc_mlir.language.builtins import (
     reciprocal,
     relu,
     rsqrt,
+    scope,
     sigmoid,
     sin,
     softplus,
@@ -45,7 +47,18 @@ from pyasc_mlir.language.builtins import (
     zeros,
 )
 from pyasc_mlir.language.kernel import LangKernel, Vectorized, kernel, vectorize
-from pyasc_mlir.language.types import ArraySpec, Dim, DType, bfloat16, float16, float32, int32
+from pyasc_mlir.language.types import (
+    ArraySpec,
+    Dim,
+    DType,
+    Tensor,
+    bfloat16,
+    float16,
+    float32,
+    int32,
+)
+from pyasc_mlir.language.variants import FusionWarning, cube_kernel, fused_kernel
+from pyasc_mlir.profiler import profiler
 
 B, D, H, K, L, M, N, P, S, T = (Dim(n) for n in "BDHKLMNPST")
 
@@ -55,6 +68,7 @@ __all__ = [
     "D",
     "DType",
     "Dim",
+    "FusionWarning",
     "H",
     "K",
     "L",
@@ -65,17 +79,22 @@ __all__ = [
     "P",
     "S",
     "T",
+    "Tensor",
     "abs",
     "bfloat16",
     "cast",
     "cos",
+    "cube_kernel",
     "empty",
     "empty_like",
+    "enable_memory_check",
+    "enable_numeric_check",
     "erf",
     "exp",
     "float16",
     "float32",
     "full",
+    "fused_kernel",
     "int32",
     "kernel",
     "log",
@@ -84,10 +103,12 @@ __all__ = [
     "minimum",
     "neg",
     "ones",
+    "profiler",
     "range",
     "reciprocal",
     "relu",
     "rsqrt",
+    "scope",
     "sigmoid",
     "sin",
     "softplus",
