@@ -187,6 +187,7 @@ class ObjectGen(ExprGen):
                 "objects passed into a kernel are compile-time values (read-only); create the "
                 "object inside the kernel to set its attributes",
             )
+        self.check_attr_value(obj, target.attr, value, target)
         if obj.home is not self.block:
             raise self.error(
                 target,
@@ -195,7 +196,6 @@ class ObjectGen(ExprGen):
                 "change per iteration",
                 "keep values that change in a loop in local variables or arrays",
             )
-        self.check_attr_value(obj, target.attr, value, target)
         obj.attrs[target.attr] = value
 
     def check_attr_value(self, obj: Obj, name: str, value: Any, node: ast.AST) -> None:

@@ -105,12 +105,19 @@ class FusedKernel(LangKernel):
         return op
 
     def _report(self, args: tuple[Any, ...], op: CompiledOp) -> list[dict[str, Any]]:
-        from pyasc_mlir.jit import _desc
-        from pyasc_mlir.passes.registry import PASSES, PIPELINES
-        from pyasc_mlir.pipeline import _frontend, make_context, pass_options
+        import numpy as np
 
-        descs = [_desc(a) for a in self._numpy_args(args)]
-        module, _, pipe = _frontend(self.fn, descs, self.fn.__name__)
+        from pyasc_mlir.language.kernel import build_kernel_module
+        from pyasc_mlir.passes.registry import PASSES, PIPELINES
+        from pyasc_mlir.pipeline import make_context, pass_options
+        from pyasc_mlir.types import TensorDesc
+
+        descs = [
+            TensorDesc.of(np.asarray(a)) if hasattr(a, "__array__") else a
+            for a in self._numpy_args(args)
+        ]
+        module, _ = build_kernel_module(self.fn, descs, self.fn.__name__)
+        pipe = "lang-to-ascendc"
         options = pass_options(self.platform, self.double_buffer)
         ctx = make_context()
         for name in PIPELINES[pipe]:
