@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DimInt"]
+__all__ = ["DimInt", "note_reads"]
 
 _ARITH = (
     "add",
@@ -34,8 +34,9 @@ _ARITH = (
 
 
 class DimInt(int):
-    """A dim size; ``on_read`` is called when it takes part in arithmetic or becomes a float
-    (comparisons, indexing, ``range`` and array shapes do not count)."""
+    """A dim size; ``on_read`` is called when it takes part in arithmetic, becomes a float or
+    a bool (the frontend adds comparisons and builtin calls in the body: :func:`note_reads`;
+    indexing, ``range`` and array shapes do not count)."""
 
     on_read: Callable[[], None]
 
@@ -54,6 +55,22 @@ class DimInt(int):
     def __neg__(self) -> int:
         self.on_read()
         return -int(self)
+
+    def __bool__(self) -> bool:
+        self.on_read()
+        return int(self) != 0
+
+    def __abs__(self) -> int:
+        self.on_read()
+        return int(self)
+
+
+def note_reads(*values: Any) -> None:
+    """Note the :class:`DimInt` s among ``values`` as read (a compile-time comparison or a
+    builtin call on a size: ``if N > 16``, ``min(N, 8)``)."""
+    for v in values:
+        if isinstance(v, DimInt):
+            v.on_read()
 
 
 def _wrap(name: str) -> Callable[..., Any]:

@@ -24,6 +24,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
+from pyasc_mlir.frontend.lang_dims import note_reads
 from pyasc_mlir.language import builtins as lb
 from pyasc_mlir.language.types import Dim, DType
 
@@ -347,6 +348,7 @@ class ExprGen:
                 raise self.error(
                     node, "a comparison of runtime values (array elements) in a kernel", _IF_HINT
                 )
+            note_reads(left, right)  # a branch on a size bakes it in (lang_dims)
             if not _CMPOPS[type(op)](left, right):
                 return False
             left = right
@@ -408,6 +410,7 @@ class ExprGen:
                 "use lang.* functions (lang.exp, lang.tanh, lang.maximum, ...) on elements",
             )
         if fn in _SAFE_BUILTINS or isinstance(fn, type) or _is_library(fn):
+            note_reads(*args, *kwargs.values())  # min(N, 8), float(N): the size as a number
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - a compile-time call failing

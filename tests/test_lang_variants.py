@@ -189,6 +189,15 @@ def dyn_centered(x: lang.Tensor[lang.float16]) -> lang.Tensor:
     return y
 
 
+@lang.kernel(dynamic_shape=True)
+def dyn_branch(x: lang.Tensor[lang.float32, 1]) -> lang.Tensor:
+    """A compile-time branch on a size: compiled per shape."""
+    y = lang.empty_like(x)
+    for i in range(x.shape[0]):
+        y[i] = x[i] * (2.0 if x.shape[0] > 16 else 3.0)
+    return y
+
+
 def test_dynamic_shape_compiles_once_for_many_sizes():
     b = _rand((65,), "float32", "b")
     for n in (7, 33, 513):
@@ -199,7 +208,10 @@ def test_dynamic_shape_compiles_once_for_many_sizes():
         x = _rand((n,), "float16", "c", n)
         ref = x.astype(np.float64) - x.astype(np.float64).mean()
         assert_close(dyn_centered(x), ref, "float16", reduction=True)
-    with pytest.raises(pa.PyAscCompileError, match="declared lang.Tenser|is float16, declared"):
+    for n in (7, 33):
+        x = _rand((n,), "float32", "br", n)
+        assert_close(dyn_branch(x), x * (2.0 if n > 16 else 3.0), "float32")
+    with pytest.raises(pa.PyAscCompileError, match="is float16, declared"):
         dyn_rows(np.ones((2, 2), np.float16), np.ones(2, np.float16))
 
 
