@@ -302,6 +302,26 @@ def fused_mlp(
     return y
 
 
+@lang.fused_kernel
+def fused_mlp32(
+    x: lang.float32[M, N], w1: lang.float32[N, K], w2: lang.float32[K, D]
+) -> lang.float32[M, D]:
+    """fused_mlp in float32; the second matmul accumulates into a zeros array."""
+    h = lang.empty((M, K), lang.float32)
+    for i in range(M):
+        for j in range(K):
+            acc = 0.0
+            for k in range(N):
+                acc += x[i, k] * w1[k, j]
+            h[i, j] = gelu_erf(acc)
+    y = lang.zeros((M, D), lang.float32)
+    for i in range(M):
+        for j in range(D):
+            for k in range(K):
+                y[i, j] += h[i, k] * w2[k, j]
+    return y
+
+
 def swishglu_body(x, y, n, d):
     """y[i, j] = silu(x[i, j]) * x[i, j + d]: the gate and the up half of one input."""
     for i in range(n):

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 from helpers import assert_close, line_of, seed_of
-from lang_kernels import fused_mlp, lowered, run_stage, swishglu16, swishglu32
+from lang_kernels import fused_mlp, fused_mlp32, lowered, run_stage, swishglu16, swishglu32
 
 import pyasc_mlir as pa
 import pyasc_mlir.language as lang
@@ -35,16 +35,18 @@ def _gelu(v):
 
 
 @pytest.mark.parametrize("m", [1, 7, 33, 513])
-def test_fused_mlp_fuses_gelu_into_the_first_matmul(m):
-    x = _rand((m, 64), "float16", "x")
-    w1 = _rand((64, 48), "float16", "w1", scale=0.125)
-    w2 = _rand((48, 33), "float16", "w2", scale=0.125)
-    out = fused_mlp(x, w1, w2)
-    ref = _gelu(x.astype(np.float64) @ w1).astype(np.float16).astype(np.float64) @ w2
-    assert_close(out, ref, "float16", reduction=True)
-    fusion = fused_mlp.compile(x, w1, w2).info["fusion"]
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_fused_mlp_fuses_gelu_into_the_first_matmul(m, dtype):
+    kern = fused_mlp if dtype == "float16" else fused_mlp32
+    x = _rand((m, 64), dtype, "x")
+    w1 = _rand((64, 48), dtype, "w1", scale=0.125)
+    w2 = _rand((48, 33), dtype, "w2", scale=0.125)
+    out = kern(x, w1, w2)
+    ref = _gelu(x.astype(np.float64) @ w1).astype(dtype).astype(np.float64) @ w2
+    assert_close(out, ref, dtype, reduction=True)
+    fusion = kern.compile(x, w1, w2).info["fusion"]
     assert [k["unit"] for k in fusion] == ["cube", "cube"]  # no vector kernel for gelu
-    gelu_line = line_of(fused_mlp.fn, "h[i, j] = gelu_erf(acc)")  # the epilogue's line
+    gelu_line = line_of(kern.fn, "h[i, j] = gelu_erf(acc)")  # the epilogue's line
     assert "matmul" in fusion[0]["ops"] and gelu_line in fusion[0]["lines"]
     assert gelu_line not in fusion[1]["lines"]
 
