@@ -115,8 +115,9 @@ class _Raiser:
         return op.results[0]
 
     def emit(self, op: Operation) -> None:
-        if self.anchor is not None and asc.LOC_ATTR in self.anchor.attributes:
-            op.attributes[asc.LOC_ATTR] = self.anchor.attributes[asc.LOC_ATTR]
+        for key in (asc.LOC_ATTR, "lang.scope"):  # the source line, lang.scope's region
+            if self.anchor is not None and key in self.anchor.attributes:
+                op.attributes[key] = self.anchor.attributes[key]
         self.out.add_op(op)
 
     def cast(self, v: SSAValue, dtype: Attribute) -> SSAValue:

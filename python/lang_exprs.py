@@ -24,6 +24,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
+from pyasc_mlir.frontend.lang_dims import note_reads
 from pyasc_mlir.language import builtins as lb
 from pyasc_mlir.language.tiles import TILE_FNS
 from pyasc_mlir.language.types import Dim, DType
@@ -216,6 +217,9 @@ class ExprGen:
 
     def expr_Attribute(self, node: ast.Attribute) -> Any:
         base = self.expr(node.value)
+        got = self.object_attribute(base, node)
+        if got is not NotImplemented:
+            return got
         if isinstance(base, Arr):
             if node.attr in ("shape", "ndim"):
                 return getattr(base, node.attr)
@@ -356,6 +360,7 @@ class ExprGen:
                 raise self.error(
                     node, "a comparison of runtime values (array elements) in a kernel", _IF_HINT
                 )
+            note_reads(left, right)  # a branch on a size bakes it in (lang_dims)
             if not _CMPOPS[type(op)](left, right):
                 return False
             left = right
@@ -400,6 +405,9 @@ class ExprGen:
             return self.binary(bkind, args[0], args[1], node)
         if fn in (range, lb.range):
             return self.make_range(args, node)
+        got = self.call_object(fn, args, kwargs, node)
+        if got is not NotImplemented:
+            return got
         if (getattr(fn, "__module__", "") or "").startswith("pyasc_mlir"):
             raise self.error(
                 node,
@@ -416,6 +424,7 @@ class ExprGen:
                 "use lang.* functions (lang.exp, lang.tanh, lang.maximum, ...) on elements",
             )
         if fn in _SAFE_BUILTINS or isinstance(fn, type) or _is_library(fn):
+            note_reads(*args, *kwargs.values())  # min(N, 8), float(N): the size as a number
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - a compile-time call failing
@@ -470,6 +479,7 @@ class ExprGen:
             )
         from pyasc_mlir.types import ir_type
 
+        dtype = self.storage_dtype(dtype)
         if dtype not in ("float16", "float32", "bfloat16"):
             raise self.error(node, f"local arrays of {dtype} are not supported", "")
         from xdsl.dialects.builtin import MemRefType
@@ -504,6 +514,18 @@ class ExprGen:
 
     def tile_call(self, kind: str, args: list[Any], kw: dict[str, Any], node: ast.Call) -> Any:
         raise NotImplementedError  # the statement generator compiles tiles
+
+    def storage_dtype(self, dtype: str) -> str:
+        """The dtype a local array declared ``dtype`` holds (``lang_precision``: mixed)."""
+        return dtype
+
+    def object_attribute(self, base: Any, node: ast.Attribute) -> Any:
+        """An attribute of a kernel object (``lang_objects``); ``NotImplemented`` here."""
+        return NotImplemented
+
+    def call_object(self, fn: Any, args: list[Any], kw: dict[str, Any], node: ast.AST) -> Any:
+        """A class or method call (``lang_objects``); ``NotImplemented`` here."""
+        return NotImplemented
 
 
 def _is_library(fn: Any) -> bool:

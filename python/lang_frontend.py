@@ -9,7 +9,8 @@ becomes a rank-0 local array. ``asc-raise-loops`` then raises the loop nests to 
 ``asc`` (see ``passes/raise_loops.py``).
 
 Errors (:class:`PyAscCompileError`, located at the node): unsupported statements
-(``try``, ``with``, ``raise``, ``global``, nested ``def``, ``eval``), a condition on a runtime
+(``try``, ``raise``, ``global``, nested ``def``/``class``, ``eval``; ``with`` on anything
+but ``lang.scope``: ``lang_objects``), a condition on a runtime
 value (``if``, ``while`` on array elements), a variable that changes type, writes into a kernel
 argument, bad indices, loop bounds that are not compile-time ints.
 """
@@ -23,12 +24,16 @@ from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, TensorType, f32
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
-from pyasc_mlir.frontend.lang_exprs import Arr, ExprGen, Idx, Reg, Scal
+from pyasc_mlir.frontend.ast_frontend import SHAPE_READ_ATTR
+from pyasc_mlir.frontend.lang_dims import DimInt
+from pyasc_mlir.frontend.lang_exprs import Arr, Idx, Reg, Scal
 from pyasc_mlir.frontend.lang_index import DynRange
+from pyasc_mlir.frontend.lang_objects import ObjectGen
+from pyasc_mlir.frontend.lang_precision import copy_array
 from pyasc_mlir.frontend.lang_tile_types import Tile
 from pyasc_mlir.frontend.lang_tiles import TileGen
 from pyasc_mlir.frontend.source import parse_function
@@ -46,11 +51,10 @@ _UNSUPPORTED = {
     "Try": "exceptions do not exist inside a kernel: check inputs before the call",
     "TryStar": "exceptions do not exist inside a kernel: check inputs before the call",
     "Raise": "check inputs before the call; a kernel cannot raise",
-    "With": "with blocks are not supported in loop kernels yet",
     "Global": "pass values as compile-time arguments instead of global statements",
     "Nonlocal": "pass values as compile-time arguments",
     "FunctionDef": "define helper functions at module level; they are inlined",
-    "ClassDef": "define classes at module level",
+    "ClassDef": "define the class at module level and instantiate it in the kernel",
     "Delete": "local arrays live until the kernel returns; drop the del",
     "Import": "import at module level",
     "ImportFrom": "import at module level",
@@ -94,13 +98,17 @@ def _loop_registers(body: Sequence[ast.stmt]) -> set[str]:
     return {n for n in in_loop if count.get(n, 0) >= 2}
 
 
-class LangGen(TileGen, ExprGen):
+class LangGen(TileGen, ObjectGen):
     """Generates the ``asc_loop`` module of one kernel."""
 
-    def __init__(self, fn: types.FunctionType):
+    def __init__(self, fn: types.FunctionType, precision: str = "default"):
         self.fn = fn
+        self.mixed = precision == "mixed"
+        self.readonly: set[SSAValue] = set()
+        """Local copies of arguments (mixed precision): read-only as the arguments."""
         self.depth = 0
         self.registers: set[str] = set()
+        self.scopes: list[str] = []
 
     # -- module ----------------------------------------------------------------------------
     def build(
@@ -118,12 +126,18 @@ class LangGen(TileGen, ExprGen):
         ]
         self.block = Block(arg_types=types_in)
         self.tiles_init(self.block)
-        self.dims = dict(dims)
-        self.env = {k: v for k, v in dims.items() if k not in params}
+        self.shape_read: ast.AST | None = None
+        self.dims = {k: self.dim(v) for k, v in dims.items()}
+        self.env = {k: v for k, v in self.dims.items() if k not in params}
         it = iter(self.block.args)
         for p, a in zip(params, args, strict=True):
             if isinstance(a, TensorDesc):
-                self.env[p] = Arr(next(it), a.static_shape, dtype_name(a.dtype), False)
+                shape = tuple(self.dim(d) for d in a.static_shape)
+                arr = Arr(next(it), shape, dtype_name(a.dtype), False)
+                if self.mixed and arr.dtype == "float32":
+                    arr = copy_array(self, arr, "float16", node)
+                    self.readonly.add(arr.value)
+                self.env[p] = arr
             else:
                 self.env[p] = a
         self.registers = _loop_registers(node.body)
@@ -138,7 +152,21 @@ class LangGen(TileGen, ExprGen):
         fop = func.FuncOp(name, (types_in, [v.type for v in results]), Region(self.block))
         fop.attributes[asc.LOC_ATTR] = StringAttr(str(self.loc(node)))
         fop.attributes.update(self.tile_attrs())
+        if self.shape_read is not None:  # a dim used as a number: compiled per shape
+            fop.attributes[SHAPE_READ_ATTR] = StringAttr(str(self.loc(self.shape_read)))
         return ModuleOp([fop]), dtypes
+
+    def dim(self, size: int) -> DimInt:
+        """A dim size that notes its use as a number (:mod:`lang_dims`)."""
+
+        def read() -> None:
+            if self.shape_read is None:
+                self.shape_read = self.node_now
+
+        return DimInt(size, read)
+
+    node_now: ast.AST | None = None
+    """The statement being compiled (where a dim read is reported)."""
 
     def results(self, value: Any, node: ast.AST) -> tuple[list[SSAValue], list[str]]:
         items = value if isinstance(value, tuple) else (value,)
@@ -152,6 +180,8 @@ class LangGen(TileGen, ExprGen):
                     "store the value in an array: out = lang.empty((1,), lang.float32); "
                     "out[0] = value; return out",
                 )
+            if self.mixed and v.local and v.dtype == "float16":
+                v = copy_array(self, v, "float32", self.ret_node or node)
             val = v.value
             if v.local:
                 val = self.add(asc_loop.ToTensorOp(v.value), self.ret_node or node).results[0]
@@ -167,6 +197,7 @@ class LangGen(TileGen, ExprGen):
             self.stmt(s)
 
     def stmt(self, node: ast.stmt) -> None:
+        self.node_now = node
         kind = type(node).__name__
         if kind in _UNSUPPORTED:
             raise self.error(
@@ -304,6 +335,8 @@ class LangGen(TileGen, ExprGen):
                 self.assign(t, v, node)
         elif isinstance(target, ast.Subscript):
             self.store(target, value)
+        elif isinstance(target, ast.Attribute):
+            self.assign_attribute(target, value)
         else:
             raise self.error(target, "cannot assign to this target", "")
 
@@ -312,6 +345,8 @@ class LangGen(TileGen, ExprGen):
         if isinstance(value, Tile) and value.name is None:
             value.name = name
         number = isinstance(value, int | float) and not isinstance(value, bool)
+        if isinstance(old, Reg) and not self.visible(old):
+            old = None  # a variable of an earlier, finished loop nest: a new one here
         if isinstance(old, Reg):
             if not (number or isinstance(value, Scal)):
                 raise self.type_change(name, "a runtime scalar", value, node)
@@ -326,6 +361,20 @@ class LangGen(TileGen, ExprGen):
             raise self.type_change(name, self.describe(old), value, node)
         self.env[name] = value
 
+    def storage_dtype(self, dtype: str) -> str:
+        return "float16" if self.mixed and dtype == "float32" else dtype
+
+    def visible(self, reg: Reg) -> bool:
+        """Whether ``reg``'s alloc is in the current block or one enclosing it."""
+        home = reg.buf.owner.parent if isinstance(reg.buf.owner, Operation) else None
+        block: Block | None = self.block
+        while block is not None:
+            if block is home:
+                return True
+            op = block.parent_op()
+            block = op.parent if op is not None else None
+        return False
+
     def type_change(self, name: str, was: str, value: Any, node: ast.AST) -> PyAscCompileError:
         return self.error(
             node,
@@ -339,7 +388,7 @@ class LangGen(TileGen, ExprGen):
             return
         if not isinstance(arr, Arr):
             raise self.error(target, f"cannot write into {self.describe(arr)}", "")
-        if not arr.local:
+        if not arr.local or arr.value in self.readonly:
             raise self.error(
                 target,
                 "kernel arguments are read-only",
@@ -394,15 +443,20 @@ def _as_load(target: ast.expr) -> ast.expr:
 
 
 def build_lang_module(
-    fn: Callable[..., Any], args: Sequence[object], name: str | None, dims: dict[str, int]
+    fn: Callable[..., Any],
+    args: Sequence[object],
+    name: str | None,
+    dims: dict[str, int],
+    precision: str = "default",
 ) -> tuple[ModuleOp, list[str]]:
     """The ``asc_loop`` module of kernel ``fn`` for ``args`` (``TensorDesc`` per array
     parameter, a value per compile-time one) with the signature's dims bound (``dims``,
-    visible in the body as ints). Returns ``(module, result dtype names)``.
+    visible in the body as ints); ``precision``: ``"mixed"`` for a float32 interface around
+    float16 storage (``lang_precision``). Returns ``(module, result dtype names)``.
 
     Raises:
         PyAscCompileError: see the module docstring."""
     f = getattr(fn, "fn", fn)
     if not isinstance(f, types.FunctionType):
         raise PyAscCompileError(f"{f!r} is not a def function", SourceLoc("<kernel>", 1, 0), "")
-    return LangGen(f).build(args, dims, name or f.__name__)
+    return LangGen(f, precision).build(args, dims, name or f.__name__)

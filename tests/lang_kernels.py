@@ -276,6 +276,70 @@ def head_sum16(x: lang.float16[N, D], width: int) -> lang.float16[N]:
     return y
 
 
+def gelu_erf(v):
+    return 0.5 * v * (1.0 + lang.erf(v / math.sqrt(2.0)))
+
+
+@lang.fused_kernel
+def fused_mlp(
+    x: lang.float16[M, N], w1: lang.float16[N, K], w2: lang.float16[K, D]
+) -> lang.float16[M, D]:
+    """matmul, gelu, matmul: gelu runs as the first Cube kernel's epilogue (op.info["fusion"])."""
+    h = lang.empty((M, K), lang.float16)
+    for i in range(M):
+        for j in range(K):
+            acc = 0.0
+            for k in range(N):
+                acc += x[i, k] * w1[k, j]
+            h[i, j] = gelu_erf(acc)
+    y = lang.empty((M, D), lang.float16)
+    for i in range(M):
+        for j in range(D):
+            acc = 0.0
+            for k in range(K):
+                acc += h[i, k] * w2[k, j]
+            y[i, j] = acc
+    return y
+
+
+@lang.fused_kernel
+def fused_mlp32(
+    x: lang.float32[M, N], w1: lang.float32[N, K], w2: lang.float32[K, D]
+) -> lang.float32[M, D]:
+    """fused_mlp in float32; the second matmul accumulates into a zeros array."""
+    h = lang.empty((M, K), lang.float32)
+    for i in range(M):
+        for j in range(K):
+            acc = 0.0
+            for k in range(N):
+                acc += x[i, k] * w1[k, j]
+            h[i, j] = gelu_erf(acc)
+    y = lang.zeros((M, D), lang.float32)
+    for i in range(M):
+        for j in range(D):
+            for k in range(K):
+                y[i, j] += h[i, k] * w2[k, j]
+    return y
+
+
+def swishglu_body(x, y, n, d):
+    """y[i, j] = silu(x[i, j]) * x[i, j + d]: the gate and the up half of one input."""
+    for i in range(n):
+        for j in range(d):
+            y[i, j] = silu(x[i, j]) * x[i, j + d]
+    return y
+
+
+@lang.kernel
+def swishglu16(x: lang.float16[N, D]):  # -> float16[N, D // 2]
+    return swishglu_body(x, lang.empty((N, D // 2), lang.float16), N, D // 2)
+
+
+@lang.kernel
+def swishglu32(x: lang.float32[N, D]):  # -> float32[N, D // 2]
+    return swishglu_body(x, lang.empty((N, D // 2), lang.float32), N, D // 2)
+
+
 # --------------------------------------------------------------------------- test helpers
 
 

@@ -18,6 +18,7 @@ Scalars inside a kernel compute in float32 (fp16 elements are widened on load an
 store), as in the tensor frontend. See README "Kernel language".
 """
 
+from pyasc_mlir.checks import enable_memory_check, enable_numeric_check
 from pyasc_mlir.language import math
 from pyasc_mlir.language.builtins import (
     abs,
@@ -37,6 +38,7 @@ from pyasc_mlir.language.builtins import (
     reciprocal,
     relu,
     rsqrt,
+    scope,
     sigmoid,
     sin,
     softplus,
@@ -47,7 +49,18 @@ from pyasc_mlir.language.builtins import (
 from pyasc_mlir.language.kernel import LangKernel, Vectorized, kernel, vectorize
 from pyasc_mlir.language.parallel import ParallelKernel, allreduce, distributed_range, parallel
 from pyasc_mlir.language.tiles import global_buffer, load_2d, local_buffer, store_2d
-from pyasc_mlir.language.types import ArraySpec, Dim, DType, bfloat16, float16, float32, int32
+from pyasc_mlir.language.types import (
+    ArraySpec,
+    Dim,
+    DType,
+    Tensor,
+    bfloat16,
+    float16,
+    float32,
+    int32,
+)
+from pyasc_mlir.language.variants import FusionWarning, cube_kernel, fused_kernel
+from pyasc_mlir.profiler import profiler
 
 B, D, H, K, L, M, N, P, S, T = (Dim(n) for n in "BDHKLMNPST")
 
@@ -57,6 +70,7 @@ __all__ = [
     "D",
     "DType",
     "Dim",
+    "FusionWarning",
     "H",
     "K",
     "L",
@@ -68,20 +82,25 @@ __all__ = [
     "ParallelKernel",
     "S",
     "T",
+    "Tensor",
     "abs",
     "allreduce",
     "bfloat16",
     "cast",
     "cos",
     "distributed_range",
+    "cube_kernel",
     "empty",
     "empty_like",
+    "enable_memory_check",
+    "enable_numeric_check",
     "erf",
     "exp",
     "float16",
     "float32",
     "full",
     "global_buffer",
+    "fused_kernel",
     "int32",
     "kernel",
     "load_2d",
@@ -93,10 +112,12 @@ __all__ = [
     "neg",
     "ones",
     "parallel",
+    "profiler",
     "range",
     "reciprocal",
     "relu",
     "rsqrt",
+    "scope",
     "sigmoid",
     "sin",
     "softplus",

@@ -30,6 +30,7 @@ __all__ = [
     "minimum",
     "ones",
     "range",
+    "scope",
     "zeros",
 ]
 
@@ -71,6 +72,30 @@ def range(start: int, stop: int | None = None, step: int = 1) -> builtins.range:
     """``range`` for kernel loops: ``lang.range(stop)`` or ``lang.range(start, stop, step)``
     (compile-time ints, ``step`` > 0): a loop in the IR, not unrolled."""
     return builtins.range(start, stop, step) if stop is not None else builtins.range(start)
+
+
+class scope:  # noqa: N801 - used as a function: with lang.scope("name"):
+    """``with lang.scope("name"):`` names a region of a kernel body: the ops compiled inside
+    carry the attribute ``lang.scope`` (``"outer/inner"`` when nested) in the IR dumps, and a
+    compile error inside names the scope. As plain Python (the debugger mode) it does
+    nothing.
+
+    Raises:
+        ValueError: ``name`` is not a non-empty string without ``/``."""
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"a scope name is a non-empty string without '/', got {name!r}")
+        self.name = name
+
+    def __enter__(self) -> scope:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"lang.scope({self.name!r})"
 
 
 def cast(x: Any, dtype: DType) -> Any:

@@ -18,7 +18,7 @@ import numpy as np
 
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.jit import JitFunction
-from pyasc_mlir.language.types import ArraySpec, KernelSignature, read_signature
+from pyasc_mlir.language.types import ArraySpec, KernelSignature, TensorSpec, read_signature
 from pyasc_mlir.platform import DEFAULT_PLATFORM
 from pyasc_mlir.types import TensorDesc, dtype_name
 
@@ -56,8 +56,28 @@ def bind(sig: KernelSignature, args: Sequence[Any], fn_name: str) -> dict[str, i
                     "pass a NumPy array or CPU torch tensor of that dtype",
                 )
             continue
-        _check_arg(spec, pname, got, dims, fn_name)
+        if isinstance(spec, TensorSpec):
+            _check_tensor(spec, pname, got, fn_name)
+        else:
+            _check_arg(spec, pname, got, dims, fn_name)
     return {k: v for k, (v, _) in dims.items()}
+
+
+def _check_tensor(
+    spec: TensorSpec, pname: str, got: tuple[tuple[int, ...], str], fn_name: str
+) -> None:
+    shape, dtype = got
+    where = f"{fn_name}(): argument {pname!r}"
+    if spec.dtype is not None and dtype != spec.dtype.name:
+        raise PyAscCompileError(
+            f"{where} is {dtype}, declared {spec!r}", spec.loc, "pass an array of that dtype"
+        )
+    if spec.rank is not None and len(shape) != spec.rank:
+        raise PyAscCompileError(
+            f"{where} has rank {len(shape)}, declared {spec!r}",
+            spec.loc,
+            "pass an array of the declared rank",
+        )
 
 
 def _check_arg(
@@ -122,7 +142,8 @@ def build_kernel_module(
         assert isinstance(f, types.FunctionType)  # @lang.vectorize takes def functions only
         return build_vectorized_module(f, inputs, name)
     dims = bind(read_signature(f), list(inputs), f.__name__)
-    return build_lang_module(f, inputs, name, dims)
+    precision = getattr(f, "__pyasc_key__", {}).get("lang_precision", "default")
+    return build_lang_module(f, inputs, name, dims, precision)
 
 
 class LangKernel(JitFunction):
@@ -136,11 +157,21 @@ class LangKernel(JitFunction):
 
     kind = "kernel"
 
-    def __init__(self, fn: Callable[..., Any], **options: Any):
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        precision: str = "default",
+        dynamic_shape: bool = False,
+        **options: Any,
+    ):
         setattr(fn, LANG_ATTR, self.kind)
         target = (options.get("platform", DEFAULT_PLATFORM), options.get("double_buffer", True))
         fn.__pyasc_lang_target__ = target  # type: ignore[attr-defined]  # lang_tiles' capacity
-        super().__init__(fn, dynamic=False, **options)
+        if precision != "default":  # part of the cache key, read by build_kernel_module
+            fn.__pyasc_key__ = {"lang_precision": precision}  # type: ignore[attr-defined]
+        super().__init__(fn, dynamic=True if dynamic_shape else False, **options)
+        self.precision = precision
         self.signature = read_signature(fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -200,14 +231,28 @@ def kernel(
     backend: str = "cpu",
     platform: str = DEFAULT_PLATFORM,
     double_buffer: bool = True,
+    precision: str = "default",
+    dynamic_shape: bool = False,
+    autotune: bool = False,
+    tiling: dict[str, int] | None = None,
+    cls: type[LangKernel] | None = None,
 ) -> Any:
     """Decorator ``@lang.kernel`` (or ``@lang.kernel(backend="interp")``): see
     :class:`LangKernel`. ``backend``: ``"cpu"`` (the CPU build of the emitted Ascend C) or
-    ``"interp"`` (the IR interpreter).
+    ``"interp"`` (the IR interpreter). ``precision="mixed"``: float32 arguments and results,
+    float16 storage inside (``pyasc_mlir.frontend.lang_precision``). ``dynamic_shape=True``:
+    one compilation per ranks and dtypes, the sizes read at run time (as ``@pa.jit(
+    dynamic=True)``; ``lang.Tensor`` parameters). ``autotune``/``tiling``: as ``@pa.jit``.
+    ``cls``: the kernel class (``lang.cube_kernel``/``lang.fused_kernel`` pass theirs).
 
     Raises:
-        PyAscCompileError: (at the first call) a malformed annotation, a signature mismatch,
-            an unsupported construct in the body (located)."""
+        PyAscCompileError: an unknown ``precision`` (at the decorator); at the first call a
+            malformed annotation, a signature mismatch, an unsupported construct in the body
+            (located)."""
+    from pyasc_mlir.errors import caller_loc
+    from pyasc_mlir.frontend.lang_precision import check_precision
+
+    check_precision(precision, caller_loc())
 
     def wrap(f: Callable[..., Any]) -> Any:
         from pyasc_mlir.language.parallel import ParallelKernel
@@ -216,6 +261,15 @@ def kernel(
             return f
         if not inspect.isfunction(f):
             raise TypeError("@lang.kernel decorates a def function")
-        return LangKernel(f, backend=backend, platform=platform, double_buffer=double_buffer)
+        return (cls or LangKernel)(
+            f,
+            backend=backend,
+            platform=platform,
+            double_buffer=double_buffer,
+            precision=precision,
+            dynamic_shape=dynamic_shape,
+            autotune=autotune,
+            tiling=tiling,
+        )
 
     return wrap(fn) if fn is not None else wrap

@@ -21,7 +21,7 @@ import numpy as np
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
 from pyasc_mlir.types import BF16
 
-__all__ = ["ArraySpec", "DType", "Dim", "KernelSignature", "read_signature"]
+__all__ = ["ArraySpec", "DType", "Dim", "KernelSignature", "TensorSpec", "read_signature"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,37 @@ class ArraySpec:
         return f"{self.dtype!r}[{', '.join(str(d) for d in self.dims)}]"
 
 
+@dataclass(frozen=True)
+class TensorSpec:
+    """``lang.Tensor`` (any rank and dtype), ``lang.Tensor[lang.float32]`` (a dtype) or
+    ``lang.Tensor[lang.float32, 2]`` (a dtype and a rank): an array parameter whose sizes the
+    body reads from ``x.shape`` (for ``@lang.kernel(dynamic_shape=True)``)."""
+
+    dtype: DType | None = None
+    rank: int | None = None
+    loc: SourceLoc | None = None
+
+    def __getitem__(self, item: Any) -> TensorSpec:
+        items = item if isinstance(item, tuple) else (item,)
+        if not items or not isinstance(items[0], DType) or len(items) > 2:
+            raise TypeError("write lang.Tensor[lang.float32] or lang.Tensor[lang.float32, 2]")
+        rank = items[1] if len(items) == 2 else None
+        if rank is not None and (not isinstance(rank, int) or rank < 1):
+            raise TypeError(f"a rank is an int >= 1, got {rank!r}")
+        return TensorSpec(items[0], rank)
+
+    def __repr__(self) -> str:
+        if self.dtype is None:
+            return "lang.Tensor"
+        return f"lang.Tensor[{self.dtype!r}" + (f", {self.rank}]" if self.rank else "]")
+
+
+Spec = ArraySpec | TensorSpec
+"""An array annotation."""
+
+Tensor = TensorSpec()
+"""``x: lang.Tensor``: see :class:`TensorSpec`."""
+
 float16 = DType("float16", np.dtype(np.float16))
 float32 = DType("float32", np.dtype(np.float32))
 bfloat16 = DType("bfloat16", BF16)
@@ -84,8 +115,8 @@ class KernelSignature:
     """The typed parameters (name -> spec; untyped ones are compile-time values) and the
     result spec(s) of a kernel, read from its source."""
 
-    params: dict[str, ArraySpec | None]
-    result: ArraySpec | tuple[ArraySpec | None, ...] | None
+    params: dict[str, ArraySpec | TensorSpec | None]
+    result: Spec | tuple[Spec | None, ...] | None
 
 
 def _fail(msg: str, loc: SourceLoc | None, hint: str) -> PyAscCompileError:
@@ -116,10 +147,15 @@ def _eval(node: ast.expr, env: dict[str, Any], file: str) -> Any:
         return None
 
 
-def _spec(node: ast.expr, env: dict[str, Any], file: str, line0: int) -> ArraySpec | None:
+def _spec(
+    node: ast.expr, env: dict[str, Any], file: str, line0: int
+) -> ArraySpec | TensorSpec | None:
     """The array spec of an annotation, or ``None`` for a compile-time parameter's
     (``float``, ``int``, ``tuple[int, int]``: anything whose base is not a dtype)."""
     loc = SourceLoc(file, node.lineno + line0, node.col_offset)
+    whole = _eval(node, env, file)
+    if isinstance(whole, TensorSpec):
+        return TensorSpec(whole.dtype, whole.rank, loc)
     if isinstance(node, ast.Subscript):
         dtype = _eval(node.value, env, file)
     else:
@@ -153,10 +189,10 @@ def read_signature(fn: Callable[..., Any]) -> KernelSignature:
             name nor an int literal."""
     node, file, line0 = _function_node(fn)
     env = dict(inspect.unwrap(fn).__globals__)
-    params: dict[str, ArraySpec | None] = {}
+    params: dict[str, ArraySpec | TensorSpec | None] = {}
     for a in node.args.args:
         params[a.arg] = None if a.annotation is None else _spec(a.annotation, env, file, line0)
-    result: ArraySpec | tuple[ArraySpec | None, ...] | None = None
+    result: Spec | tuple[Spec | None, ...] | None = None
     r = node.returns
     if isinstance(r, ast.Tuple):
         result = tuple(_spec(e, env, file, line0) for e in r.elts)
