@@ -120,8 +120,17 @@ class ParallelKernel:
         Raises:
             PyAscCompileError: the body is not of the form (located)."""
         if self._plan is None:
-            arrays = {p: len(s.dims) for p, s in self.signature.params.items() if s is not None}
-            dims = {d for s in self.signature.params.values() if s is not None for d in s.dims}
+            specs = self.signature.params
+            for s in specs.values():
+                if s is not None and not isinstance(s, ArraySpec):
+                    raise PyAscCompileError(
+                        f"@lang.parallel {self.fn.__name__}: lang.Tensor parameters (dynamic "
+                        "shapes) are not supported in a parallel kernel",
+                        s.loc,
+                        "declare the array with its dims, e.g. x: lang.float32[N]",
+                    )
+            arrays = {p: len(s.dims) for p, s in specs.items() if isinstance(s, ArraySpec)}
+            dims = {d for s in specs.values() if isinstance(s, ArraySpec) for d in s.dims}
             self._plan = read_plan(self.fn, arrays, {d for d in dims if isinstance(d, str)})
         return self._plan
 
