@@ -40,7 +40,7 @@ from pyasc_mlir.dialects import ascendc_scalar as sc
 from pyasc_mlir.dialects.asc_attrs import ScopeAttr
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
-from pyasc_mlir.platform import DATA_BLOCK_BYTES, get_platform, round_up
+from pyasc_mlir.platform import DATA_BLOCK_BYTES, DEFAULT_PLATFORM, get_platform, round_up
 from pyasc_mlir.types import np_dtype_of
 
 __all__ = ["AscLowerLoopsPass"]
@@ -285,7 +285,7 @@ class AscLowerLoopsPass(ModulePass):
         PyAscCompileError: an array the nest allocates does not fit the budget."""
 
     name = "asc-lower-loops"
-    platform: str = "910B2"
+    platform: str = DEFAULT_PLATFORM
     ub_budget: int = -1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
