@@ -7,6 +7,12 @@ its cost-bearing operands derive from (element counts, copy lengths, loop bounds
 not the addresses a subview or a scalar read takes), so the walk keys each iteration on those
 values (:func:`cost_keys`) and reuses the cost of an earlier iteration with the same key, on
 this core or another one.
+
+A tile loop of more than ``2 * EDGE_TILES + PROBE_TILES`` iterations on a core (tensors of
+gigabytes) is walked at its two ends and probed at ``PROBE_TILES`` evenly spaced iterations
+between them: when every probe has the cost of the last head iteration (the steady state of a
+tile loop whose only different iterations are its tails), the middle iterations share that
+cost; otherwise the whole loop is walked, as below that size.
 """
 
 from __future__ import annotations
@@ -41,6 +47,10 @@ SCALAR_OP_CYCLES = 4
 CUBE_ISSUE_CYCLES = 64
 """Assumed fixed cost of one Matmul Iterate + GetTensorC round (message, L1/L0 loads), cycles."""
 MAX_UNROLL = 4096
+EDGE_TILES = 64
+"""Tile iterations walked at each end of a long tile loop (module doc)."""
+PROBE_TILES = 64
+"""Iterations probed between the ends of a long tile loop (module doc)."""
 
 
 @dataclass
@@ -303,11 +313,29 @@ class Walker:
         for op in self.kernel.body.block.ops:
             if isinstance(op, scf.ForOp):
                 lb, ub = self._val(op.lb), self._val(op.ub)
-                for u in range(lb, ub, max(1, self._val(op.step))):
-                    tiles.append(self._tile(op.body.block, u))
+                tiles += self._tiles(op.body.block, range(lb, ub, max(1, self._val(op.step))))
             else:
                 self._op(op, pre)
         return pre, tiles
+
+    def _tiles(self, body: Block, us: range) -> list[TileCost]:
+        """The cost of each tile iteration ``u in us`` of the loop ``body``: every one walked,
+        or, for a long loop with a uniform middle, its ends walked and its middle probed
+        (module doc)."""
+        if len(us) <= 2 * EDGE_TILES + PROBE_TILES:
+            return [self._tile(body, u) for u in us]
+        head = [self._tile(body, u) for u in us[:EDGE_TILES]]
+        middle = us[EDGE_TILES:-EDGE_TILES]
+        steady, after = head[-1], dict(self.tails)
+        stride = max(1, len(middle) // PROBE_TILES)
+        for u in middle[::stride]:
+            if self._tile(body, u) is not steady or self.tails != after:
+                self.tails = after
+                body_tiles = [self._tile(body, u) for u in middle]
+                break
+        else:
+            body_tiles = [steady] * len(middle)
+        return head + body_tiles + [self._tile(body, u) for u in us[-EDGE_TILES:]]
 
     def _key(self, v: SSAValue) -> int:
         """The value of a :func:`cost_keys` value before the iteration runs."""
