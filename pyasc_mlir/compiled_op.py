@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -253,7 +254,7 @@ class CompiledOp:
             bad &= np.isfinite(arr)
         if bad.any():
             idx = tuple(int(k) for k in np.argwhere(bad)[0])
-            top = float(np.finfo(d.np_dtype).max)
+            top = float(ml_dtypes.finfo(d.np_dtype).max)
             raise PyAscUsageError(
                 f"{what} holds {arr.dtype} value {arr[idx].item()!r} at index {list(idx)}, "
                 f"outside the {d.dtype} range (largest finite {top:g}); "

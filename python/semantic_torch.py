@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from pyasc_mlir.frontend.hints import MATCH_HINT
@@ -335,7 +336,7 @@ class TorchSemantic(LayoutSemantic):
     def eps_value(self, eps: Any, x: SymbolicTensor, node: ast.AST) -> float:
         """``eps`` as a float; ``None`` is ``finfo(x.dtype).eps`` (PyTorch's rms_norm)."""
         if eps is None:
-            return float(np.finfo(np.dtype(x.dtype)).eps)
+            return float(ml_dtypes.finfo(np.dtype(x.dtype)).eps)
         if not is_number(eps) or isinstance(eps, bool):
             self.error(f"eps must be a compile-time number, got {eps!r}", node, "e.g. eps=1e-5")
         return float(eps)
