@@ -18,3 +18,7 @@ from pathlib import Path
 TESTS = str(Path(__file__).resolve().parent)
 if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
+# ``from examples import ...`` (the repository's example package) from any working directory.
+ROOT = str(Path(__file__).resolve().parents[1])
+if ROOT not in sys.path:
+    sys.path.append(ROOT)

@@ -6,16 +6,18 @@ tests/test_lang_errors.py has kernels with bare, undefined names."""
 import math
 
 import pyasc_mlir.language as lang
+
+# the README's acceptance examples, shared with ``pyasc demo``
+from examples.kernel_language import (  # noqa: F401  (re-exported to the tests)
+    blocked_matmul,
+    fused_mlp,
+    gelu_erf,
+    parallel_sum,
+    vector_add,
+)
+from examples.kernel_language import matmul as matmul16  # noqa: F401
 from pyasc_mlir.language import D, K, M, N
 from pyasc_mlir.language import math as lm
-
-
-@lang.kernel
-def vector_add(a: lang.float16[N], b: lang.float16[N]) -> lang.float16[N]:
-    c = lang.empty_like(a)
-    for i in range(N):
-        c[i] = a[i] + b[i]
-    return c
 
 
 @lang.kernel
@@ -121,18 +123,6 @@ def row_max32(x: lang.float32[N, D]) -> lang.float32[N]:
         for j in range(D):
             s[i] = max(s[i], x[i, j])
     return s
-
-
-@lang.kernel
-def matmul16(a: lang.float16[M, N], b: lang.float16[N, K]) -> lang.float16[M, K]:
-    c = lang.empty((M, K), lang.float16)
-    for i in range(M):
-        for j in range(K):
-            acc = 0.0
-            for k in range(N):
-                acc += a[i, k] * b[k, j]
-            c[i, j] = acc
-    return c
 
 
 @lang.kernel
@@ -276,32 +266,6 @@ def head_sum16(x: lang.float16[N, D], width: int) -> lang.float16[N]:
     return y
 
 
-def gelu_erf(v):
-    return 0.5 * v * (1.0 + lang.erf(v / math.sqrt(2.0)))
-
-
-@lang.fused_kernel
-def fused_mlp(
-    x: lang.float16[M, N], w1: lang.float16[N, K], w2: lang.float16[K, D]
-) -> lang.float16[M, D]:
-    """matmul, gelu, matmul: gelu runs as the first Cube kernel's epilogue (op.info["fusion"])."""
-    h = lang.empty((M, K), lang.float16)
-    for i in range(M):
-        for j in range(K):
-            acc = 0.0
-            for k in range(N):
-                acc += x[i, k] * w1[k, j]
-            h[i, j] = gelu_erf(acc)
-    y = lang.empty((M, D), lang.float16)
-    for i in range(M):
-        for j in range(D):
-            acc = 0.0
-            for k in range(K):
-                acc += h[i, k] * w2[k, j]
-            y[i, j] = acc
-    return y
-
-
 @lang.fused_kernel
 def fused_mlp32(
     x: lang.float32[M, N], w1: lang.float32[N, K], w2: lang.float32[K, D]
@@ -371,14 +335,6 @@ def run_stage(stages, stage, kern, *args):
     return run_function(stages[stage], fn.__name__, arrays)
 
 
-@lang.parallel(num_workers=4)
-def parallel_sum(x: lang.float32[N]) -> lang.float32[1]:
-    s = 0.0
-    for i in lang.distributed_range(N):
-        s += x[i]
-    return lang.allreduce(s)
-
-
 # -- explicit tiles (README "Kernel language", "Explicit tiles") ----------------------------
 @lang.kernel
 def blocked_add(a: lang.float16[N], b: lang.float16[N], BLOCK) -> lang.float16[N]:
@@ -421,28 +377,6 @@ def blocked_scale(x: lang.float32[M, N], s, BM) -> lang.float32[M, N]:
                 u[ii, j] = s * t[ii, j] + 1.0
         lang.store_2d(u, y[i : i + BM, :])
     return y
-
-
-@lang.kernel
-def blocked_matmul(a: lang.float16[M, K], b: lang.float16[K, N], BM, BN, BK) -> lang.float16[M, N]:
-    c = lang.global_buffer((M, N), lang.float16)
-    ta = lang.local_buffer((BM, BK), lang.float16, "L1")
-    tb = lang.local_buffer((BK, BN), lang.float16, "L1")
-    tc = lang.local_buffer((BM, BN), lang.float32, "L0C")  # the accumulator
-    for i in lang.range(0, M, BM):
-        for j in lang.range(0, N, BN):
-            for ii in range(BM):
-                for jj in range(BN):
-                    tc[ii, jj] = 0.0
-            for k in lang.range(0, K, BK):
-                lang.load_2d(a[i : i + BM, k : k + BK], ta)
-                lang.load_2d(b[k : k + BK, j : j + BN], tb)
-                for ii in range(BM):
-                    for jj in range(BN):
-                        for kk in range(BK):
-                            tc[ii, jj] += ta[ii, kk] * tb[kk, jj]
-            lang.store_2d(tc, c[i : i + BM, j : j + BN])
-    return c  # baseM x baseN x baseK = BM x BN x BK
 
 
 @lang.kernel

@@ -18,11 +18,15 @@ prints one row per kernel:
 Then (unless ``--only``) the whole all-MiniLM-L6-v2 encoder, and (unless ``--only`` without
 ``--train-steps``) one line of
 ``examples/train_block.py``: a transformer block trained ``--train-steps`` SGD steps with pyasc
-forward and backward kernels next to torch autograd (worst per-step relative loss difference).
+forward and backward kernels next to torch autograd (worst per-step relative loss difference),
+and (unless ``--only`` without ``--lang``, or ``--no-lang``) the kernel-language examples of
+``examples/kernel_language.py``: loop-written kernels (vector add, the triple-loop matmul at
+1024^3, GELU, softmax, SwishGLU, saxpy, the blocked matmul, the 4-core parallel sum, the fused
+MLP) run on the CPU build against float64 NumPy, with their kernels, kernel type and blockDim.
 
 Exit status: 0 when every row is within tolerance, 1 otherwise (or when a row fails to
 compile or run, or a training step's loss is not within relative 1e-4 of torch's, or the loss
-did not fall), 2 on a usage error.
+did not fall, or a kernel-language example is outside its tolerance), 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -456,24 +460,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--repeats", type=int, default=3, help="runs per timing; medians are printed (default 3)"
     )
-    p.add_argument(
-        "--no-interp", action="store_true", help="skip the IR interpreter (CPU build only)"
-    )
-    p.add_argument(
-        "--plain",
-        action="store_true",
-        help="plain text even if rich is installed (always when stdout is not a terminal)",
-    )
-    p.add_argument(
-        "--no-model",
-        action="store_true",
-        help="skip the whole-model part (all-MiniLM-L6-v2 sentence embeddings)",
-    )
-    p.add_argument(
-        "--fresh-cache",
-        action="store_true",
-        help="compile into an empty temporary cache folder (cold g++ builds)",
-    )
+    for flag, text in (
+        ("--no-interp", "skip the IR interpreter (CPU build only)"),
+        ("--plain", "plain text even if rich is installed (always when stdout is not a tty)"),
+        ("--no-model", "skip the whole-model part (all-MiniLM-L6-v2 sentence embeddings)"),
+        ("--fresh-cache", "compile into an empty temporary cache folder (cold g++ builds)"),
+        ("--no-lang", "skip the kernel-language examples"),
+        ("--list", "list the rows and their data, then exit"),
+    ):
+        p.add_argument(flag, action="store_true", help=text)
     p.add_argument(
         "--train-steps",
         type=int,
@@ -481,7 +476,15 @@ def _parser() -> argparse.ArgumentParser:
         help="steps of the transformer-block training vs torch (default 50, or none with "
         "--only; 0 skips it)",
     )
-    p.add_argument("--list", action="store_true", help="list the rows and their data, then exit")
+    p.add_argument(
+        "--lang",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="NAMES",
+        help="run the kernel-language examples (default: all, or none with --only); "
+        "optionally a comma-separated subset, e.g. --lang vector_add,parallel_sum",
+    )
     return p
 
 
@@ -501,7 +504,14 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     ex = _import_examples()
+    from examples import kernel_language as kl
     from examples import minilm_data as md
+
+    try:
+        lang_names = kl.select(args.lang or "all")
+    except ValueError as exc:
+        print(f"pyasc demo: {exc}", file=sys.stderr)
+        return 2
 
     try:
         rows, about = build_rows(ex, md)
@@ -543,6 +553,10 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
             line, train_ok = demo_line(steps)
             print("\n" + line)
             model_ok = model_ok and train_ok
+        if not args.no_lang and (args.lang or not args.only):
+            text, lang_ok = kl.demo_line(lang_names)
+            print("\n" + text)
+            model_ok = model_ok and lang_ok
     finally:
         if tmp is not None:
             if old_dir is None:
