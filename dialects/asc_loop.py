@@ -34,9 +34,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntAttr,
     MemRefType,
-    StringAttr,
     TensorType,
-    TypeAttribute,
     f32,
 )
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
@@ -53,11 +51,11 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.traits import HasParent, IsTerminator, Pure
+from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from pyasc_mlir.dialects.asc_attrs import BINARY_KINDS, UNARY_KINDS
 from pyasc_mlir.dialects.asc_loop_nest import NestOp, NestYieldOp
+from pyasc_mlir.dialects.scalar_f32 import BinaryBase, ConstBase, RoundBase, UnaryBase
 
 __all__ = [
     "AllocOp",
@@ -191,76 +189,31 @@ class StoreOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ConstOp(IRDLOperation):
+class ConstOp(ConstBase):
     """A scalar f32 constant."""
 
     name = "asc_loop.const"
-    value = prop_def(FloatAttr)
-    result = result_def(Float32Type)
-    traits = traits_def(Pure())
-    assembly_format = "$value attr-dict"
-
-    def __init__(self, value: float):
-        super().__init__(properties={"value": FloatAttr(float(value), 64)}, result_types=[f32])
 
 
 @irdl_op_definition
-class UnaryOp(IRDLOperation):
+class UnaryOp(UnaryBase):
     """A scalar unary op of a kind of the op table (``exp``, ``tanh``, ``erf``, ...)."""
 
     name = "asc_loop.unary"
-    kind = prop_def(StringAttr)
-    input = operand_def(Float32Type)
-    result = result_def(Float32Type)
-    traits = traits_def(Pure())
-    assembly_format = "$kind $input attr-dict"
-
-    def __init__(self, kind: str, value: SSAValue):
-        super().__init__(
-            operands=[value], properties={"kind": StringAttr(kind)}, result_types=[f32]
-        )
-
-    def verify_(self) -> None:
-        if self.kind.data not in UNARY_KINDS:
-            raise VerifyException(f"{self.name}: unknown kind {self.kind.data!r}")
 
 
 @irdl_op_definition
-class BinaryOp(IRDLOperation):
+class BinaryOp(BinaryBase):
     """A scalar binary op ``add sub mul div max min``."""
 
     name = "asc_loop.binary"
-    kind = prop_def(StringAttr)
-    lhs = operand_def(Float32Type)
-    rhs = operand_def(Float32Type)
-    result = result_def(Float32Type)
-    traits = traits_def(Pure())
-    assembly_format = "$kind $lhs `,` $rhs attr-dict"
-
-    def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(
-            operands=[lhs, rhs], properties={"kind": StringAttr(kind)}, result_types=[f32]
-        )
-
-    def verify_(self) -> None:
-        if self.kind.data not in BINARY_KINDS:
-            raise VerifyException(f"{self.name}: unknown kind {self.kind.data!r}")
 
 
 @irdl_op_definition
-class RoundOp(IRDLOperation):
+class RoundOp(RoundBase):
     """``lang.cast(x, dtype)`` on a scalar: round to ``dtype`` (nearest even), widen back."""
 
     name = "asc_loop.round"
-    dtype = prop_def(TypeAttribute)
-    input = operand_def(Float32Type)
-    result = result_def(Float32Type)
-    traits = traits_def(Pure())
-    assembly_format = "$input `to` $dtype attr-dict"
-
-    def __init__(self, value: SSAValue, dtype: Attribute):
-        assert isinstance(dtype, TypeAttribute)
-        super().__init__(operands=[value], properties={"dtype": dtype}, result_types=[f32])
 
 
 @irdl_op_definition

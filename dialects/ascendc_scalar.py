@@ -20,26 +20,19 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import (
     Float32Type,
-    FloatAttr,
     IndexType,
-    StringAttr,
-    TypeAttribute,
     f32,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
-    prop_def,
     result_def,
-    traits_def,
 )
-from xdsl.traits import Pure
-from xdsl.utils.exceptions import VerifyException
 
-from pyasc_mlir.dialects.asc_attrs import BINARY_KINDS, UNARY_KINDS
 from pyasc_mlir.dialects.ascendc_types import Tensor
+from pyasc_mlir.dialects.scalar_f32 import BinaryBase, ConstBase, RoundBase, UnaryBase
 
 __all__ = [
     "SCALAR_OPS",
@@ -81,76 +74,31 @@ class ScalarSetOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ScalarConstOp(IRDLOperation):
+class ScalarConstOp(ConstBase):
     """A ``float`` constant (the value rounded to f32)."""
 
     name = "ascendc.scalar_const"
-    value = prop_def(FloatAttr)
-    result = result_def(Float32Type)
-    traits = traits_def(Pure())
-    assembly_format = "$value attr-dict"
-
-    def __init__(self, value: float):
-        super().__init__(properties={"value": FloatAttr(float(value), 64)}, result_types=[f32])
 
 
 @irdl_op_definition
-class ScalarUnaryOp(IRDLOperation):
+class ScalarUnaryOp(UnaryBase):
     """A unary op of the op table on one f32 value (float64 reference, rounded once)."""
 
     name = "ascendc.scalar_unary"
-    kind = prop_def(StringAttr)
-    input = operand_def(Float32Type)
-    result = result_def(Float32Type)
-    traits = traits_def(Pure())
-    assembly_format = "$kind $input attr-dict"
-
-    def __init__(self, kind: str, value: SSAValue):
-        super().__init__(
-            operands=[value], properties={"kind": StringAttr(kind)}, result_types=[f32]
-        )
-
-    def verify_(self) -> None:
-        if self.kind.data not in UNARY_KINDS:
-            raise VerifyException(f"{self.name}: unknown kind {self.kind.data!r}")
 
 
 @irdl_op_definition
-class ScalarBinaryOp(IRDLOperation):
+class ScalarBinaryOp(BinaryBase):
     """``add sub mul div max min`` on two f32 values."""
 
     name = "ascendc.scalar_binary"
-    kind = prop_def(StringAttr)
-    lhs = operand_def(Float32Type)
-    rhs = operand_def(Float32Type)
-    result = result_def(Float32Type)
-    traits = traits_def(Pure())
-    assembly_format = "$kind $lhs `,` $rhs attr-dict"
-
-    def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(
-            operands=[lhs, rhs], properties={"kind": StringAttr(kind)}, result_types=[f32]
-        )
-
-    def verify_(self) -> None:
-        if self.kind.data not in BINARY_KINDS:
-            raise VerifyException(f"{self.name}: unknown kind {self.kind.data!r}")
 
 
 @irdl_op_definition
-class ScalarRoundOp(IRDLOperation):
+class ScalarRoundOp(RoundBase):
     """``(float)(T)x``: round an f32 value to ``dtype`` (nearest even), widen back."""
 
     name = "ascendc.scalar_round"
-    dtype = prop_def(TypeAttribute)
-    input = operand_def(Float32Type)
-    result = result_def(Float32Type)
-    traits = traits_def(Pure())
-    assembly_format = "$input `to` $dtype attr-dict"
-
-    def __init__(self, value: SSAValue, dtype: Attribute):
-        assert isinstance(dtype, TypeAttribute)
-        super().__init__(operands=[value], properties={"dtype": dtype}, result_types=[f32])
 
 
 SCALAR_OPS = (
