@@ -13,6 +13,7 @@ import struct
 
 import numpy as np
 import pytest
+from helpers import tagged_line
 from lang_kernels import parallel_sum
 
 import pyasc_mlir.language as lang
@@ -160,3 +161,13 @@ def test_memory_check_and_race_detector_accept_the_kernel():
     out = np.zeros(1, np.float32)
     k.run(4, [x, out], struct.pack("<q", 513), parallel_sum.launch_info["workspace_bytes"])
     np.testing.assert_array_equal(out, want)
+
+
+def test_pa_compile_refuses_a_parallel_kernel_with_what_to_do():
+    import pyasc_mlir as pa
+
+    with pytest.raises(pa.PyAscUsageError) as info:
+        pa.compile(parallel_sum, [pa.TensorDesc((1000,), "float32")])  # ERR compile-parallel
+    err = info.value
+    assert err.loc is not None and err.loc.line == tagged_line(__file__, "compile-parallel")
+    assert "@lang.parallel" in str(err) and "parallel_sum(x)" in str(err)
