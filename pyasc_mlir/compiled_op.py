@@ -471,19 +471,44 @@ class CompiledOp:
             self._cpu if self._cpu is not None and not memcheck else self._cpu_kernel(memcheck)
         )  # may load the library or build the memcheck one
         start = time.perf_counter()
-        scratch = [  # GM scratch results after the outputs (the fused attention's workspace)
-            new_output(tuple(r["shape"]), np.dtype(r["dtype"]))
-            for r in info.get("launches", [{"results": []}])[0]["results"][len(outs) :]
-        ]
+        results = info.get("launches", [{"results": []}])[0]["results"]
+        if self._results_lead():  # GM scratch results after the outputs (attention workspace)
+            gm = [
+                *outs,
+                *(
+                    new_output(tuple(r["shape"]), np.dtype(r["dtype"]))
+                    for r in results[len(outs) :]
+                ),
+            ]
+        else:  # every result the launch yields, the operator's picked by value id
+            gm = [new_output(tuple(r["shape"]), np.dtype(r["dtype"])) for r in results]
         kernel.run(
             launch.block_dim,
-            [*ins, *outs, *scratch],
+            [*ins, *gm],
             launch.tiling_bytes,
             int(info.get("workspace_bytes", 0)),
         )  # the Matmul API's system workspace
+        if not self._results_lead():
+            outs = self._pick_returns([*args, *gm], len(args))
         notify_profilers(self, start)
         self._numeric_check(outs, args, "CPU build")
         return outs
+
+    def _results_lead(self) -> bool:
+        """The operator returns the first results of its one launch, in order (what the
+        single-launch path passes as outputs, before any GM scratch results). Not so when the
+        launch also yields values the operator drops ahead of them (a kernel-language nest's
+        scalar variable): those run as a launch plan, by value id."""
+        n = len(self.inputs)
+        lead = self.info.get("returns", []) == list(range(n, n + len(self.outputs)))
+        if not lead and self.info.get("dynamic"):
+            raise PyAscUsageError(
+                f"{self.info['name']}: a dynamic-shape kernel whose results are not its "
+                "operator's leading results cannot run on the CPU build yet",
+                None,
+                "compile it with static shapes (dynamic=False)",
+            )
+        return lead
 
     def _run_launches(self, args: list[np.ndarray]) -> list[np.ndarray]:
         """Several kernels (static shapes): each launch in order, its results in fresh arrays
@@ -501,10 +526,15 @@ class CompiledOp:
             )
             values += outs
         notify_profilers(self, start)
+        return self._pick_returns(values, len(args))
+
+    def _pick_returns(self, values: list[np.ndarray], n_args: int) -> list[np.ndarray]:
+        """The values ``info["returns"]`` names (ids into inputs then launch results); a
+        returned input, or a value returned twice, as a copy."""
         seen: set[int] = set()
         result = []
         for i in self.info["returns"]:
-            result.append(values[i].copy() if i < len(args) or i in seen else values[i])
+            result.append(values[i].copy() if i < n_args or i in seen else values[i])
             seen.add(i)
         return result
 

@@ -49,6 +49,17 @@ def k_prefix(x: T[N]) -> T[N]:
     return y
 
 
+def k_carried(x: T[N]) -> T[N]:
+    """A scalar set before the loop, reassigned in it: the nest also yields the scalar, ahead
+    of the returned array (the CPU build once returned the scalar's buffer)."""
+    y = lang.empty_like(x)
+    v = 3.0
+    for i in range(N):  # ERR
+        v = x[i] * 2.0
+        y[i] = v
+    return y
+
+
 def k_triangular(x: T[N]) -> T[N]:
     y = lang.empty_like(x)
     for i in range(N):  # ERR
@@ -147,6 +158,10 @@ CASES = {
     k_strided: (_strided_ref, "an index is a constant or an expression"),
     k_prefix: (_prefix_ref, "a dependence between iterations"),
     k_triangular: (_triangular_ref, "a triangular loop"),
+    k_carried: (
+        lambda x: (x.astype(np.float32) * 2).astype(x.dtype),
+        "a store inside a loop its index does not name",
+    ),
     k_partial: (_partial_ref, "strided loops are not raised"),
     k_mixed: (_mixed_ref, "a dependence between iterations"),
     k_window: (_window_ref, "an index is a constant or an expression"),
