@@ -459,4 +459,10 @@ def build_lang_module(
     f = getattr(fn, "fn", fn)
     if not isinstance(f, types.FunctionType):
         raise PyAscCompileError(f"{f!r} is not a def function", SourceLoc("<kernel>", 1, 0), "")
-    return LangGen(f, precision).build(args, dims, name or f.__name__)
+    from pyasc_mlir.language.types import check_results, read_signature
+
+    module, dtypes = LangGen(f, precision).build(args, dims, name or f.__name__)
+    fop = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    shapes = [tuple(t.get_shape()) for t in fop.function_type.outputs.data]  # type: ignore[attr-defined]
+    check_results(read_signature(f), list(zip(shapes, dtypes, strict=True)), dims, f.__name__)
+    return module, dtypes

@@ -16,7 +16,7 @@ from examples.kernel_language import (  # noqa: F401  (re-exported to the tests)
     vector_add,
 )
 from examples.kernel_language import matmul as matmul16  # noqa: F401
-from pyasc_mlir.language import D, K, M, N
+from pyasc_mlir.language import D, K, L, M, N
 from pyasc_mlir.language import math as lm
 
 
@@ -245,7 +245,7 @@ def row_budget32(x: lang.float32[N, D]) -> lang.float32[N]:
 
 
 @lang.kernel
-def second_difference32(x: lang.float32[N]) -> lang.float32[N]:
+def second_difference32(x: lang.float32[N]) -> lang.float32[L]:  # L: free (N - 2)
     """Offset indices and lang.range(start, stop): y[i - 1] = x[i + 1] - 2 x[i] + x[i - 1]."""
     y = lang.empty(N - 2, lang.float32)
     for i in lang.range(1, N - 1):

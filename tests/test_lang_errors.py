@@ -77,6 +77,46 @@ def test_literal_dim_rank_and_dtype_are_checked():
 
 
 @lang.kernel
+def transposed_result(x: lang.float32[N, D]) -> lang.float32[D, N]:  # ERR
+    y = lang.empty_like(x)  # [N, D], not the declared [D, N]
+    for i in range(N):
+        for j in range(D):
+            y[i, j] = x[i, j]
+    return y
+
+
+@lang.kernel
+def fp16_result(x: lang.float32[N]) -> lang.float16[N]:  # ERR
+    y = lang.empty_like(x)  # float32, not the declared float16
+    for i in range(N):
+        y[i] = x[i]
+    return y
+
+
+@lang.kernel
+def shorter_result(x: lang.float32[N]) -> lang.float32[L]:
+    y = lang.empty(N - 1, lang.float32)  # L: no parameter binds it, any size
+    for i in range(N - 1):
+        y[i] = x[i + 1] - x[i]
+    return y
+
+
+def test_the_return_annotation_is_checked():
+    exc = _err(transposed_result, np.zeros((7, 33), np.float32))
+    assert exc.message == (
+        "transposed_result()'s result is float32[7, 33], declared lang.float32[D, N]"
+    )
+    _at(exc, transposed_result)
+    np.testing.assert_array_equal(transposed_result(np.eye(5, dtype=np.float32)), np.eye(5))
+    exc = _err(fp16_result, np.zeros(7, np.float32))
+    assert exc.message == "fp16_result()'s result is float32[7], declared lang.float16[N]"
+    assert "lang.cast" in exc.hint
+    _at(exc, fp16_result)
+    x = np.array([1.0, 4.0, 9.0, 16.0], np.float32)
+    np.testing.assert_array_equal(shorter_result(x), np.diff(x))
+
+
+@lang.kernel
 def ints(x: lang.int32[N]) -> lang.float32[N]:  # ERR
     y = lang.empty(N, lang.float32)
     return y

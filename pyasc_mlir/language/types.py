@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,3 +199,43 @@ def read_signature(fn: Callable[..., Any]) -> KernelSignature:
     elif r is not None:
         result = _spec(r, env, file, line0)
     return KernelSignature(params, result)
+
+
+def check_results(
+    sig: KernelSignature,
+    results: Sequence[tuple[tuple[int, ...], str]],
+    dims: dict[str, int],
+    fn_name: str,
+) -> None:
+    """The arrays a kernel returns (``(shape, dtype name)`` each) against its return
+    annotation, dims bound at the call (``dims``; a name no parameter binds matches any size).
+    No annotation, or a ``lang.Tensor`` one (dynamic shapes), checks nothing.
+
+    Raises:
+        PyAscCompileError: at the annotation: another number of arrays, dtype or shape."""
+    specs = sig.result if isinstance(sig.result, tuple) else (sig.result,)
+    if sig.result is None or not all(isinstance(s, ArraySpec | None) for s in specs):
+        return
+    first = next((s for s in specs if isinstance(s, ArraySpec)), None)
+    loc = first.loc if first is not None else None
+    if len(specs) != len(results):
+        raise _fail(
+            f"{fn_name}() returns {len(results)} array(s), its annotation declares {len(specs)}",
+            loc,
+            "return what the annotation declares, or fix the annotation",
+        )
+    for k, (spec, (shape, dtype)) in enumerate(zip(specs, results, strict=True)):
+        if not isinstance(spec, ArraySpec):
+            continue
+        want = [dims.get(d) if isinstance(d, str) else d for d in spec.dims]
+        same = len(want) == len(shape) and all(
+            w is None or w == s for w, s in zip(want, shape, strict=True)
+        )
+        if spec.dtype.name != dtype or not same:
+            what = f"result {k} of {fn_name}()" if len(specs) > 1 else f"{fn_name}()'s result"
+            raise _fail(
+                f"{what} is {dtype}{list(shape)}, declared {spec!r}",
+                spec.loc,
+                "return an array of the declared dtype and shape (lang.cast for the dtype), "
+                "or fix the annotation",
+            )
