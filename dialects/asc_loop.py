@@ -20,6 +20,18 @@ Memory semantics, element by element:
 - ``asc_loop.to_tensor`` gives the final contents of a local array as a ``tensor`` (what the
   kernel returns).
 
+Parallel nests (``@lang.parallel(num_workers=W)``): the kernel runs on ``W`` workers (cores),
+every statement on every worker (SPMD), except that a distributed loop runs, on worker ``b``,
+only the iterations of ``b``'s share (:func:`share`: contiguous, DataBlock-aligned). Its
+*reduction variables* are the rank-0 arrays it writes that exist before it: each worker starts
+them from their value at loop entry and ends with its own *partial*.
+``asc_loop.allreduce`` combines the partials of the last distributed loop that wrote its
+operands, in worker order, starting from ``init``: ``sum`` with a compensated (Kahan) add of
+each partial and of the negated compensation (its ``comp`` operand), ``max``/``min`` with the
+op table's ``max``/``min``. Sequentially (the interpreter) a distributed loop runs the shares
+one worker after another, resetting the reduction variables between them; the kernel
+(``asc-lower-loops``) runs them on ``W`` cores with a GM workspace and ``SyncAll``.
+
 This is the same numeric model as the tensor frontend (fp16 operands are computed in fp32 and
 rounded once when stored).
 """
@@ -34,6 +46,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntAttr,
     MemRefType,
+    StringAttr,
     TensorType,
     f32,
 )
@@ -59,6 +72,7 @@ from pyasc_mlir.dialects.scalar_f32 import BinaryBase, ConstBase, RoundBase, Una
 
 __all__ = [
     "AllocOp",
+    "AllreduceOp",
     "AscLoop",
     "BinaryOp",
     "ConstOp",
@@ -71,7 +85,25 @@ __all__ = [
     "ToTensorOp",
     "UnaryOp",
     "YieldOp",
+    "share",
 ]
+
+SHARE_ALIGN = 32
+"""Iterations per unit of a distributed loop's shares: 32 elements of fp16 are one 64-byte
+cache line (two of fp32). Documented (Ascend C API reference, ``GlobalTensor::SetValue``):
+scalar writes go through each core's DCache and are written out by 64-byte cache lines, so
+addresses that different cores write must be at least a cache line apart."""
+
+
+def share(n: int, workers: int, b: int, align: int = SHARE_ALIGN) -> tuple[int, int]:
+    """``[start, end)`` of worker ``b``'s iterations of a distributed loop over ``0..n``: the
+    ``ceil(n / align)`` units split as the work split does (``units // workers`` each, the
+    first ``units % workers`` one more), clipped to ``n``; shares may be empty."""
+    units = -(-n // align)
+    per, rem = divmod(units, workers)
+    u0 = b * per + min(b, rem)
+    u1 = u0 + per + (1 if b < rem else 0)
+    return min(u0 * align, n), min(u1 * align, n)
 
 
 def _check_indices(op: IRDLOperation, array: Attribute, indices: Sequence[SSAValue]) -> None:
@@ -124,17 +156,30 @@ class ForOp(IRDLOperation):
     lb = prop_def(IntAttr)
     ub = prop_def(IntAttr)
     step = prop_def(IntAttr)
+    workers = opt_prop_def(IntAttr)
     bound = opt_operand_def(IndexType)
     body = region_def("single_block")
-    assembly_format = "$lb `to` $ub (`bound` $bound^)? `step` $step $body attr-dict"
+    assembly_format = (
+        "$lb `to` $ub (`bound` $bound^)? `step` $step (`workers` $workers^)? $body attr-dict"
+    )
 
-    def __init__(self, lb: int, ub: int, step: int, bound: SSAValue | None = None):
+    def __init__(
+        self, lb: int, ub: int, step: int, bound: SSAValue | None = None, workers: int = 0
+    ):
         block = Block(arg_types=[IndexType()])
+        props = {"lb": IntAttr(lb), "ub": IntAttr(ub), "step": IntAttr(step)}
+        if workers:
+            props["workers"] = IntAttr(workers)
         super().__init__(
             operands=[[bound] if bound is not None else []],
-            properties={"lb": IntAttr(lb), "ub": IntAttr(ub), "step": IntAttr(step)},
+            properties=props,
             regions=[Region(block)],
         )
+
+    @property
+    def num_workers(self) -> int:
+        """``W`` of a distributed loop, 0 for an ordinary one."""
+        return 0 if self.workers is None else self.workers.data
 
     @property
     def bounds(self) -> tuple[int, int, int]:
@@ -151,6 +196,11 @@ class ForOp(IRDLOperation):
         args = self.body.block.args
         if len(args) != 1 or not isinstance(args[0].type, IndexType):
             raise VerifyException(f"{self.name}: the body takes one index argument")
+        if self.workers is not None:
+            if self.workers.data < 1 or self.bound is not None or self.bounds[::2] != (0, 1):
+                raise VerifyException(
+                    f"{self.name}: a distributed loop runs 0 to ub step 1 on workers >= 1"
+                )
 
 
 @irdl_op_definition
@@ -217,6 +267,42 @@ class RoundOp(RoundBase):
 
 
 @irdl_op_definition
+class AllreduceOp(IRDLOperation):
+    """``lang.allreduce(acc, op=kind)``: the partials of the rank-0 array ``acc`` (and of its
+    compensation ``comp``, ``sum`` only) combined over the workers, from ``init`` (see
+    "Parallel nests" in the module docstring); the same f32 value on every worker."""
+
+    name = "asc_loop.allreduce"
+    kind = prop_def(StringAttr)
+    init = operand_def(Float32Type)
+    acc = operand_def(MemRefType)
+    comp = opt_operand_def(MemRefType)
+    result = result_def(Float32Type)
+    assembly_format = (
+        "$kind $init `,` $acc (`comp` $comp^)? attr-dict `:` type($acc) (`,` type($comp)^)?"
+    )
+
+    def __init__(self, kind: str, init: SSAValue, acc: SSAValue, comp: SSAValue | None = None):
+        super().__init__(
+            operands=[init, acc, [comp] if comp is not None else []],
+            properties={"kind": StringAttr(kind)},
+            result_types=[f32],
+        )
+
+    def verify_(self) -> None:
+        if self.kind.data not in ("sum", "max", "min"):
+            raise VerifyException(f"{self.name}: kind must be sum, max or min")
+        if (self.comp is not None) != (self.kind.data == "sum"):
+            raise VerifyException(f"{self.name}: a sum has a compensation operand, max/min none")
+        for v in (self.acc, self.comp):
+            t = None if v is None else v.type
+            if t is not None and (
+                not isinstance(t, MemRefType) or t.get_shape() or t.element_type != f32
+            ):
+                raise VerifyException(f"{self.name}: operands are memref<f32> scalars")
+
+
+@irdl_op_definition
 class ToTensorOp(IRDLOperation):
     """The final contents of a local array as a tensor of the same shape and dtype."""
 
@@ -235,6 +321,7 @@ AscLoop = Dialect(
     "asc_loop",
     [
         AllocOp,
+        AllreduceOp,
         ForOp,
         YieldOp,
         LoadOp,

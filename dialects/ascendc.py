@@ -56,12 +56,14 @@ from pyasc_mlir.dialects.ascendc_ops import (
     ReduceOp,
     SelectOp,
     SubviewOp,
+    SyncAllOp,
     SyncOp,
     TBufGetOp,
     TilingFieldOp,
     VecBinaryOp,
     VecScalarOp,
     VecUnaryOp,
+    WorkspaceOp,
 )
 from pyasc_mlir.dialects.ascendc_scalar import SCALAR_OPS
 from pyasc_mlir.dialects.ascendc_types import (
@@ -117,6 +119,7 @@ __all__ = [
     "SelectOp",
     "SetSysWorkspaceOp",
     "SubviewOp",
+    "SyncAllOp",
     "SyncOp",
     "TBufGetOp",
     "TBufType",
@@ -128,6 +131,7 @@ __all__ = [
     "VecBinaryOp",
     "VecScalarOp",
     "VecUnaryOp",
+    "WorkspaceOp",
     "elem",
 ]
 
@@ -158,6 +162,8 @@ Ascendc = Dialect(
         GetBlockIdxOp,
         TilingFieldOp,
         SyncOp,
+        SyncAllOp,
+        WorkspaceOp,
         CubeTilingOp,
         MatmulObjectOp,
         RegistMatmulOp,

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     FloatAttr,
     IndexType,
+    IntAttr,
     IntegerAttr,
     MemRefType,
     StringAttr,
@@ -44,7 +45,12 @@ from pyasc_mlir.dialects.ascendc_types import (
     Tensor,
     elem,
 )
-from pyasc_mlir.dialects.bounds import check_not_negative, check_tiling_field
+from pyasc_mlir.dialects.bounds import (
+    check_not_negative,
+    check_sync_all_workspace,
+    check_tiling_field,
+    check_workspace_region,
+)
 
 
 def _calls(records: dict[str, opset.OpRecord]) -> dict[str, str]:
@@ -566,3 +572,48 @@ class SyncOp(IRDLOperation):
     def verify_(self) -> None:
         if self.event.data not in EVENTS:
             raise VerifyException(f"{self.name}: unknown event {self.event.data}")
+
+
+@irdl_op_definition
+class WorkspaceOp(IRDLOperation):
+    """``GlobalTensor<T> w; w.SetGlobalBuffer((__gm__ T*)(workspace + offset), count);``: a
+    view of ``count`` elements of ``T`` (f16, bf16, f32, i8, i32, i64) at byte ``offset`` (a
+    multiple of 32) of the kernel's own GM workspace, which the kernel's
+    ``asc.workspace_bytes`` must cover. The region is shared by every core of the launch and
+    zero-filled by the host; when the kernel also has the Matmul API's system workspace the
+    kernel's own part follows it (``pyasc_mlir.cube_tiling.user_workspace_base``: the emitted
+    address is ``workspace + base + offset``). Costs nothing by itself."""
+
+    name = "ascendc.workspace"
+    offset = prop_def(IntAttr)
+    count = prop_def(IntAttr)
+    result = result_def(GlobalTensorType)
+    assembly_format = "$offset `,` $count attr-dict `:` type($result)"
+
+    def __init__(self, offset: int, count: int, element_type: Attribute):
+        super().__init__(
+            properties={"offset": IntAttr(offset), "count": IntAttr(count)},
+            result_types=[GlobalTensorType(element_type)],
+        )
+
+    def verify_(self) -> None:
+        check_workspace_region(self, self.offset.data, self.count.data, elem(self.result.type))
+
+
+@irdl_op_definition
+class SyncAllOp(IRDLOperation):
+    """``SyncAll();``: the hard cross-core barrier of the vector cores: every block of the
+    launch arrives before any goes on (documented for Atlas A2/A3:
+    ``template <bool isAIVOnly = true> void SyncAll()``; the tiling's workspace size must not be
+    0, so the enclosing kernel must declare a nonzero ``asc.workspace_bytes``; blockDim must
+    not exceed the cores). Interpreter: the launch's blocks run as threads
+    (``pyasc_mlir.interpreter.tile_grid``); CPU build: ``pyasc_run_grid``."""
+
+    name = "ascendc.sync_all"
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def verify_(self) -> None:
+        check_sync_all_workspace(self)

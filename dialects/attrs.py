@@ -7,6 +7,8 @@ limit (:data:`MAX_BUFFERS_ATTR`); ``asc-buffer-alloc`` records the UB layout it 
 (:data:`UB_BYTES_ATTR`, :data:`CALC_BASE_ATTR`, :data:`CALC_BYTES_ATTR`). The driver asks for
 dynamic dims with :data:`DYNAMIC_REQUEST_ATTR` and ``asc-tile`` answers with the host's
 tiling recipe, :data:`DYNAMIC_SPEC_ATTR` (both JSON strings, see ``passes/dynamic_shapes.py``).
+A kernel whose blocks share a GM workspace (``ascendc.workspace``, ``ascendc.sync_all``) gives its
+size in :data:`WORKSPACE_BYTES_ATTR`.
 The source-location attribute is ``asc.LOC_ATTR`` (``dialects/asc.py``).
 """
 
@@ -33,6 +35,12 @@ CALC_BASE_ATTR = "asc.calc_base"
 """UB byte offset of a kernel's compute arena (``TBuf<VECCALC>``; set by ``asc-buffer-alloc``)."""
 CALC_BYTES_ATTR = "asc.calc_bytes"
 """Bytes of a kernel's compute arena (set by ``asc-buffer-alloc``)."""
+WORKSPACE_BYTES_ATTR = "asc.workspace_bytes"
+"""Bytes of a kernel's own GM workspace (``i64``): the region its ``ascendc.workspace`` ops view,
+shared by every block of a launch. The host passes it zero-filled in the kernel's ``workspace``
+argument, after the Matmul API's system workspace when the kernel also has one
+(``pyasc_mlir.cube_tiling.launch_info`` / ``user_workspace_base``). ``ascendc.sync_all`` (the
+hard ``SyncAll()``) needs it nonzero."""
 DYNAMIC_REQUEST_ATTR = "asc.dynamic"
 """On the top-level ``func.func``: the dynamic dims the driver asks for (JSON string)."""
 DYNAMIC_SPEC_ATTR = "asc.dynamic_tiling"
@@ -47,6 +55,14 @@ def is_kernel(op: Operation) -> bool:
 def mark_kernel(kernel: func.FuncOp) -> None:
     """Mark ``kernel`` as a device kernel (:data:`KERNEL_ATTR`)."""
     kernel.attributes[KERNEL_ATTR] = UnitAttr()
+
+
+def enclosing_func(op: Operation) -> func.FuncOp | None:
+    """The ``func.func`` that ``op`` sits in, at any depth (``None`` when there is none)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    return parent
 
 
 def module_kernels(module: ModuleOp) -> list[func.FuncOp]:
@@ -110,3 +126,15 @@ def kernel_ub_bytes_used(op: Operation) -> int | None:
     """UB bytes kernel ``op`` uses (:data:`UB_BYTES_ATTR`), once ``asc-buffer-alloc`` ran."""
     attr = op.attributes.get(UB_BYTES_ATTR)
     return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+def kernel_workspace_bytes(op: Operation) -> int | None:
+    """Bytes of kernel ``op``'s own GM workspace (:data:`WORKSPACE_BYTES_ATTR`), ``None`` when
+    it has no such attribute."""
+    attr = op.attributes.get(WORKSPACE_BYTES_ATTR)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+def set_kernel_workspace_bytes(op: Operation, nbytes: int) -> None:
+    """Record that kernel ``op`` needs ``nbytes`` bytes of its own GM workspace."""
+    op.attributes[WORKSPACE_BYTES_ATTR] = IntegerAttr(nbytes, i64)

@@ -296,9 +296,6 @@ class Row:
 
 
 def _info(ex: Example, args: tuple[Any, ...]) -> dict[str, Any]:
-    if isinstance(ex.kernel, lang.ParallelKernel):
-        li = ex.kernel.launch_info
-        return {"kernels": 1, "kernel_type": li["kernel_type"], "block_dim": li["block_dim"]}
     return ex.kernel.compile(*args).info
 
 

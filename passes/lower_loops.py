@@ -19,6 +19,15 @@ places in one ``TBuf``), else it stays in GM:
 Correct for every size (GM arrays need no UB), one core, about one scalar instruction per
 element access: slow, which the warning of ``asc-raise-loops`` says.
 
+A parallel nest (``@lang.parallel``: distributed loops with ``workers = W``, see
+``dialects/asc_loop.py``, "Parallel nests") becomes one kernel on ``blockDim = W`` cores
+(``passes/lower_parallel.py``): its inputs and results stay in GM, its own arrays are each
+core's in UB; a distributed loop runs the core's share (``GetBlockIdx()``); a result's fill
+is written share by share; a store to a result outside distributed loops is core 0's; an
+``asc_loop.allreduce`` writes the core's partials to its slot of the GM workspace, then
+``SyncAll()``, then every core combines all slots in core order. A ``SyncAll()`` also
+separates GM writes of different cores from later accesses of the same results.
+
 Errors: an array the nest allocates that does not fit the UB budget (located
 ``PyAscCompileError``).
 """
@@ -40,6 +49,7 @@ from pyasc_mlir.dialects import ascendc_scalar as sc
 from pyasc_mlir.dialects.asc_attrs import ScopeAttr
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.passes.lower_parallel import ParallelLowering
 from pyasc_mlir.platform import DATA_BLOCK_BYTES, DEFAULT_PLATFORM, get_platform, round_up
 from pyasc_mlir.types import np_dtype_of
 
@@ -91,6 +101,7 @@ class _Kernel:
         self.block = self.kernel.body.block
         self.values: dict[SSAValue, SSAValue] = {}
         self.at: Attribute | None = None  # the location of the nest op being converted
+        self.par = ParallelLowering.of(self)
 
     # -- building ---------------------------------------------------------------------------
     def add(self, op: Operation, block: Block | None = None) -> Operation:
@@ -140,6 +151,8 @@ class _Kernel:
         for a in outs:
             assert a.gm_out is not None and a.tensor is not None
             self.copy(gms[a.gm_out], a.tensor, a.nbytes)
+        if self.par is not None:
+            self.par.finish(self.kernel)
         self.add(func.ReturnOp())
         self.kernel.attributes[attrs.UB_BYTES_ATTR] = IntegerAttr(ub_bytes, 64)
         self.kernel.attributes[attrs.CALC_BASE_ATTR] = IntegerAttr(ub_bytes, 64)
@@ -154,6 +167,8 @@ class _Kernel:
         itself (no GM copy) must fit."""
         used = 0
         for a in sorted(self.arrays.values(), key=lambda a: a.nbytes):
+            if self.par is not None and (a.gm_in is not None or a.gm_out is not None):
+                continue  # a parallel kernel's inputs and results are shared: GM
             size = round_up(a.nbytes, DATA_BLOCK_BYTES)
             if used + size <= self.budget:
                 a.ub_offset, used = used, used + size
@@ -200,11 +215,15 @@ class _Kernel:
     # -- the nest ---------------------------------------------------------------------------
     def region(self, src: Block, dst: Block) -> None:
         for op in src.ops:
+            if self.par is not None and src is self.nest.body.block:
+                self.par.before_top(op, dst)
             self.convert(op, dst)
 
     def convert(self, op: Operation, dst: Block) -> None:
         v = self.values
         self.at = op.attributes.get(asc.LOC_ATTR)
+        if self.par is not None and self.par.convert(op, dst):
+            return
         if isinstance(op, asc_loop.ForOp):
             lb, ub, step = op.bounds
             _, body = self.loop(lb, ub, step, dst, v[op.bound] if op.bound else None)
@@ -293,15 +312,20 @@ class AscLowerLoopsPass(ModulePass):
         budget = self.ub_budget if self.ub_budget >= 0 else plat.ub_usable_bytes
         for host in [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]:
             for nest in [o for o in host.body.block.ops if isinstance(o, asc_loop.NestOp)]:
-                kernel = _Kernel(nest, _name(op, host.sym_name.data), budget).build()
+                k = _Kernel(nest, _name(op, host.sym_name.data), budget)
+                kernel = k.build()
+                block_dim = k.par.workers if k.par is not None else 1
                 attrs.mark_kernel(kernel)
-                attrs.set_kernel_tiling(kernel, {"block_dim": 1})
+                attrs.set_kernel_tiling(kernel, {"block_dim": block_dim})
                 attrs.set_kernel_platform(kernel, plat.name)
                 if asc.LOC_ATTR in nest.attributes:
                     kernel.attributes[asc.LOC_ATTR] = nest.attributes[asc.LOC_ATTR]
                 op.body.block.add_op(kernel)
                 launch = asc.LaunchOp(
-                    kernel.sym_name.data, 1, list(nest.inputs), [r.type for r in nest.outputs]
+                    kernel.sym_name.data,
+                    block_dim,
+                    list(nest.inputs),
+                    [r.type for r in nest.outputs],
                 )
                 launch.attributes.update(
                     {k: v for k, v in nest.attributes.items() if k == asc.LOC_ATTR}

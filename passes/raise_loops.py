@@ -36,7 +36,9 @@ a scalar accumulator is f32 in both) and in the tensor ops' order.
 Not raisable: a nest that is none of these (a strided loop, a partial write, other index
 arithmetic or constant indices, a dependence between iterations) runs as scalar loops: it
 becomes an ``asc_loop.nest`` (``passes/raise_fallback.py``, lowered by ``asc-lower-loops``)
-and a located ``PyAscPerformanceWarning`` names the reason. Errors: a read of an element
+and a located ``PyAscPerformanceWarning`` names the reason. A ``@lang.parallel`` kernel (a
+function with a distributed loop) is not raised: its body becomes one nest as a whole
+(``passes/parallel_nest.py``). Errors: a read of an element
 before it is ever written, an op outside the loop language (located ``PyAscCompileError``).
 """
 
@@ -55,6 +57,7 @@ from xdsl.passes import ModulePass
 from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.passes.parallel_nest import is_parallel, parallel_nest
 from pyasc_mlir.passes.raise_fallback import FAST_HINT, try_raise
 
 __all__ = ["AscRaiseLoopsPass"]
@@ -507,7 +510,9 @@ class AscRaiseLoopsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fop in list(op.walk()):
-            if isinstance(fop, func.FuncOp) and any(
+            if isinstance(fop, func.FuncOp) and is_parallel(fop):
+                parallel_nest(fop)  # an SPMD program: one nest, not raised
+            elif isinstance(fop, func.FuncOp) and any(
                 o.dialect_name() == "asc_loop" for o in fop.walk()
             ):
                 _Raiser(fop).run()

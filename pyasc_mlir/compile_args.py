@@ -40,17 +40,7 @@ def constant(value: Any) -> Any:
 
 def _check_function(fn: object) -> str:
     """The operator's name; ``fn`` must be callable and named (a ``def`` function, a bound
-    method, a ``@jit`` function, a ``@lang.kernel``; not a ``@lang.parallel`` kernel)."""
-    from pyasc_mlir.language.parallel import ParallelKernel
-
-    if isinstance(fn, ParallelKernel):
-        raise PyAscUsageError(
-            f"compile() does not take @lang.parallel kernels yet ({fn.__name__}): they are "
-            "emitted as Ascend C directly, not through the operator pipeline",
-            caller_loc(),
-            f"call the kernel itself ({fn.__name__}(x) compiles once per signature; "
-            f"{fn.__name__}.launch_info has its blockDim)",
-        )
+    method, a ``@jit`` function, a ``@lang.kernel``)."""
     name = getattr(fn, "__name__", None)
     if not callable(fn) or not isinstance(name, str):
         raise PyAscUsageError(

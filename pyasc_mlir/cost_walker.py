@@ -44,6 +44,10 @@ SCALAR_TILE_CYCLES = 200
 """Assumed scalar work per tile iteration: queue handling, address arithmetic (cycles)."""
 SCALAR_OP_CYCLES = 4
 """Assumed cost of one scalar read or one inner-loop iteration (cycles)."""
+SYNC_ALL_CYCLES = 2000
+"""Assumed cost of one ``SyncAll()`` (cycles, about 1 us at 1.8 GHz): no published measurement
+was found; the order of a few GM round trips, which the barrier's flag exchange takes. Not
+fitted."""
 CUBE_ISSUE_CYCLES = 64
 """Assumed fixed cost of one Matmul Iterate + GetTensorC round (message, L1/L0 loads), cycles."""
 MAX_UNROLL = 4096
@@ -233,8 +237,12 @@ class Walker:
             cost.v += self._vector(
                 self._val(op.count), sz, math.log2(VECTOR_REPEAT_BYTES // sz), call=op.api.data
             )
-        elif isinstance(op, ac.GetValueOp):
-            cost.s += SCALAR_OP_CYCLES
+        elif isinstance(op, ac.GetValueOp) or op.name.startswith("ascendc.scalar_"):
+            cost.s += SCALAR_OP_CYCLES  # GetValue, and the scalar-loop kernels' scalar ops
+        elif isinstance(op, ac.SyncAllOp):
+            cost.s += SYNC_ALL_CYCLES
+        elif isinstance(op, scf.IfOp):
+            self._block(op.true_region.block, cost)  # taken: an upper bound
         elif isinstance(op, _CUBE_OPS):
             self._cube(op, cost)
         elif isinstance(op, scf.ForOp):

@@ -62,6 +62,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from pyasc_mlir.dialects import asc
+from pyasc_mlir.dialects.attrs import kernel_workspace_bytes
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
 from pyasc_mlir.platform import (
@@ -345,8 +346,10 @@ def launch_info(kernel: Operation) -> dict[str, Any]:
     """How the host launches an ``ascendc``-level kernel (``op.json`` ``launches[i]`` and the
     host code record it): ``kernel_type`` (``KERNEL_TYPE_<kind>``: ``MIX_AIC_1_1`` for a kernel
     with a Matmul object, which declares it; ``AIV_ONLY`` otherwise, the default of a kernel
-    that declares none), ``workspace_bytes`` (the GM workspace to pass:
-    ``platform.LIB_API_WORKSPACE_BYTES`` for the Matmul API's system workspace, else 0),
+    that declares none), ``workspace_bytes`` (the zero-filled GM workspace to pass: the
+    Matmul API's system workspace, ``platform.LIB_API_WORKSPACE_BYTES``, when the kernel sets
+    one, then the kernel's own ``asc.workspace_bytes``, laid out one after the other without
+    overlap, :func:`user_workspace_base`; 0 when neither),
     ``vector_blocks`` / ``cube_blocks`` per launched block, and ``block_mapping`` in words."""
     from pyasc_mlir.dialects import ascendc as ac  # ascendc level only; avoids a cycle
 
@@ -366,11 +369,23 @@ def launch_info(kernel: Operation) -> dict[str, Any]:
     )
     return {
         "kernel_type": kind,
-        "workspace_bytes": LIB_API_WORKSPACE_BYTES if uses_mm else 0,
+        "workspace_bytes": (LIB_API_WORKSPACE_BYTES if uses_mm else 0)
+        + (kernel_workspace_bytes(kernel) or 0),
         "vector_blocks": vec,
         "cube_blocks": 1 if cube else 0,
         "block_mapping": mapping,
     }
+
+
+def user_workspace_base(kernel: Operation) -> int:
+    """Byte offset of a kernel's own GM workspace (``asc.workspace_bytes``, the region its
+    ``ascendc.workspace`` ops view) in the launch's ``workspace`` argument: after the Matmul
+    API's system workspace (``SetSysWorkspace(workspace)`` takes its first
+    ``platform.LIB_API_WORKSPACE_BYTES``) when the kernel sets one, else 0."""
+    from pyasc_mlir.dialects import ascendc as ac  # ascendc level only; avoids a cycle
+
+    uses_mm = any(isinstance(o, ac.SetSysWorkspaceOp) for o in kernel.walk())
+    return LIB_API_WORKSPACE_BYTES if uses_mm else 0
 
 
 def mmad_ops(kernel: Operation) -> list[asc.MmadOp]:

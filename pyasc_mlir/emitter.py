@@ -41,7 +41,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.target import Target
 
 from pyasc_mlir import emit_scalar as scalar
-from pyasc_mlir.cube_tiling import TCUBE_FIELDS, launch_info
+from pyasc_mlir.cube_tiling import TCUBE_FIELDS, launch_info, user_workspace_base
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dialects.asc import LOC_ATTR
 from pyasc_mlir.dialects.attrs import DYNAMIC_SPEC_ATTR, TILING_ATTR, module_kernels
@@ -156,6 +156,7 @@ class _KernelPrinter:
         self.n = 0
         self.qn = 0
         self.loc: object = _UNSET  # the location the emitted code last recorded
+        self.ws_base = user_workspace_base(kernel)  # the kernel's own workspace part
 
     def mark(self, op: Operation) -> None:
         """``PYASC_LOC(...)`` before ``op``'s statements when its ``asc.loc`` differs from the
@@ -303,6 +304,16 @@ class _KernelPrinter:
             )
         elif isinstance(op, ac.GetBlockIdxOp):
             self.decl(op.result, "(int64_t)GetBlockIdx()")
+        elif isinstance(op, ac.WorkspaceOp):
+            ty = c_type(ac.elem(op.result.type))
+            g = n(op.result, "ws")
+            self.emit(f"GlobalTensor<{ty}> {g};")
+            self.emit(
+                f"{g}.SetGlobalBuffer((__gm__ {ty}*)(workspace + "
+                f"{self.ws_base + op.offset.data}), {op.count.data}LL);"
+            )
+        elif isinstance(op, ac.SyncAllOp):
+            self.emit("SyncAll();  // every core of the launch arrives before any goes on")
         elif isinstance(op, ac.TilingFieldOp):
             self.decl(op.result, f"tiling.{op.field.data}")
         elif isinstance(op, ac.SyncOp):
@@ -367,6 +378,24 @@ class _KernelPrinter:
             return scalar.emit_scalar(self, op)  # the scalar-unit ops, or False
         return True
 
+    def _if(self, op: scf.IfOp) -> None:
+        """``if (cond) { ... } else { ... }`` (the else only when the op has one); an
+        ``scf.if`` with results has no C++ form here."""
+        if op.results:
+            raise ValueError("the ascendc emitter prints scf.if without results only")
+        self.emit(f"if ({self.name(op.cond)}) {{")
+        for i, region in enumerate((op.true_region, op.false_region)):
+            if not region.blocks:
+                continue
+            if i:
+                self.emit("} else {")
+            self.indent += 1
+            self.loc = _UNSET  # either branch may run after code that changed it
+            self.block(region.block)
+            self.indent -= 1
+        self.emit("}")
+        self.loc = _UNSET
+
     def block(self, block: Block) -> None:
         for op in block.ops:
             if isinstance(op, scf.ForOp):
@@ -381,6 +410,8 @@ class _KernelPrinter:
                 self.indent -= 1
                 self.emit("}")
                 self.loc = _UNSET
+            elif isinstance(op, scf.IfOp):
+                self._if(op)
             elif isinstance(op, scf.YieldOp | func.ReturnOp):
                 continue
             elif self._arith(op):

@@ -29,7 +29,7 @@ from pyasc_mlir.language import builtins as lb
 from pyasc_mlir.language.tiles import TILE_FNS
 from pyasc_mlir.language.types import Dim, DType
 
-__all__ = ["Arr", "ExprGen", "Idx", "Reg", "Scal"]
+__all__ = ["Arr", "ExprGen", "Idx", "Partial", "Reg", "Scal"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,23 @@ class Reg:
     buf: SSAValue
 
 
+@dataclass(frozen=True)
+class Partial:
+    """A reduction variable after its distributed loop: each worker's partial."""
+
+    reg: Reg
+    kind: str
+    init: Scal
+    comp: Reg | None
+    name: str
+
+    def describe(self) -> str:
+        return (
+            f"the per-core partials of {self.name!r} (combine them first: "
+            f"lang.allreduce({self.name}))"
+        )
+
+
 _BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -103,7 +120,7 @@ _MATH_UNARY = {
     builtins.abs: "abs",
 }
 _SAFE_BUILTINS = {len, int, float, bool, tuple, list, min, max, abs, round, sum, divmod, pow}
-RUNTIME = (Scal, Idx, Reg)
+RUNTIME = (Scal, Idx, Reg, Partial)
 
 _IF_HINT = (
     "Python control flow runs at compile time: conditions must be compile-time values; for a "
@@ -405,6 +422,10 @@ class ExprGen:
             return self.binary(bkind, args[0], args[1], node)
         if fn in (range, lb.range):
             return self.make_range(args, node)
+        if fn is lb.distributed_range:
+            return self.distributed_range(args, kwargs, node)
+        if fn is lb.allreduce:
+            return self.allreduce(args, kwargs, node)
         got = self.call_object(fn, args, kwargs, node)
         if got is not NotImplemented:
             return got
@@ -526,6 +547,14 @@ class ExprGen:
     def call_object(self, fn: Any, args: list[Any], kw: dict[str, Any], node: ast.AST) -> Any:
         """A class or method call (``lang_objects``); ``NotImplemented`` here."""
         return NotImplemented
+
+    def distributed_range(self, args: list[Any], kw: dict[str, Any], node: ast.AST) -> Any:
+        """``lang.distributed_range`` (``lang_parallel``)."""
+        raise NotImplementedError
+
+    def allreduce(self, args: list[Any], kw: dict[str, Any], node: ast.AST) -> Any:
+        """``lang.allreduce`` (``lang_parallel``)."""
+        raise NotImplementedError
 
 
 def _is_library(fn: Any) -> bool:

@@ -33,6 +33,7 @@ from pyasc_mlir.frontend.lang_dims import DimInt
 from pyasc_mlir.frontend.lang_exprs import Arr, Idx, Reg, Scal
 from pyasc_mlir.frontend.lang_index import DynRange
 from pyasc_mlir.frontend.lang_objects import ObjectGen
+from pyasc_mlir.frontend.lang_parallel import DistRange, ParallelGen
 from pyasc_mlir.frontend.lang_precision import copy_array
 from pyasc_mlir.frontend.lang_tile_types import Tile
 from pyasc_mlir.frontend.lang_tiles import TileGen
@@ -98,11 +99,13 @@ def _loop_registers(body: Sequence[ast.stmt]) -> set[str]:
     return {n for n in in_loop if count.get(n, 0) >= 2}
 
 
-class LangGen(TileGen, ObjectGen):
-    """Generates the ``asc_loop`` module of one kernel."""
+class LangGen(ParallelGen, TileGen, ObjectGen):
+    """Generates the ``asc_loop`` module of one kernel (``workers``: a ``@lang.parallel``
+    kernel's, 0 for others)."""
 
-    def __init__(self, fn: types.FunctionType, precision: str = "default"):
+    def __init__(self, fn: types.FunctionType, precision: str = "default", workers: int = 0):
         self.fn = fn
+        self.workers = workers
         self.mixed = precision == "mixed"
         self.readonly: set[SSAValue] = set()
         """Local copies of arguments (mixed precision): read-only as the arguments."""
@@ -173,6 +176,8 @@ class LangGen(TileGen, ObjectGen):
         out: list[SSAValue] = []
         dtypes: list[str] = []
         for v in items:
+            if self.workers and isinstance(v, Scal | int | float) and not isinstance(v, bool):
+                v = self.parallel_result(v, self.ret_node or node)
             if not isinstance(v, Arr):
                 raise self.error(
                     self.ret_node or node,
@@ -267,6 +272,9 @@ class LangGen(TileGen, ObjectGen):
         if self.tile_for(node):
             return
         it = self.expr(node.iter)
+        if isinstance(it, DistRange):
+            self.distributed_loop(node, it)
+            return
         if node.orelse:
             raise self.error(node, "for ... else is not supported in a kernel", "drop the else")
         if isinstance(it, DynRange) and isinstance(node.target, ast.Name):  # range(i + 1)
@@ -306,18 +314,18 @@ class LangGen(TileGen, ObjectGen):
             self.env[node.target.id] = old
 
     def stmt_Assign(self, node: ast.Assign) -> None:
-        if self.slice_assign(node):
+        if self.reduction_stmt(node) or self.slice_assign(node):
             return
         value = self.expr(node.value)
         for t in node.targets:
             self.assign(t, value, node)
 
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is not None:
+        if node.value is not None and not self.reduction_stmt(node):
             self.assign(node.target, self.expr(node.value), node)
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> None:
-        if self.slice_assign(node):
+        if self.reduction_stmt(node) or self.slice_assign(node):
             return
         load = ast.copy_location(
             ast.BinOp(left=_as_load(node.target), op=node.op, right=node.value), node
@@ -448,11 +456,13 @@ def build_lang_module(
     name: str | None,
     dims: dict[str, int],
     precision: str = "default",
+    workers: int = 0,
 ) -> tuple[ModuleOp, list[str]]:
     """The ``asc_loop`` module of kernel ``fn`` for ``args`` (``TensorDesc`` per array
     parameter, a value per compile-time one) with the signature's dims bound (``dims``,
     visible in the body as ints); ``precision``: ``"mixed"`` for a float32 interface around
-    float16 storage (``lang_precision``). Returns ``(module, result dtype names)``.
+    float16 storage (``lang_precision``); ``workers``: the cores of a ``@lang.parallel``
+    kernel (``lang_parallel``). Returns ``(module, result dtype names)``.
 
     Raises:
         PyAscCompileError: see the module docstring."""
@@ -461,7 +471,7 @@ def build_lang_module(
         raise PyAscCompileError(f"{f!r} is not a def function", SourceLoc("<kernel>", 1, 0), "")
     from pyasc_mlir.language.types import check_results, read_signature
 
-    module, dtypes = LangGen(f, precision).build(args, dims, name or f.__name__)
+    module, dtypes = LangGen(f, precision, workers).build(args, dims, name or f.__name__)
     fop = next(op for op in module.ops if isinstance(op, func.FuncOp))
     shapes = [tuple(t.get_shape()) for t in fop.function_type.outputs.data]  # type: ignore[attr-defined]
     check_results(read_signature(f), list(zip(shapes, dtypes, strict=True)), dims, f.__name__)

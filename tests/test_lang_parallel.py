@@ -1,32 +1,39 @@
-"""``@lang.parallel``: distributed_range shares, allreduce through a GM workspace and SyncAll.
+"""``@lang.parallel``: distributed loops and allreduce through the pipeline.
 
-The acceptance example ``parallel_sum`` (tests/lang_kernels.py) runs on blockDim 4 and is the
-float32 rounding of the exact sum (math.fsum) on tail sizes, also below the worker count; the
-reference executor (``backend="interp"``) gives the same bits; run block after block (the old
-CPU model) the kernel is refused, as its combine needs every core's partial.
+A parallel kernel's body is one SPMD nest (``passes/parallel_nest.py``) lowered to ONE vector
+kernel on ``blockDim = num_workers`` cores (``passes/lower_parallel.py``): shares of the
+distributed loops from ``GetBlockIdx()``, partials through a GM workspace and ``SyncAll()``.
+Checked here against float64 NumPy / ``math.fsum`` on tail sizes, the IR interpreter
+(``backend="interp"``: the shares worker by worker) against the CPU build bit for bit, the
+acceptance example ``parallel_sum`` (blockDim 4, exact to rounding), general bodies (two
+arrays, math functions, nested loops, results written per share and after an allreduce), and
+located errors for what the parallel form refuses.
 """
 
 from __future__ import annotations
 
 import math
-import struct
 
 import numpy as np
 import pytest
-from helpers import tagged_line
 from lang_kernels import parallel_sum
 
+import pyasc_mlir as pa
 import pyasc_mlir.language as lang
+from pyasc_mlir.dialects.asc_loop import SHARE_ALIGN, share
 from pyasc_mlir.errors import PyAscCompileError
-from pyasc_mlir.language import N
-from pyasc_mlir.language.parallel import share
-from pyasc_mlir.runtime.cpu import KernelError
+from pyasc_mlir.language import D, N
 
 SIZES = [1, 3, 7, 33, 513, 4097]
 
 
 def ulp32(v: float) -> float:
     return float(np.spacing(np.float32(abs(v))))
+
+
+def interp(k):
+    """The same kernel on the IR interpreter."""
+    return lang.parallel(k.fn, num_workers=k.num_workers, backend="interp")
 
 
 @pytest.mark.parametrize("n", SIZES)
@@ -42,40 +49,47 @@ def test_parallel_sum_is_exact_to_rounding(n):
     xp = np.abs(x)  # one sign: no cancellation, the float32 rounding of the exact sum
     exact_p = math.fsum(xp.astype(np.float64))
     assert abs(float(parallel_sum(xp)[0]) - exact_p) <= ulp32(exact_p)
-    assert parallel_sum.launch_info["block_dim"] == 4
-    assert "SyncAll(" in parallel_sum.launch_info["source"]
+    info = parallel_sum.compile(x).info
+    assert info["kernels"] == 1 and info["block_dim"] == 4 and info["workspace_bytes"] > 0
     np.testing.assert_array_equal(parallel_sum(x), got)  # reproducible, bit for bit
 
 
-def test_reference_executor_gives_the_same_bits():
-    ref = lang.parallel(parallel_sum.fn, num_workers=4, backend="interp")
+def test_interpreter_and_cpu_build_agree_bit_for_bit():
+    ref = interp(parallel_sum)
     for n in (5, 513, 4097):
         x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
         np.testing.assert_array_equal(ref(x), parallel_sum(x))
+    special = np.array([1.0, -0.0, -3.5e-45, 2.0] * 20, np.float32)  # -0, a subnormal
+    np.testing.assert_array_equal(ref(special), parallel_sum(special))
+    special[3] = np.nan
+    assert np.isnan(parallel_sum(special)[0]) and np.isnan(ref(special)[0])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect: the Kahan compensation (t - acc) - y is "
+    "inf - inf = NaN once the sum is infinite; needs a non-finite guard",
+)
+def test_a_sum_with_an_infinity_is_infinite():
+    x = np.array([1.0, np.inf, 2.0] * 20, np.float32)
+    assert parallel_sum(x)[0] == np.inf
+
+
+def test_the_emitted_kernel_synchronises_through_the_workspace():
+    x = np.ones(100, np.float32)
+    src = (parallel_sum.compile(x).info["library"]).rsplit("/", 1)[0] + "/kernel.cpp"
+    text = open(src).read()
+    assert "SyncAll" in text and "GetBlockIdx()" in text and "workspace" in text
 
 
 def test_shares_are_contiguous_aligned_and_cover():
     for n in (1, 7, 8, 33, 4097):
         for cores in (1, 4, 40):
-            bounds = [share(n, cores, b, 8) for b in range(cores)]
+            bounds = [share(n, cores, b) for b in range(cores)]
             assert bounds[0][0] == 0 and bounds[-1][1] == n
             for (s0, e0), (s1, _e1) in zip(bounds, bounds[1:], strict=False):
-                assert e0 == s1 and (s0 % 8 == 0 or s0 == n) and s0 <= e0
-    assert share(33, 4, 0, 8) == (0, 16) and share(33, 4, 3, 8) == (32, 33)
-
-
-def test_block_after_block_cannot_run_it():
-    """The test can fail: the combine reads every core's partial, so the cores must really
-    wait for each other; the old model (one block after another) is refused, not wrong."""
-    x = np.arange(64, dtype=np.float32)
-    parallel_sum(x)
-    k = parallel_sum._libs[("float32", "float32")]
-    saved, k._run_grid = k._run_grid, None
-    try:
-        with pytest.raises(KernelError, match="runs alone"):
-            k.run(4, [x, np.zeros(1, np.float32)], struct.pack("<q", 64), 256)
-    finally:
-        k._run_grid = saved
+                assert e0 == s1 and (s0 % SHARE_ALIGN == 0 or s0 == n) and s0 <= e0
+    assert share(100, 4, 0) == (0, 32) and share(100, 4, 3) == (96, 100)
 
 
 @lang.parallel(num_workers=3)
@@ -100,74 +114,170 @@ def sum_sq16(x: lang.float16[N]) -> lang.float32[1]:
 def test_fp16_max_and_sum(n):
     x = np.random.default_rng(7 + n).standard_normal(n).astype(np.float16)
     assert absmax16(x)[0] == np.float32(2.0) * np.max(np.abs(x)).astype(np.float32)
-    assert absmax16.launch_info["block_dim"] == 3
+    assert absmax16.compile(x).info["block_dim"] == 3
     v = x.astype(np.float64)
     exact = math.fsum(v * v - 1.0)
     assert abs(float(sum_sq16(x)[0]) - exact) <= 4 * ulp32(exact) + 1e-6 * n
-    assert sum_sq16.launch_info["block_dim"] == 2
+    assert sum_sq16.compile(x).info["block_dim"] == 2
+
+
+@lang.parallel(num_workers=4)
+def dot(x: lang.float32[N], y: lang.float32[N]) -> lang.float32[1]:
+    s = 0.0
+    for i in lang.distributed_range(N):
+        s += x[i] * y[i]
+    return lang.allreduce(s)
+
+
+@lang.parallel(num_workers=3)
+def normalise(x: lang.float32[N]) -> lang.float32[N]:
+    """softmax over a vector: a max, a sum of exponentials, then each core its share."""
+    m = -math.inf
+    for i in lang.distributed_range(N):
+        m = lang.maximum(m, x[i])
+    mx = lang.allreduce(m, op="max")
+    s = 0.0
+    for i in lang.distributed_range(N):
+        s += lang.exp(x[i] - mx)
+    total = lang.allreduce(s)
+    out = lang.empty_like(x)
+    for i in lang.distributed_range(N):
+        out[i] = lang.exp(x[i] - mx) / total
+    return out
+
+
+@lang.parallel(num_workers=4)
+def row_sums(x: lang.float32[N, D]) -> lang.float32[N]:
+    """Rows distributed over the cores; an inner loop per row."""
+    out = lang.empty((N,), lang.float32)
+    for i in lang.distributed_range(N):
+        acc = 0.0
+        for j in range(D):
+            acc += x[i, j]
+        out[i] = acc
+    return out
+
+
+@lang.parallel(num_workers=5)
+def stats(x: lang.float32[N]) -> lang.float32[3]:
+    """Three reductions in one loop; the results written by core 0 after the allreduces."""
+    s, lo, hi = 0.0, math.inf, -math.inf
+    for i in lang.distributed_range(N):
+        s -= x[i]
+        lo = lang.minimum(lo, x[i])
+        hi = max(hi, x[i])
+    out = lang.zeros((3,), lang.float32)
+    out[0] = lang.allreduce(s)
+    out[1] = lang.allreduce(lo, op="min")
+    out[2] = lang.allreduce(hi, op="max")
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 7, 33, 513])
+def test_general_parallel_bodies(n):
+    r = np.random.default_rng(n)
+    x, y = r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32)
+    exact = math.fsum(np.float64(x) * np.float64(y))
+    assert abs(float(dot(x, y)[0]) - exact) <= 4 * ulp32(exact) + 1e-6
+    e = np.exp(np.float64(x) - np.float64(x).max())
+    np.testing.assert_allclose(normalise(x), e / e.sum(), rtol=2e-6, atol=1e-7)
+    m = r.standard_normal((n, 9)).astype(np.float32)
+    np.testing.assert_allclose(row_sums(m), np.float64(m).sum(axis=1), rtol=1e-5, atol=1e-5)
+    got = stats(x)
+    np.testing.assert_allclose(got[0], -np.float64(x).sum(), rtol=1e-6, atol=1e-6)
+    assert got[1] == x.min() and got[2] == x.max()
+    for k, args in ((dot, (x, y)), (normalise, (x,)), (row_sums, (m,)), (stats, (x,))):
+        np.testing.assert_array_equal(interp(k)(*args), k(*args))
+        info = k.compile(*args).info
+        assert info["kernels"] == 1 and info["block_dim"] == k.num_workers
+
+
+def test_pa_compile_and_load_op(tmp_path):
+    x = np.random.default_rng(2).random(300).astype(np.float32)
+    op = pa.compile(parallel_sum, [pa.TensorDesc.of(x)], output_dir=tmp_path / "psum")
+    assert op.info["block_dim"] == 4
+    again = pa.load_op(tmp_path / "psum")
+    np.testing.assert_array_equal(np.asarray(again(x)).reshape(-1), parallel_sum(x))
 
 
 def test_debug_mode_runs_it_as_python(monkeypatch):
     monkeypatch.setenv("PYASC_DEBUG", "1")
     x = np.arange(10, dtype=np.float32)
-    np.testing.assert_allclose(parallel_sum(x), [45.0])
+    np.testing.assert_allclose(np.asarray(parallel_sum(x)).reshape(-1), [45.0])
+
+
+def test_memory_check_accepts_the_kernel():
+    x = np.random.default_rng(3).random(513, dtype=np.float32)
+    want = parallel_sum(x)
+    with lang.enable_memory_check():
+        np.testing.assert_array_equal(parallel_sum(x), want)
+
+
+def _refused(fn, args, match):
+    with pytest.raises(PyAscCompileError, match=match) as e:
+        fn(*args)
+    assert e.value.loc is not None and "test_lang_parallel.py" in e.value.loc.file
+    return e.value
 
 
 def test_errors_are_located():
     with pytest.raises(ValueError, match="num_workers must be an int in 1..48"):
         lang.parallel(num_workers=0)
+    ones = (np.ones(4, np.float32),)
+
+    @lang.kernel
+    def not_parallel(x: lang.float32[N]) -> lang.float32[N]:
+        y = lang.empty_like(x)
+        for i in lang.distributed_range(N):
+            y[i] = x[i]
+        return y
+
+    _refused(not_parallel, ones, "needs a @lang.parallel")
 
     @lang.parallel(num_workers=2)
-    def two_loops(x: lang.float32[N]) -> lang.float32[1]:
+    def plain_loop(x: lang.float32[N]) -> lang.float32[1]:
         s = 0.0
         for i in range(N):
             s += x[i]
         return lang.allreduce(s)
 
-    with pytest.raises(PyAscCompileError, match="distributed_range") as e:
-        two_loops(np.ones(4, np.float32))
-    assert e.value.loc is not None and "test_lang_parallel.py" in e.value.loc.file
+    _refused(plain_loop, ones, "reduced in a distributed loop")
 
     @lang.parallel(num_workers=2)
     def wrong_op(x: lang.float32[N]) -> lang.float32[1]:
         s = 0.0
         for i in lang.distributed_range(N):
-            s += lang.exp(x[i])
-        return lang.allreduce(s)
+            s += x[i]
+        return lang.allreduce(s, op="max")
 
-    with pytest.raises(PyAscCompileError, match=r"lang.exp\(x\[i\]\)' is not supported"):
-        wrong_op(np.ones(4, np.float32))
+    _refused(wrong_op, ones, "reduced by sum")
 
     @lang.parallel(num_workers=2)
-    def wide(x: lang.float32[N]) -> lang.float32[N]:
+    def partial_read(x: lang.float32[N]) -> lang.float32[1]:
         s = 0.0
         for i in lang.distributed_range(N):
             s += x[i]
+        return s * 2.0
+
+    _refused(partial_read, ones, r"per-core partials of 's'")
+
+    @lang.parallel(num_workers=2)
+    def outer_assigned(x: lang.float32[N]) -> lang.float32[1]:
+        s = 0.0
+        t = 1.0
+        for i in lang.distributed_range(N):
+            s += x[i]
+            t = x[i]
+        return lang.allreduce(s) + t
+
+    _refused(outer_assigned, ones, "'t' of the enclosing scope")
+
+    @lang.parallel(num_workers=2)
+    def nested(x: lang.float32[N, D]) -> lang.float32[1]:
+        s = 0.0
+        for i in lang.distributed_range(N):
+            for j in lang.distributed_range(D):
+                s += x[i, j]
         return lang.allreduce(s)
 
-    with pytest.raises(PyAscCompileError, match="one-element array"):
-        wide(np.ones(4, np.float32))
-
-
-@pytest.mark.slow  # a memory-check build of its own
-def test_memory_check_and_race_detector_accept_the_kernel():
-    from pyasc_mlir.platform import get_platform
-    from pyasc_mlir.runtime.cpu import CpuKernel, build_library
-
-    x = np.random.default_rng(3).random(513, dtype=np.float32)
-    want = parallel_sum(x)
-    src = parallel_sum.launch_info["source"]
-    k = CpuKernel(build_library({"kernel.cpp": src}, get_platform(), memcheck=True))
-    out = np.zeros(1, np.float32)
-    k.run(4, [x, out], struct.pack("<q", 513), parallel_sum.launch_info["workspace_bytes"])
-    np.testing.assert_array_equal(out, want)
-
-
-def test_pa_compile_refuses_a_parallel_kernel_with_what_to_do():
-    import pyasc_mlir as pa
-
-    with pytest.raises(pa.PyAscUsageError) as info:
-        pa.compile(parallel_sum, [pa.TensorDesc((1000,), "float32")])  # ERR compile-parallel
-    err = info.value
-    assert err.loc is not None and err.loc.line == tagged_line(__file__, "compile-parallel")
-    assert "@lang.parallel" in str(err) and "parallel_sum(x)" in str(err)
+    _refused(nested, (np.ones((2, 2), np.float32),), "inside another distributed loop")

@@ -209,6 +209,48 @@ class AscendcBufferFunctions(AscendcFunctionsBase):
             )
         return (GlobalTensor(t.array, t.offset + off),)
 
+    @impl(ac.WorkspaceOp)
+    def run_workspace(
+        self, interpreter: Interpreter, op: ac.WorkspaceOp, args: PythonValues
+    ) -> PythonValues:
+        """``SetGlobalBuffer(workspace + offset, count)``: a view of the launch's GM
+        workspace (shared by its blocks)."""
+        ws = block_state(interpreter).workspace
+        dt = elem_dtype(op.result.type)
+        start, count = op.offset.data, op.count.data
+        end = start + count * dt.itemsize
+        have = 0 if ws is None else ws.size
+        if ws is None or end > have:
+            raise api_fail(
+                op,
+                "GlobalTensor::SetGlobalBuffer",
+                f"workspace bytes [{start}, {end}) outside the launch's {have}-byte workspace "
+                "(the kernel's asc.workspace_bytes must cover every region)",
+            )
+        return (GlobalTensor(ws[start:end].view(dt), 0),)
+
+    @impl(ac.SyncAllOp)
+    def run_sync_all(
+        self, interpreter: Interpreter, op: ac.SyncAllOp, args: PythonValues
+    ) -> PythonValues:
+        """``SyncAll()``: wait until every block of the launch arrived (``tile_launch.Grid``);
+        a launch of one block passes; the hard form needs a workspace."""
+        state = block_state(interpreter)
+        if state.workspace is None or state.workspace.size == 0:
+            raise api_fail(
+                op, "SyncAll", "the hard form needs a GM workspace (the launch passes none)"
+            )
+        if state.grid is not None:
+            from pyasc_mlir.interpreter.tile_launch import GridError
+
+            try:
+                state.grid.sync(state.idx)
+            except GridError as exc:
+                raise api_fail(op, "SyncAll", str(exc)) from None
+        elif state.num > 1:
+            raise api_fail(op, "SyncAll", f"block {state.idx} of {state.num} runs alone")
+        return ()
+
     # ------------------------------------------------------------------ scalars
 
     @impl(ac.GetBlockIdxOp)

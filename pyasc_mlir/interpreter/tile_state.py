@@ -156,6 +156,13 @@ class BlockState:
         shadow: memory check only (else ``None``): one byte per UB byte holding its "defined"
             bits (0xFF: written since the block started).
         fresh: memory check only: ``(address, array, shadow)`` of fresh (offset-less) allocs.
+        workspace: the launch's GM workspace (``uint8``, shared by its blocks; the whole
+            ``workspace`` argument, ``cube_tiling.launch_info``), or ``None``.
+        workspace_base: byte offset of the kernel's own part of ``workspace`` (after the
+            Matmul system workspace, ``cube_tiling.user_workspace_base``).
+        grid: the launch's cross-core barrier (:class:`.tile_grid.Grid`) when its blocks run
+            concurrently, else ``None``. The three are set per launch (``tile_grid``), not by
+            :meth:`reset`.
     """
 
     idx: int = 0
@@ -165,6 +172,9 @@ class BlockState:
     allocs: dict[Operation | str, Any] = field(default_factory=dict)
     shadow: np.ndarray | None = None
     fresh: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
+    workspace: np.ndarray | None = None
+    workspace_base: int = 0
+    grid: Any = None
 
     def reset(self, idx: int, num: int, tiling: dict[str, int], ub_bytes: int) -> None:
         """Start a new block: poison the UB (resized if needed), forget alloc counters and, in

@@ -22,7 +22,9 @@ __all__ = [
     "ALLOCS",
     "BINARY",
     "UNARY",
+    "allreduce",
     "cast",
+    "distributed_range",
     "empty",
     "empty_like",
     "full",
@@ -72,6 +74,25 @@ def range(start: int, stop: int | None = None, step: int = 1) -> builtins.range:
     """``range`` for kernel loops: ``lang.range(stop)`` or ``lang.range(start, stop, step)``
     (compile-time ints, ``step`` > 0): a loop in the IR, not unrolled."""
     return builtins.range(start, stop, step) if stop is not None else builtins.range(start)
+
+
+def distributed_range(n: int) -> builtins.range:
+    """The loop of a ``@lang.parallel`` kernel whose iterations are split across its cores
+    (contiguous shares of 32-iteration units, ``dialects/asc_loop.py``). As plain Python
+    (``PYASC_DEBUG=1``) it is ``range(n)``: one worker doing all of them."""
+    return builtins.range(n)
+
+
+def allreduce(value: Any, op: str = "sum") -> Any:
+    """The combine of a reduction variable's per-core partials in a ``@lang.parallel``
+    kernel (``op``: ``"sum"``, ``"max"`` or ``"min"``, the variable's update), the same value
+    on every core. As plain Python (one worker) it is ``value``.
+
+    Raises:
+        ValueError: an unknown ``op``."""
+    if op not in ("sum", "max", "min"):
+        raise ValueError(f"lang.allreduce: op must be 'sum', 'max' or 'min', got {op!r}")
+    return value
 
 
 class scope:  # noqa: N801 - used as a function: with lang.scope("name"):

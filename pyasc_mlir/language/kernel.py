@@ -142,8 +142,9 @@ def build_kernel_module(
         assert isinstance(f, types.FunctionType)  # @lang.vectorize takes def functions only
         return build_vectorized_module(f, inputs, name)
     dims = bind(read_signature(f), list(inputs), f.__name__)
-    precision = getattr(f, "__pyasc_key__", {}).get("lang_precision", "default")
-    return build_lang_module(f, inputs, name, dims, precision)
+    key = getattr(f, "__pyasc_key__", {})
+    precision = key.get("lang_precision", "default")
+    return build_lang_module(f, inputs, name, dims, precision, key.get("lang_workers", 0))
 
 
 class LangKernel(JitFunction):
@@ -169,7 +170,8 @@ class LangKernel(JitFunction):
         target = (options.get("platform", DEFAULT_PLATFORM), options.get("double_buffer", True))
         fn.__pyasc_lang_target__ = target  # type: ignore[attr-defined]  # lang_tiles' capacity
         if precision != "default":  # part of the cache key, read by build_kernel_module
-            fn.__pyasc_key__ = {"lang_precision": precision}  # type: ignore[attr-defined]
+            key = dict(getattr(fn, "__pyasc_key__", {}))
+            fn.__pyasc_key__ = key | {"lang_precision": precision}  # type: ignore[attr-defined]
         super().__init__(fn, dynamic=True if dynamic_shape else False, **options)
         self.precision = precision
         self.signature = read_signature(fn)

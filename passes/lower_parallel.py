@@ -1,0 +1,201 @@
+"""The parallel part of ``asc-lower-loops``: a ``@lang.parallel`` nest on ``W`` cores.
+
+Semantics: ``dialects/asc_loop.py`` ("Parallel nests"). The kernel (``blockDim = W``):
+
+- distributed loop over ``0..n``: core ``b`` runs ``[start, end)`` of :func:`asc_loop.share`,
+  computed from ``GetBlockIdx()`` (shares of 32 iterations: cores write GM 64 bytes, one cache
+  line, apart; documented for ``GlobalTensor::SetValue``);
+- a result's alloc: each core writes the fill (or NaN) into its share of the result's elements;
+- a store into a result outside distributed loops: core 0 only (``if (GetBlockIdx() == 0)``);
+- ``asc_loop.allreduce``: the core writes its partial (and compensation) into its 64-byte slot
+  of the GM workspace (``ascendc.workspace``), ``SyncAll()`` (the hard form: the kernel
+  declares a workspace), then reads the ``W`` slots in core order and combines them with the
+  same f32 operations as the interpreter (a compensated add of each partial and of its negated
+  compensation for ``sum``, the op table's ``max``/``min`` otherwise), unrolled;
+- after GM writes to results by several cores (fills, distributed loops), the next top-level
+  statement that touches a result (or an allreduce) is preceded by ``SyncAll()``.
+
+Workspace: ``2 * W * 64`` bytes per sum, ``W * 64`` per max/min, one region per allreduce,
+recorded in the kernel's workspace attribute (at least 64 bytes when the kernel synchronises).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, f32
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from pyasc_mlir.dialects import asc_loop, attrs
+from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.dialects import ascendc_scalar as sc
+
+if TYPE_CHECKING:
+    from pyasc_mlir.passes.lower_loops import _Kernel
+
+__all__ = ["ParallelLowering"]
+
+SLOT_FLOATS = 16
+"""f32 elements of one core's workspace slot: 64 bytes, one cache line."""
+SLOT_BYTES = SLOT_FLOATS * 4
+
+
+class ParallelLowering:
+    """The parallel conversions of one :class:`~pyasc_mlir.passes.lower_loops._Kernel`."""
+
+    def __init__(self, k: _Kernel, workers: int):
+        self.k, self.workers = k, workers
+        self.b = k.add(ac.GetBlockIdxOp()).results[0]
+        self.in_dist = False
+        self.pending = False  # GM writes of several cores not yet separated by SyncAll
+        self.ws_bytes = 0
+        self.synced = False
+
+    @classmethod
+    def of(cls, k: _Kernel) -> ParallelLowering | None:
+        """The lowering for ``k``'s nest, ``None`` when it has no distributed loop."""
+        w = max(
+            (o.num_workers for o in k.nest.body.walk() if isinstance(o, asc_loop.ForOp)),
+            default=0,
+        )
+        return cls(k, w) if w else None
+
+    # -- helpers ----------------------------------------------------------------------------
+    def c(self, v: int, dst: Block) -> SSAValue:
+        return self.k.index(v, dst)
+
+    def op(self, o: Operation, dst: Block) -> SSAValue:
+        return self.k.add(o, dst).results[0]
+
+    def minimum(self, a: SSAValue, b: SSAValue, dst: Block) -> SSAValue:
+        less = self.op(arith.CmpiOp(a, b, "slt"), dst)
+        return self.op(arith.SelectOp(less, a, b), dst)
+
+    def share(self, n: int, dst: Block) -> tuple[SSAValue, SSAValue]:
+        """``[start, end)`` of this core's share of ``0..n`` (:func:`asc_loop.share`)."""
+        units = -(-n // asc_loop.SHARE_ALIGN)
+        per, rem = divmod(units, self.workers)
+        b = self.b
+        u0 = self.op(arith.MuliOp(b, self.c(per, dst)), dst)
+        u0 = self.op(arith.AddiOp(u0, self.minimum(b, self.c(rem, dst), dst)), dst)
+        extra = self.op(arith.CmpiOp(b, self.c(rem, dst), "slt"), dst)
+        one = self.op(arith.SelectOp(extra, self.c(1, dst), self.c(0, dst)), dst)
+        u1 = self.op(arith.AddiOp(self.op(arith.AddiOp(u0, self.c(per, dst)), dst), one), dst)
+        align, top = self.c(asc_loop.SHARE_ALIGN, dst), self.c(n, dst)
+        start = self.minimum(self.op(arith.MuliOp(u0, align), dst), top, dst)
+        end = self.minimum(self.op(arith.MuliOp(u1, align), dst), top, dst)
+        return start, end
+
+    def shared(self, array: SSAValue) -> bool:
+        """Whether ``array`` is a result (in GM, shared by the cores)."""
+        a = self.k.arrays.get(array)
+        return a is not None and a.gm_out is not None
+
+    def sync(self, dst: Block) -> None:
+        self.k.add(ac.SyncAllOp(), dst)
+        self.pending, self.synced = False, True
+
+    def for_loop(self, lo: SSAValue, hi: SSAValue, dst: Block) -> Block:
+        body = Block(arg_types=[IndexType()])
+        self.k.add(scf.ForOp(lo, hi, self.c(1, dst), [], Region(body)), dst)
+        return body
+
+    # -- conversions ------------------------------------------------------------------------
+    def before_top(self, op: Operation, dst: Block) -> None:
+        """``SyncAll()`` before a top-level op that touches results after multi-core writes."""
+        if not self.pending:
+            return
+        touches = any(
+            isinstance(o, asc_loop.AllreduceOp)
+            or (isinstance(o, asc_loop.LoadOp | asc_loop.StoreOp) and self.shared(o.array))
+            for o in op.walk()
+        )
+        if touches:
+            self.sync(dst)
+
+    def convert(self, op: Operation, dst: Block) -> bool:
+        """Convert ``op`` when it needs the parallel form; ``False`` otherwise."""
+        if isinstance(op, asc_loop.ForOp) and op.num_workers:
+            self.distributed(op, dst)
+        elif isinstance(op, asc_loop.AllocOp) and self.shared(op.result):
+            self.fill(op, dst)
+        elif isinstance(op, asc_loop.StoreOp) and self.shared(op.array) and not self.in_dist:
+            cond = self.op(arith.CmpiOp(self.b, self.c(0, dst), "eq"), dst)
+            then = Block()
+            self.k.add(scf.IfOp(cond, [], Region(then), None), dst)
+            self.in_dist = True  # converted as a plain store inside the if
+            self.k.convert(op, then)
+            self.in_dist = False
+            self.k.add(scf.YieldOp(), then)
+        elif isinstance(op, asc_loop.AllreduceOp):
+            self.allreduce(op, dst)
+        else:
+            return False
+        return True
+
+    def distributed(self, op: asc_loop.ForOp, dst: Block) -> None:
+        start, end = self.share(op.ub.data, dst)
+        body = self.for_loop(start, end, dst)
+        self.k.values[op.body.block.args[0]] = body.args[0]
+        self.in_dist = True
+        self.k.region(op.body.block, body)
+        self.in_dist = False
+        if any(isinstance(o, asc_loop.StoreOp) and self.shared(o.array) for o in op.walk()):
+            self.pending = True
+
+    def fill(self, op: asc_loop.AllocOp, dst: Block) -> None:
+        a = self.k.arrays[op.result]
+        assert a.tensor is not None
+        start, end = self.share(a.count, dst)
+        body = self.for_loop(start, end, dst)
+        fill = op.fill_value
+        value = self.op(sc.ScalarConstOp(float("nan") if fill is None else fill), body)
+        self.k.add(sc.ScalarSetOp(value, a.tensor, body.args[0]), body)
+        self.k.add(scf.YieldOp(), body)
+        self.pending = True
+
+    def allreduce(self, op: asc_loop.AllreduceOp, dst: Block) -> None:
+        w, v = self.workers, self.k.values
+        parts = [op.acc] + ([op.comp] if op.comp is not None else [])
+        count = len(parts) * w * SLOT_FLOATS
+        ws = self.op(ac.WorkspaceOp(self.ws_bytes, count, f32), dst)
+        self.ws_bytes += count * 4
+        mine = self.op(arith.MuliOp(self.b, self.c(SLOT_FLOATS, dst)), dst)
+        for k, arr in enumerate(parts):
+            local = self.k.arrays[arr].tensor
+            assert local is not None
+            val = self.op(sc.ScalarGetOp(local, self.c(0, dst)), dst)
+            at = self.op(arith.AddiOp(mine, self.c(k * w * SLOT_FLOATS, dst)), dst)
+            self.k.add(sc.ScalarSetOp(val, ws, at), dst)
+        self.sync(dst)
+        total = v[op.init]
+        if op.comp is None:
+            for c in range(w):
+                p = self.op(sc.ScalarGetOp(ws, self.c(c * SLOT_FLOATS, dst)), dst)
+                total = self.op(sc.ScalarBinaryOp(op.kind.data, total, p), dst)
+            v[op.result] = total
+            return
+        tcomp = self.op(sc.ScalarConstOp(0.0), dst)
+        for c in range(w):
+            p = self.op(sc.ScalarGetOp(ws, self.c(c * SLOT_FLOATS, dst)), dst)
+            q = self.op(sc.ScalarGetOp(ws, self.c((w + c) * SLOT_FLOATS, dst)), dst)
+            total, tcomp = self.kahan(total, tcomp, p, dst)
+            neg = self.op(sc.ScalarUnaryOp("neg", q), dst)
+            total, tcomp = self.kahan(total, tcomp, neg, dst)
+        v[op.result] = total
+
+    def kahan(
+        self, total: SSAValue, comp: SSAValue, e: SSAValue, dst: Block
+    ) -> tuple[SSAValue, SSAValue]:
+        """``y = e - comp; t = total + y; comp = (t - total) - y`` (as the interpreter)."""
+        y = self.op(sc.ScalarBinaryOp("sub", e, comp), dst)
+        t = self.op(sc.ScalarBinaryOp("add", total, y), dst)
+        d = self.op(sc.ScalarBinaryOp("sub", t, total), dst)
+        return t, self.op(sc.ScalarBinaryOp("sub", d, y), dst)
+
+    def finish(self, kernel: Any) -> None:
+        """Record the kernel's GM workspace (at least one slot when it synchronises)."""
+        need = max(self.ws_bytes, SLOT_BYTES if self.synced else 0)
+        if need:
+            kernel.attributes[attrs.WORKSPACE_BYTES_ATTR] = IntegerAttr(need, 64)
