@@ -13,13 +13,14 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    I64,
     AnyFloat,
     FloatAttr,
     IndexType,
-    IntAttr,
     IntegerAttr,
     MemRefType,
     StringAttr,
+    i64,
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
@@ -585,19 +586,30 @@ class WorkspaceOp(IRDLOperation):
     address is ``workspace + base + offset``). Costs nothing by itself."""
 
     name = "ascendc.workspace"
-    offset = prop_def(IntAttr)
-    count = prop_def(IntAttr)
+    offset = prop_def(IntegerAttr[I64])
+    count = prop_def(IntegerAttr[I64])
     result = result_def(GlobalTensorType)
-    assembly_format = "$offset `,` $count attr-dict `:` type($result)"
+    # bracketed: ``$count : type`` would parse as a typed integer attribute
+    assembly_format = "`[` $offset `,` $count `]` attr-dict `:` type($result)"
 
     def __init__(self, offset: int, count: int, element_type: Attribute):
         super().__init__(
-            properties={"offset": IntAttr(offset), "count": IntAttr(count)},
+            properties={"offset": IntegerAttr(offset, i64), "count": IntegerAttr(count, i64)},
             result_types=[GlobalTensorType(element_type)],
         )
 
+    @property
+    def byte_offset(self) -> int:
+        """``offset``: bytes into the kernel's own GM workspace."""
+        return self.offset.value.data
+
+    @property
+    def elements(self) -> int:
+        """``count``: elements of the view."""
+        return self.count.value.data
+
     def verify_(self) -> None:
-        check_workspace_region(self, self.offset.data, self.count.data, elem(self.result.type))
+        check_workspace_region(self, self.byte_offset, self.elements, elem(self.result.type))
 
 
 @irdl_op_definition

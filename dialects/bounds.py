@@ -8,17 +8,26 @@ every buffer it covers; a block copy of ``count`` blocks of ``length`` elements 
 with block stride ``stride`` ends at ``start + (count - 1) * stride + length`` <= size; offsets
 and strides are never negative. UB addresses of a copy must be DataBlock aligned
 (``DATA_BLOCK_BYTES`` = 32 bytes, ``pyasc_mlir.platform``; Ascend C ``DataCopy``/
-``DataCopyPad`` take the UB side in whole 32-byte blocks).
+``DataCopyPad`` take the UB side in whole 32-byte blocks). GM workspace views and the hard
+``SyncAll()`` are checked against the enclosing kernel's ``asc.workspace_bytes``
+(:func:`check_workspace_region`, :func:`check_sync_all_workspace`).
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, MemRefType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from pyasc_mlir.dialects.attrs import KERNEL_ATTR, TILING_ATTR
+from pyasc_mlir.dialects.asc_attrs import element_bits
+from pyasc_mlir.dialects.attrs import (
+    KERNEL_ATTR,
+    TILING_ATTR,
+    WORKSPACE_BYTES_ATTR,
+    enclosing_func,
+    kernel_workspace_bytes,
+)
 from pyasc_mlir.platform import DATA_BLOCK_BYTES, ceil_div
 
 
@@ -152,4 +161,55 @@ def check_tiling_field(op: Operation, field: str) -> None:
         raise VerifyException(
             f"{op.name}: kernel @{name} has no tiling field {field!r} (its "
             f"asc.tiling has: {', '.join(tiling.data) or 'no fields'})"
+        )
+
+
+WORKSPACE_ELEMENT_TYPES = ("f16", "bf16", "f32", "i8", "i32", "i64")
+"""Element types an ``ascendc.workspace`` view may have (those the emitter prints)."""
+
+
+def _workspace_kernel(op: Operation) -> tuple[str, int | None]:
+    """The name of the ``func.func`` around ``op`` (``"?"`` outside one) and its
+    ``asc.workspace_bytes`` (``None`` when it has none)."""
+    kernel = enclosing_func(op)
+    if kernel is None:
+        return "?", None
+    return kernel.sym_name.data, kernel_workspace_bytes(kernel)
+
+
+def check_workspace_region(op: Operation, offset: int, count: int, element_type: Attribute) -> None:
+    """An ``ascendc.workspace`` view: ``offset`` a non-negative multiple of 32 bytes, ``count``
+    positive, an element type of :data:`WORKSPACE_ELEMENT_TYPES`, and the bytes
+    ``[offset, offset + count * sizeof(T))`` inside the enclosing kernel's
+    ``asc.workspace_bytes`` when it has that attribute."""
+    if offset < 0 or offset % DATA_BLOCK_BYTES:
+        raise VerifyException(
+            f"{op.name}: offset {offset} must be a non-negative multiple of "
+            f"{DATA_BLOCK_BYTES} bytes (GM workspace regions start on a DataBlock)"
+        )
+    if count <= 0:
+        raise VerifyException(f"{op.name}: count {count} must be positive")
+    spelled = str(element_type)
+    if spelled not in WORKSPACE_ELEMENT_TYPES:
+        raise VerifyException(
+            f"{op.name}: element type {spelled} is not one of {', '.join(WORKSPACE_ELEMENT_TYPES)}"
+        )
+    name, limit = _workspace_kernel(op)
+    end = offset + count * element_bits(element_type) // 8
+    if limit is not None and end > limit:
+        raise VerifyException(
+            f"{op.name}: bytes [{offset}, {end}) of the workspace exceed kernel @{name}'s "
+            f"{WORKSPACE_BYTES_ATTR} = {limit}"
+        )
+
+
+def check_sync_all_workspace(op: Operation) -> None:
+    """The hard ``SyncAll()`` needs a GM workspace (documented: the tiling's workspace size must
+    not be 0): the enclosing kernel's ``asc.workspace_bytes`` must be positive."""
+    name, limit = _workspace_kernel(op)
+    if not limit or limit <= 0:
+        have = "has none" if limit is None else f"is {limit}"
+        raise VerifyException(
+            f"{op.name}: the hard SyncAll() needs a nonzero GM workspace, but kernel @{name}'s "
+            f"{WORKSPACE_BYTES_ATTR} {have} (documented: the workspace size must not be 0)"
         )

@@ -36,7 +36,8 @@ from pyasc_mlir.errors import PyAscUsageError, caller_loc, user_facing
 from pyasc_mlir.integrity import RECOMPILE, check_ir, signature_problem
 from pyasc_mlir.interop import same_kind_as, torch_to_numpy
 from pyasc_mlir.interpreter.core import make_interpreter, run_function
-from pyasc_mlir.interpreter.tile_impls import kernel_ub_bytes, set_block
+from pyasc_mlir.interpreter.tile_grid import run_blocks
+from pyasc_mlir.interpreter.tile_impls import kernel_ub_bytes
 from pyasc_mlir.output import library_path
 from pyasc_mlir.pipeline import STAGES, make_context
 from pyasc_mlir.platform import get_platform
@@ -349,10 +350,8 @@ class CompiledOp:
         )
         ins = [args[i] for i in self.info.get("kernel_args", range(len(args)))]
         flat = tuple(a.reshape(-1) for a in [*ins, *outs])
-        interp = make_interpreter(module)
-        for idx in range(launch.block_dim):
-            set_block(interp, idx, launch.block_dim, launch.tiling, kernel_ub_bytes(kernel))
-            interp.call_op(kname, flat)
+        interp = make_interpreter(module)  # blocks in order; as threads around a SyncAll()
+        run_blocks(interp, kernel, flat, launch.block_dim, launch.tiling, kernel_ub_bytes(kernel))
         return outs
 
     def _numeric_check(self, outs: list[np.ndarray], args: list[np.ndarray], where: str) -> None:

@@ -21,7 +21,10 @@ How a kernel is costed (each core, and the kernel at its slowest core):
      op) — plus ``VECTOR_ISSUE_CYCLES``; ``Cast`` counts the wider
      type; reductions add ``log2`` of the lanes of one repeat for the in-repeat tree.
    * S (scalar): ``SCALAR_TILE_CYCLES`` per tile iteration plus ``SCALAR_OP_CYCLES`` per
-     scalar read (``GetValue``) and per loop iteration inside the tile.
+     scalar read (``GetValue``), scalar-unit op and loop iteration inside the tile; a
+     cross-core ``SyncAll()`` costs ``SYNC_ALL_CYCLES`` (an ASSUMPTION: no published figure,
+     see ``pyasc_mlir.cost_walker``). An ``scf.if`` costs the branch the core takes; the
+     GM workspace view (``ascendc.workspace``) costs nothing by itself.
    * M (cube, MODELED): each ``Matmul::Iterate`` of a ``[m, n]`` block over ``k`` costs
      ``ceil(m/16) * ceil(n/16) * ceil(k/16)`` fractal products at one per cycle for fp16
      (16x16x16 MACs per cycle, ASCEND_FACTS.md) and at ``CostConstants.cube_fp32_rate`` per
@@ -71,6 +74,7 @@ from pyasc_mlir.cost_walker import CUBE_ISSUE_CYCLES as CUBE_ISSUE_CYCLES
 from pyasc_mlir.cost_walker import MAX_UNROLL as MAX_UNROLL
 from pyasc_mlir.cost_walker import SCALAR_OP_CYCLES as SCALAR_OP_CYCLES
 from pyasc_mlir.cost_walker import SCALAR_TILE_CYCLES as SCALAR_TILE_CYCLES
+from pyasc_mlir.cost_walker import SYNC_ALL_CYCLES as SYNC_ALL_CYCLES
 from pyasc_mlir.cost_walker import VECTOR_ISSUE_CYCLES as VECTOR_ISSUE_CYCLES
 from pyasc_mlir.cost_walker import TileCost, Walker
 from pyasc_mlir.dialects.attrs import kernel_platform

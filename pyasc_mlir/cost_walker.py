@@ -45,9 +45,16 @@ SCALAR_TILE_CYCLES = 200
 SCALAR_OP_CYCLES = 4
 """Assumed cost of one scalar read or one inner-loop iteration (cycles)."""
 SYNC_ALL_CYCLES = 2000
-"""Assumed cost of one ``SyncAll()`` (cycles, about 1 us at 1.8 GHz): no published measurement
-was found; the order of a few GM round trips, which the barrier's flag exchange takes. Not
-fitted."""
+"""ASSUMED cost of one hard ``SyncAll()`` on the scalar pipe (cycles; about 1.1 µs at 1.8 GHz).
+No published figure was found: ``shared/ASCEND_FACTS.md`` has none, the SyncAll page of the
+Ascend C API reference gives only its semantics (hard sync: the hardware's all-core barrier
+instruction; soft sync: a software algorithm over per-core 32-byte GM flags), and no GM access
+latency is documented either. The figure is an order-of-magnitude assumption: the soft form's
+flag exchange, one GM write and one GM read per core, taken as two GM round trips of roughly
+1000 cycles each (the hard form is presumably no slower). It stays well below the fitted
+5.53 µs least kernel time (``CostConstants.min_kernel_us``, which includes the end-of-kernel
+synchronisation). Not fitted; not modeled: the wait for the slowest core (each core is walked
+on its own)."""
 CUBE_ISSUE_CYCLES = 64
 """Assumed fixed cost of one Matmul Iterate + GetTensorC round (message, L1/L0 loads), cycles."""
 MAX_UNROLL = 4096
@@ -242,7 +249,9 @@ class Walker:
         elif isinstance(op, ac.SyncAllOp):
             cost.s += SYNC_ALL_CYCLES
         elif isinstance(op, scf.IfOp):
-            self._block(op.true_region.block, cost)  # taken: an upper bound
+            taken = op.true_region if self._val(op.cond) else op.false_region
+            if taken.blocks:  # the branch this core takes (the condition is index arithmetic)
+                self._block(taken.block, cost)
         elif isinstance(op, _CUBE_OPS):
             self._cube(op, cost)
         elif isinstance(op, scf.ForOp):
@@ -397,16 +406,20 @@ def _nested(op: Operation, body: Block) -> bool:
 
 def cost_keys(body: Block) -> list[SSAValue]:
     """The values one iteration of the loop ``body`` costs as a function of: the index
-    operands of its ops (addresses excepted, :data:`_ADDRESSES`; index arithmetic only
-    through what it computes), traced back through the index arithmetic of nested loops to
-    values defined in ``body`` itself or before it (``body``'s loop variable included), or
-    to a tiling field or ``GetBlockIdx()`` in a nested loop. A nested loop's variable is not a
-    key: its loop's bounds are."""
+    operands of its ops and the conditions of its ``scf.if`` ops (addresses excepted,
+    :data:`_ADDRESSES`; index arithmetic only through what it computes), traced back through
+    the index arithmetic of nested loops to values defined in ``body`` itself or before it
+    (``body``'s loop variable included), or to a tiling field or ``GetBlockIdx()`` in a nested
+    loop. A nested loop's variable is not a key: its loop's bounds are."""
     work: list[SSAValue] = []
     for op in body.walk():
         if not _is_index_op(op):
             address = getattr(op, _ADDRESSES.get(type(op), ""), None)
-            work += [v for v in op.operands if isinstance(v.type, IndexType) and v is not address]
+            work += [
+                v
+                for v in op.operands
+                if (isinstance(v.type, IndexType) or isinstance(op, scf.IfOp)) and v is not address
+            ]
     seen: set[SSAValue] = set()
     keys: list[SSAValue] = []
     while work:

@@ -310,7 +310,7 @@ class _KernelPrinter:
             self.emit(f"GlobalTensor<{ty}> {g};")
             self.emit(
                 f"{g}.SetGlobalBuffer((__gm__ {ty}*)(workspace + "
-                f"{self.ws_base + op.offset.data}), {op.count.data}LL);"
+                f"{self.ws_base + op.byte_offset}), {op.elements}LL);"
             )
         elif isinstance(op, ac.SyncAllOp):
             self.emit("SyncAll();  // every core of the launch arrives before any goes on")

@@ -213,19 +213,22 @@ class AscendcBufferFunctions(AscendcFunctionsBase):
     def run_workspace(
         self, interpreter: Interpreter, op: ac.WorkspaceOp, args: PythonValues
     ) -> PythonValues:
-        """``SetGlobalBuffer(workspace + offset, count)``: a view of the launch's GM
-        workspace (shared by its blocks)."""
-        ws = block_state(interpreter).workspace
-        dt = elem_dtype(op.result.type)
-        start, count = op.offset.data, op.count.data
-        end = start + count * dt.itemsize
+        """``SetGlobalBuffer(workspace + base + offset, count)``: ``count`` elements of the
+        launch's GM workspace (shared by its blocks, ``tile_grid``) from byte ``offset`` of the
+        kernel's own part."""
+        state = block_state(interpreter)
+        ws = state.workspace
+        dt = self.result_dtype(op, op.result.type)
+        start = state.workspace_base + op.byte_offset
+        end = start + op.elements * dt.itemsize
         have = 0 if ws is None else ws.size
         if ws is None or end > have:
-            raise api_fail(
+            raise api_mem_fail(
                 op,
                 "GlobalTensor::SetGlobalBuffer",
-                f"workspace bytes [{start}, {end}) outside the launch's {have}-byte workspace "
-                "(the kernel's asc.workspace_bytes must cover every region)",
+                f"workspace bytes [{start}, {end}) outside the launch's {have}-byte GM "
+                "workspace (the kernel's asc.workspace_bytes must cover every region; a "
+                "kernel run by hand gets one with block_state(interpreter).workspace)",
             )
         return (GlobalTensor(ws[start:end].view(dt), 0),)
 
@@ -233,22 +236,24 @@ class AscendcBufferFunctions(AscendcFunctionsBase):
     def run_sync_all(
         self, interpreter: Interpreter, op: ac.SyncAllOp, args: PythonValues
     ) -> PythonValues:
-        """``SyncAll()``: wait until every block of the launch arrived (``tile_launch.Grid``);
-        a launch of one block passes; the hard form needs a workspace."""
+        """``SyncAll()``: wait until every block of the launch arrived (``tile_grid.Grid``);
+        a launch of one block passes. The hard form needs a GM workspace."""
         state = block_state(interpreter)
+        if state.num <= 1:
+            return ()
+        if state.grid is None:
+            raise api_fail(
+                op,
+                "SyncAll",
+                f"block {state.idx} of {state.num} runs alone: blocks run one after another "
+                "cannot wait for each other; launch the kernel with asc.launch (or "
+                "pyasc_mlir.interpreter.tile_grid.run_blocks), which runs them as threads",
+            )
         if state.workspace is None or state.workspace.size == 0:
             raise api_fail(
-                op, "SyncAll", "the hard form needs a GM workspace (the launch passes none)"
+                op, "SyncAll", "the hard SyncAll() needs a GM workspace; the launch passes none"
             )
-        if state.grid is not None:
-            from pyasc_mlir.interpreter.tile_launch import GridError
-
-            try:
-                state.grid.sync(state.idx)
-            except GridError as exc:
-                raise api_fail(op, "SyncAll", str(exc)) from None
-        elif state.num > 1:
-            raise api_fail(op, "SyncAll", f"block {state.idx} of {state.num} runs alone")
+        state.grid.sync(op, state.idx)
         return ()
 
     # ------------------------------------------------------------------ scalars
