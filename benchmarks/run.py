@@ -174,7 +174,8 @@ def bench_cold(ws: list[Workload], s: Settings, tmp: Path) -> dict[str, Any]:
 def lower_once(
     w: Workload, shape: tuple[int, ...], fused: bool, db: bool
 ) -> tuple[dict[str, Any], dict[str, float]]:
-    from pyasc_mlir.emitter import emit_cpu_entry, emit_host_source, emit_kernel_source
+    from pyasc_mlir.emit_host import emit_cpu_entry, emit_host_source
+    from pyasc_mlir.emitter import emit_kernel_source
 
     t0 = time.perf_counter()
     stages, _, times = pipeline.lower(w.fn, w.descs(shape), w.fn.__name__, PLATFORM, db, fuse=fused)

@@ -27,8 +27,9 @@ only the iterations of ``b``'s share (:func:`share`: contiguous, DataBlock-align
 them from their value at loop entry and ends with its own *partial*.
 ``asc_loop.allreduce`` combines the partials of the last distributed loop that wrote its
 operands, in worker order, starting from ``init``: ``sum`` with a compensated (Kahan) add of
-each partial and of the negated compensation (its ``comp`` operand), ``max``/``min`` with the
-op table's ``max``/``min``. Sequentially (the interpreter) a distributed loop runs the shares
+each partial and of the negated compensation (its ``comp`` operand;
+``scalar_f32.kahan_step``), ``max``/``min`` with the op table's ``max``/``min``.
+Sequentially (the interpreter) a distributed loop runs the shares
 one worker after another, resetting the reduction variables between them; the kernel
 (``asc-lower-loops``) runs them on ``W`` cores with a GM workspace and ``SyncAll``.
 
@@ -68,7 +69,8 @@ from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from pyasc_mlir.dialects.asc_loop_nest import NestOp, NestYieldOp
-from pyasc_mlir.dialects.scalar_f32 import BinaryBase, ConstBase, RoundBase, UnaryBase
+from pyasc_mlir.dialects.scalar_f32 import BinaryBase, ConstBase, KahanBase, RoundBase, UnaryBase
+from pyasc_mlir.platform import DCACHE_LINE_BYTES, ceil_div
 
 __all__ = [
     "AllocOp",
@@ -77,6 +79,7 @@ __all__ = [
     "BinaryOp",
     "ConstOp",
     "ForOp",
+    "KahanOp",
     "LoadOp",
     "NestOp",
     "NestYieldOp",
@@ -88,18 +91,17 @@ __all__ = [
     "share",
 ]
 
-SHARE_ALIGN = 32
-"""Iterations per unit of a distributed loop's shares: 32 elements of fp16 are one 64-byte
-cache line (two of fp32). Documented (Ascend C API reference, ``GlobalTensor::SetValue``):
-scalar writes go through each core's DCache and are written out by 64-byte cache lines, so
-addresses that different cores write must be at least a cache line apart."""
+SHARE_ALIGN = DCACHE_LINE_BYTES // 2
+"""Iterations per unit of a distributed loop's shares: 32 elements of fp16 are one DCache line
+(:data:`~pyasc_mlir.platform.DCACHE_LINE_BYTES`; two of fp32), so no two cores write the same
+line of a result with scalar stores."""
 
 
 def share(n: int, workers: int, b: int, align: int = SHARE_ALIGN) -> tuple[int, int]:
     """``[start, end)`` of worker ``b``'s iterations of a distributed loop over ``0..n``: the
     ``ceil(n / align)`` units split as the work split does (``units // workers`` each, the
     first ``units % workers`` one more), clipped to ``n``; shares may be empty."""
-    units = -(-n // align)
+    units = ceil_div(n, align)
     per, rem = divmod(units, workers)
     u0 = b * per + min(b, rem)
     u1 = u0 + per + (1 if b < rem else 0)
@@ -260,6 +262,13 @@ class BinaryOp(BinaryBase):
 
 
 @irdl_op_definition
+class KahanOp(KahanBase):
+    """One compensated add (``scalar_f32.kahan_step``): a sum in a distributed loop."""
+
+    name = "asc_loop.kahan"
+
+
+@irdl_op_definition
 class RoundOp(RoundBase):
     """``lang.cast(x, dtype)`` on a scalar: round to ``dtype`` (nearest even), widen back."""
 
@@ -329,6 +338,7 @@ AscLoop = Dialect(
         ConstOp,
         UnaryOp,
         BinaryOp,
+        KahanOp,
         RoundOp,
         ToTensorOp,
         NestOp,

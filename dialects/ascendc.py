@@ -8,13 +8,15 @@ arithmetic stays in ``arith`` and loops in ``scf``; the kernel is a ``func.func`
 API reference, summarised in ``shared/ASCEND_FACTS.md``.
 
 This module is the import point: the definitions live in ``ascendc_types`` (types),
-``ascendc_ops`` (buffers, copies, vector calls, sync) and ``ascendc_matmul`` (the Matmul API).
+``ascendc_ops`` (buffers, copies, vector calls, sync), ``ascendc_grid`` (block index, GM
+workspace, ``SyncAll``) and ``ascendc_matmul`` (the Matmul API).
 """
 
 from __future__ import annotations
 
 from xdsl.ir import Dialect
 
+from pyasc_mlir.dialects.ascendc_grid import GetBlockIdxOp, SyncAllOp, WorkspaceOp
 from pyasc_mlir.dialects.ascendc_matmul import (
     KERNEL_TYPES,
     CubeTilingOp,
@@ -48,7 +50,6 @@ from pyasc_mlir.dialects.ascendc_ops import (
     DuplicateOp,
     EnQueOp,
     FreeTensorOp,
-    GetBlockIdxOp,
     GetValueOp,
     GlobalBufferOp,
     InitQueueOp,
@@ -56,14 +57,12 @@ from pyasc_mlir.dialects.ascendc_ops import (
     ReduceOp,
     SelectOp,
     SubviewOp,
-    SyncAllOp,
     SyncOp,
     TBufGetOp,
     TilingFieldOp,
     VecBinaryOp,
     VecScalarOp,
     VecUnaryOp,
-    WorkspaceOp,
 )
 from pyasc_mlir.dialects.ascendc_scalar import SCALAR_OPS
 from pyasc_mlir.dialects.ascendc_types import (

@@ -1,7 +1,7 @@
 """The ``ascendc`` ops of the vector core's API: GM views, ``TQue``/``TBuf`` buffers,
 ``DataCopy``/``DataCopyPad``, the vector calls (``Add``, ``Exp``, ``Adds``, ``Duplicate``,
-``Cast``, ``Compare``, ``Select``, ``ReduceSum`` ...), ``GetBlockIdx``, tiling-struct fields and
-the pipe synchronisation, with the tables of the API names they accept (derived from the op
+``Cast``, ``Compare``, ``Select``, ``ReduceSum`` ...), tiling-struct fields and the pipe
+synchronisation, with the tables of the API names they accept (derived from the op
 table ``pyasc_mlir.dialects.opset``).
 
 ``pyasc_mlir.dialects.ascendc`` re-exports the public names; import them from there.
@@ -13,14 +13,12 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
-    I64,
     AnyFloat,
     FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
     StringAttr,
-    i64,
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
@@ -48,9 +46,7 @@ from pyasc_mlir.dialects.ascendc_types import (
 )
 from pyasc_mlir.dialects.bounds import (
     check_not_negative,
-    check_sync_all_workspace,
     check_tiling_field,
-    check_workspace_region,
 )
 
 
@@ -531,18 +527,6 @@ class ReduceOp(IRDLOperation):
 
 
 @irdl_op_definition
-class GetBlockIdxOp(IRDLOperation):
-    """``GetBlockIdx()``"""
-
-    name = "ascendc.get_block_idx"
-    result = result_def(IndexType)
-    assembly_format = "attr-dict"
-
-    def __init__(self):
-        super().__init__(result_types=[IndexType()])
-
-
-@irdl_op_definition
 class TilingFieldOp(IRDLOperation):
     """``tiling.FIELD`` (an int64 of the kernel's tiling struct)."""
 
@@ -573,59 +557,3 @@ class SyncOp(IRDLOperation):
     def verify_(self) -> None:
         if self.event.data not in EVENTS:
             raise VerifyException(f"{self.name}: unknown event {self.event.data}")
-
-
-@irdl_op_definition
-class WorkspaceOp(IRDLOperation):
-    """``GlobalTensor<T> w; w.SetGlobalBuffer((__gm__ T*)(workspace + offset), count);``: a
-    view of ``count`` elements of ``T`` (f16, bf16, f32, i8, i32, i64) at byte ``offset`` (a
-    multiple of 32) of the kernel's own GM workspace, which the kernel's
-    ``asc.workspace_bytes`` must cover. The region is shared by every core of the launch and
-    zero-filled by the host; when the kernel also has the Matmul API's system workspace the
-    kernel's own part follows it (``pyasc_mlir.cube_tiling.user_workspace_base``: the emitted
-    address is ``workspace + base + offset``). Costs nothing by itself."""
-
-    name = "ascendc.workspace"
-    offset = prop_def(IntegerAttr[I64])
-    count = prop_def(IntegerAttr[I64])
-    result = result_def(GlobalTensorType)
-    # bracketed: ``$count : type`` would parse as a typed integer attribute
-    assembly_format = "`[` $offset `,` $count `]` attr-dict `:` type($result)"
-
-    def __init__(self, offset: int, count: int, element_type: Attribute):
-        super().__init__(
-            properties={"offset": IntegerAttr(offset, i64), "count": IntegerAttr(count, i64)},
-            result_types=[GlobalTensorType(element_type)],
-        )
-
-    @property
-    def byte_offset(self) -> int:
-        """``offset``: bytes into the kernel's own GM workspace."""
-        return self.offset.value.data
-
-    @property
-    def elements(self) -> int:
-        """``count``: elements of the view."""
-        return self.count.value.data
-
-    def verify_(self) -> None:
-        check_workspace_region(self, self.byte_offset, self.elements, elem(self.result.type))
-
-
-@irdl_op_definition
-class SyncAllOp(IRDLOperation):
-    """``SyncAll();``: the hard cross-core barrier of the vector cores: every block of the
-    launch arrives before any goes on (documented for Atlas A2/A3:
-    ``template <bool isAIVOnly = true> void SyncAll()``; the tiling's workspace size must not be
-    0, so the enclosing kernel must declare a nonzero ``asc.workspace_bytes``; blockDim must
-    not exceed the cores). Interpreter: the launch's blocks run as threads
-    (``pyasc_mlir.interpreter.tile_grid``); CPU build: ``pyasc_run_grid``."""
-
-    name = "ascendc.sync_all"
-    assembly_format = "attr-dict"
-
-    def __init__(self) -> None:
-        super().__init__()
-
-    def verify_(self) -> None:
-        check_sync_all_workspace(self)

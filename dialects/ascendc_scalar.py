@@ -32,13 +32,14 @@ from xdsl.irdl import (
 )
 
 from pyasc_mlir.dialects.ascendc_types import Tensor
-from pyasc_mlir.dialects.scalar_f32 import BinaryBase, ConstBase, RoundBase, UnaryBase
+from pyasc_mlir.dialects.scalar_f32 import BinaryBase, ConstBase, KahanBase, RoundBase, UnaryBase
 
 __all__ = [
     "SCALAR_OPS",
     "ScalarBinaryOp",
     "ScalarConstOp",
     "ScalarGetOp",
+    "ScalarKahanOp",
     "ScalarRoundOp",
     "ScalarSetOp",
     "ScalarUnaryOp",
@@ -101,6 +102,13 @@ class ScalarRoundOp(RoundBase):
     name = "ascendc.scalar_round"
 
 
+@irdl_op_definition
+class ScalarKahanOp(KahanBase):
+    """One compensated add (``scalar_f32.kahan_step``), printed as ``pyasc_s_kahan``."""
+
+    name = "ascendc.scalar_kahan"
+
+
 SCALAR_OPS = (
     ScalarGetOp,
     ScalarSetOp,
@@ -108,5 +116,6 @@ SCALAR_OPS = (
     ScalarUnaryOp,
     ScalarBinaryOp,
     ScalarRoundOp,
+    ScalarKahanOp,
 )
 """The ops of this module, for the ``ascendc`` dialect's op list."""

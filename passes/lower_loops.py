@@ -76,7 +76,7 @@ class _Array:
         return self.count * np_dtype_of(self.mem.element_type).itemsize
 
 
-class _Kernel:
+class LoopKernel:
     """Builds the kernel of one ``asc_loop.nest``."""
 
     def __init__(self, nest: asc_loop.NestOp, name: str, budget: int):
@@ -263,6 +263,8 @@ class _Kernel:
             return sc.ScalarBinaryOp(op.kind.data, v[op.lhs], v[op.rhs])
         if isinstance(op, asc_loop.RoundOp):
             return sc.ScalarRoundOp(v[op.input], op.dtype)
+        if isinstance(op, asc_loop.KahanOp):
+            return sc.ScalarKahanOp(v[op.acc], v[op.comp], v[op.value])
         if isinstance(op, arith.ConstantOp | arith.AddiOp | arith.SubiOp | arith.MuliOp):
             return op.clone(value_mapper=v)
         raise PyAscCompileError(
@@ -312,7 +314,7 @@ class AscLowerLoopsPass(ModulePass):
         budget = self.ub_budget if self.ub_budget >= 0 else plat.ub_usable_bytes
         for host in [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]:
             for nest in [o for o in host.body.block.ops if isinstance(o, asc_loop.NestOp)]:
-                k = _Kernel(nest, _name(op, host.sym_name.data), budget)
+                k = LoopKernel(nest, _name(op, host.sym_name.data), budget)
                 kernel = k.build()
                 block_dim = k.par.workers if k.par is not None else 1
                 attrs.mark_kernel(kernel)

@@ -10,8 +10,9 @@ Semantics: ``dialects/asc_loop.py`` ("Parallel nests"). The kernel (``blockDim =
 - ``asc_loop.allreduce``: the core writes its partial (and compensation) into its 64-byte slot
   of the GM workspace (``ascendc.workspace``), ``SyncAll()`` (the hard form: the kernel
   declares a workspace), then reads the ``W`` slots in core order and combines them with the
-  same f32 operations as the interpreter (a compensated add of each partial and of its negated
-  compensation for ``sum``, the op table's ``max``/``min`` otherwise), unrolled;
+  same f32 operations as the interpreter (a compensated add, ``scalar_f32.kahan_step``, of
+  each partial and of its negated compensation for ``sum``, the op table's ``max``/``min``
+  otherwise), unrolled;
 - after GM writes to results by several cores (fills, distributed loops), the next top-level
   statement that touches a result (or an allreduce) is preceded by ``SyncAll()``.
 
@@ -30,21 +31,23 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from pyasc_mlir.dialects import asc_loop, attrs
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dialects import ascendc_scalar as sc
+from pyasc_mlir.platform import DCACHE_LINE_BYTES, ceil_div
 
 if TYPE_CHECKING:
-    from pyasc_mlir.passes.lower_loops import _Kernel
+    from pyasc_mlir.passes.lower_loops import LoopKernel
 
 __all__ = ["ParallelLowering"]
 
-SLOT_FLOATS = 16
-"""f32 elements of one core's workspace slot: 64 bytes, one cache line."""
-SLOT_BYTES = SLOT_FLOATS * 4
+SLOT_BYTES = DCACHE_LINE_BYTES
+"""Bytes of one core's workspace slot: one DCache line, so no two cores write the same line."""
+SLOT_FLOATS = SLOT_BYTES // 4
+"""f32 elements of one slot."""
 
 
 class ParallelLowering:
-    """The parallel conversions of one :class:`~pyasc_mlir.passes.lower_loops._Kernel`."""
+    """The parallel conversions of one :class:`~pyasc_mlir.passes.lower_loops.LoopKernel`."""
 
-    def __init__(self, k: _Kernel, workers: int):
+    def __init__(self, k: LoopKernel, workers: int):
         self.k, self.workers = k, workers
         self.b = k.add(ac.GetBlockIdxOp()).results[0]
         self.in_dist = False
@@ -53,7 +56,7 @@ class ParallelLowering:
         self.synced = False
 
     @classmethod
-    def of(cls, k: _Kernel) -> ParallelLowering | None:
+    def of(cls, k: LoopKernel) -> ParallelLowering | None:
         """The lowering for ``k``'s nest, ``None`` when it has no distributed loop."""
         w = max(
             (o.num_workers for o in k.nest.body.walk() if isinstance(o, asc_loop.ForOp)),
@@ -74,7 +77,7 @@ class ParallelLowering:
 
     def share(self, n: int, dst: Block) -> tuple[SSAValue, SSAValue]:
         """``[start, end)`` of this core's share of ``0..n`` (:func:`asc_loop.share`)."""
-        units = -(-n // asc_loop.SHARE_ALIGN)
+        units = ceil_div(n, asc_loop.SHARE_ALIGN)
         per, rem = divmod(units, self.workers)
         b = self.b
         u0 = self.op(arith.MuliOp(b, self.c(per, dst)), dst)
@@ -188,11 +191,9 @@ class ParallelLowering:
     def kahan(
         self, total: SSAValue, comp: SSAValue, e: SSAValue, dst: Block
     ) -> tuple[SSAValue, SSAValue]:
-        """``y = e - comp; t = total + y; comp = (t - total) - y`` (as the interpreter)."""
-        y = self.op(sc.ScalarBinaryOp("sub", e, comp), dst)
-        t = self.op(sc.ScalarBinaryOp("add", total, y), dst)
-        d = self.op(sc.ScalarBinaryOp("sub", t, total), dst)
-        return t, self.op(sc.ScalarBinaryOp("sub", d, y), dst)
+        """One compensated add (``scalar_f32.kahan_step``, as the interpreter)."""
+        step = self.k.add(sc.ScalarKahanOp(total, comp, e), dst)
+        return step.results[0], step.results[1]
 
     def finish(self, kernel: Any) -> None:
         """Record the kernel's GM workspace (at least one slot when it synchronises)."""

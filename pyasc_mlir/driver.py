@@ -27,7 +27,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from pyasc_mlir import emitter, op_class, op_library, pipeline
+from pyasc_mlir import emit_host, emitter, op_class, op_library, pipeline
 from pyasc_mlir.artifacts import describe, describe_dynamic, read_cached_info, write_artifacts
 from pyasc_mlir.cache import (
     cache_enabled,
@@ -249,8 +249,8 @@ def _build(
         describe_dynamic(info, stages, descs, any(d[2] for d in request["dims"]))
     sources = {
         "kernel.cpp": emitter.emit_kernel_source(module),
-        "host.cpp": emitter.emit_host_source(module, [list(d.static_shape) for d in descs]),
-        "cpu_entry.cpp": emitter.emit_cpu_entry(module, signature(info)),
+        "host.cpp": emit_host.emit_host_source(module, [list(d.static_shape) for d in descs]),
+        "cpu_entry.cpp": emit_host.emit_cpu_entry(module, signature(info)),
     }
     if watch is not None:
         watch.sources(sources)

@@ -55,6 +55,11 @@ SCALAR_PRELUDE = (
     "  const double d = x, m = d != d ? d : (d > 0.0 ? d : 0.0);",
     "  return (float)(m + std::log1p(std::exp(-std::fabs(d))));",
     "}",
+    "static inline float pyasc_s_kahan(float a, float c, float e, float* comp) {",
+    "  const float y = e - c, t = a + y;",
+    "  *comp = std::isfinite(t) ? (t - a) - y : 0.0f;  // an infinite sum stays infinite",
+    "  return t;",
+    "}",
     "static inline float pyasc_s_extreme(float a, float b, bool is_max) {",
     "  if (a != a) return a;",
     "  if (b != b) return b;",
@@ -99,6 +104,10 @@ def emit_scalar(p: Any, op: Operation) -> bool:
             p.decl(op.result, f"(float)(pyasc_d({a}) {_ARITH[kind]} pyasc_d({b}))")
         else:
             p.decl(op.result, f"pyasc_s_extreme({a}, {b}, {'true' if kind == 'max' else 'false'})")
+    elif isinstance(op, sc.ScalarKahanOp):
+        p.emit(f"float {n(op.new_comp)};")
+        args = f"{n(op.acc)}, {n(op.comp)}, {n(op.value)}, &{n(op.new_comp)}"
+        p.decl(op.new_acc, f"pyasc_s_kahan({args})")
     elif isinstance(op, sc.ScalarRoundOp):
         p.decl(op.result, f"(float)({c_type(op.dtype)}){n(op.input)}")
     else:

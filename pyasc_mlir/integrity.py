@@ -11,7 +11,7 @@ Three records tie a compiled folder together:
   platform, input/output shapes and dtypes (``None`` for dynamic dims), kernels, their argument
   order, blockDim, tiling, launch plan and the dynamic tiling recipe. ``cpu_entry.cpp`` returns
   it from ``pyasc_signature()``, and its entries refuse a launch with another block count or
-  tiling (:func:`pyasc_mlir.emitter.emit_cpu_entry`), so even a re-sealed ``op.json`` cannot
+  tiling (:func:`pyasc_mlir.emit_host.emit_cpu_entry`), so even a re-sealed ``op.json`` cannot
   make the library over-read or compute garbage.
 - The library file's SHA-256 (``library_sha256``) and ELF sanity
   (:func:`pyasc_mlir.runtime.library.library_problem`: a truncated file is never loaded).

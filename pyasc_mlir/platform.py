@@ -22,6 +22,10 @@ DATA_BLOCK_BYTES = 32
 DATA_BLOCK_BITS = DATA_BLOCK_BYTES * 8
 """Bits in one DataBlock: a ``Compare`` bit mask fills whole DataBlocks, so mask buffers hold a
 multiple of this many elements (one bit each)."""
+DCACHE_LINE_BYTES = 64
+"""A scalar data-cache line: ``GlobalTensor::SetValue``/``GetValue`` go through each core's
+DCache, which writes GM back by 64-byte lines (Ascend C API reference, ``SetValue``), so GM
+addresses that different cores write with scalars must be at least a line apart."""
 VECTOR_REPEAT_BYTES = 256
 """Bytes one vector instruction repeat processes (128 fp16 or 64 fp32 lanes)."""
 MAX_REPEAT_TIMES = 255

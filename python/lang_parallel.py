@@ -203,16 +203,12 @@ class ParallelGen:
         return False
 
     def kahan(self, acc: Reg, comp: Reg, e: Any, node: ast.AST) -> None:
-        """``y = e - comp; t = acc + y; comp = (t - acc) - y; acc = t``."""
-        add = self.add  # type: ignore[attr-defined]
+        """``acc, comp = kahan(acc, comp, e)`` (``scalar_f32.kahan_step``)."""
         a = self.read_reg(acc, node).value  # type: ignore[attr-defined]
         c = self.read_reg(comp, node).value  # type: ignore[attr-defined]
-        y = add(asc_loop.BinaryOp("sub", e, c), node).results[0]
-        t = add(asc_loop.BinaryOp("add", a, y), node).results[0]
-        d = add(asc_loop.BinaryOp("sub", t, a), node).results[0]
-        new_comp = add(asc_loop.BinaryOp("sub", d, y), node).results[0]
-        add(asc_loop.StoreOp(new_comp, comp.buf, []), node)
-        add(asc_loop.StoreOp(t, acc.buf, []), node)
+        step = self.add(asc_loop.KahanOp(a, c, e), node)  # type: ignore[attr-defined]
+        self.add(asc_loop.StoreOp(step.results[1], comp.buf, []), node)  # type: ignore[attr-defined]
+        self.add(asc_loop.StoreOp(step.results[0], acc.buf, []), node)  # type: ignore[attr-defined]
 
     # -- lang.allreduce ---------------------------------------------------------------------
     def allreduce(self, args: list[Any], kw: dict[str, Any], node: ast.AST) -> Scal:

@@ -48,7 +48,8 @@ from pyasc_mlir.dialects.attrs import (
     set_kernel_tiling,
     set_kernel_workspace_bytes,
 )
-from pyasc_mlir.emitter import emit_cpu_entry, emit_kernel_source
+from pyasc_mlir.emit_host import emit_cpu_entry
+from pyasc_mlir.emitter import emit_kernel_source
 from pyasc_mlir.interpreter import tile_grid
 from pyasc_mlir.interpreter.ascendc_impls import AscendcInterpretationError, AscendcMemoryError
 from pyasc_mlir.interpreter.core import make_interpreter

@@ -42,7 +42,8 @@ import examples  # noqa: E402
 import pyasc_mlir as pa  # noqa: E402
 from examples import E2E_CONFIGS  # noqa: E402
 from pyasc_mlir import checks  # noqa: E402
-from pyasc_mlir.emitter import c_string, emit_cpu_entry, emit_kernel_source  # noqa: E402
+from pyasc_mlir.emit_host import emit_cpu_entry  # noqa: E402
+from pyasc_mlir.emitter import c_string, emit_kernel_source  # noqa: E402
 from pyasc_mlir.errors import PyAscError  # noqa: E402
 from pyasc_mlir.interpreter.ascendc_impls import AscendcMemoryError  # noqa: E402
 from pyasc_mlir.interpreter.core import make_interpreter, run_function  # noqa: E402

@@ -1,7 +1,8 @@
 """Meta-test: every Ascend C API the emitter can print, and every API form the CPU runtime
 implements, has a conformance test.
 
-The API names come from the string templates of ``pyasc_mlir/emitter.py`` (calls ``Name(``,
+The API names come from the string templates of ``pyasc_mlir/emitter.py``,
+``emit_scalar.py`` and ``emit_host.py`` (calls ``Name(``,
 ``obj.Name<T>(``, brace-initialised structs ``Name{``, templates ``Name<`` and enumerators
 ``Scope::Name``) and, where a template takes the name from an op attribute, from the API tables
 of ``dialects/ascendc.py`` (VEC_BINARY, VEC_UNARY, VEC_SCALAR, REDUCE, ROUND, CMP, EVENTS,
@@ -29,12 +30,14 @@ from pathlib import Path
 import api_inventory as inv
 import pytest
 
+import pyasc_mlir.emit_host as emit_host_module
+import pyasc_mlir.emit_scalar as emit_scalar_module
 import pyasc_mlir.emitter as emitter_module
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.runtime.cpu import INCLUDE_DIR
 
 HERE = Path(__file__).resolve().parent
-EMITTER = Path(emitter_module.__file__)
+EMITTERS = tuple(Path(m.__file__) for m in (emitter_module, emit_scalar_module, emit_host_module))
 CONFORMANCE = HERE / "test_cpu_runtime.py"
 
 # Placeholders that print an API name (or an enumerator) taken from an op attribute: the
@@ -110,6 +113,8 @@ def _expand(piece: str, holes: list[str], problems: list[str], where: str) -> li
     parts = re.split(r"\x00(\d+)\x00", piece)
     if len(parts) == 1:
         return [piece]
+    if parts[0].startswith("pyasc_"):  # the emitted scalar prelude's own functions
+        return []
     names = [""]
     for i, part in enumerate(parts):
         if i % 2 == 0:
@@ -130,12 +135,14 @@ def _expand(piece: str, holes: list[str], problems: list[str], where: str) -> li
 
 def emitted_apis() -> dict[str, set[str]]:
     """``{"call": {...}, "type": {...}, "enum": {"Scope::Name", ...}}`` the emitter can print."""
-    tree = ast.parse(EMITTER.read_text())
     found: dict[str, set[str]] = {"call": set(), "type": set(), "enum": set()}
     problems: list[str] = []
-    for text, holes in _templates(tree):
+    templates = [t for f in EMITTERS for t in _templates(ast.parse(f.read_text()))]
+    for text, holes in templates:
         where = repr(text.replace("\x00", "")[:60])
         for m in _SCOPED.finditer(text):
+            if m["scope"] == "std":  # the C++ standard library (the scalar prelude)
+                continue
             for name in _expand(m["name"], holes, problems, where):
                 found["enum"].add(f"{m['scope']}::{name}")
         scoped_names = {m.start("name") for m in _SCOPED.finditer(text)}
@@ -250,7 +257,7 @@ def test_the_extraction_finds_what_the_emitter_prints():
 def test_unknown_placeholders_fail(tmp_path, monkeypatch):
     fake = tmp_path / "emitter.py"
     fake.write_text('def f(op):\n    return f"{op.brand_new.data}(dst, src);"\n')
-    monkeypatch.setattr(__import__(__name__), "EMITTER", fake)
+    monkeypatch.setattr(__import__(__name__), "EMITTERS", (fake,))
     with pytest.raises(AssertionError, match="op.brand_new.data"):
         emitted_apis()
 

@@ -409,6 +409,25 @@ void CaseBlocks(const Args& a) {
   DataCopy(G<int32_t>(a.o, t.so)[GetBlockIdx() * 8], u, 8);
 }
 
+// 18: the hard SyncAll: block b writes 10 + b into its 64-byte slot of the workspace, waits at
+// SyncAll(), then writes o[8*b..] = {every block's slot value in block order}; a block that
+// read before the others wrote would see 0 (the host zero-fills the workspace). a[0] = 1: only
+// SyncAll() (the launch without a workspace that it must refuse).
+void CaseSyncAll(const Args& a, GM_ADDR workspace) {
+  const Tiling& t = *a.t;
+  if (t.a[0] == 1) {
+    SyncAll();
+    return;
+  }
+  GlobalTensor<int32_t> ws;
+  ws.SetGlobalBuffer((__gm__ int32_t*)workspace, GetBlockNum() * 16);
+  ws.SetValue(GetBlockIdx() * 16, 10 + (int32_t)GetBlockIdx());
+  SyncAll();
+  GlobalTensor<int32_t> o = G<int32_t>(a.o, t.so);
+  for (int64_t c = 0; c < GetBlockNum(); ++c)
+    o.SetValue(GetBlockIdx() * 8 + c, ws.GetValue(c * 16));
+}
+
 // 16: the canonical double-buffered pipeline, o = x * 2 + 1 in tiles of a[0] floats; y (int32)
 // gets the UB offsets (relative to the first one) of every allocated tensor: in, out per tile.
 void CasePipeline(const Args& a) {
@@ -602,7 +621,6 @@ void CaseMatmul(const Args& a) {
 
 extern "C" __global__ __aicore__ void conformance(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR o,
                                                   GM_ADDR workspace, GM_ADDR tiling) {
-  (void)workspace;
   const Args a{x, y, z, o, reinterpret_cast<const Tiling*>(tiling)};
   const Tiling& t = *a.t;
   auto typed = [&](auto tag) {
@@ -628,6 +646,7 @@ extern "C" __global__ __aicore__ void conformance(GM_ADDR x, GM_ADDR y, GM_ADDR 
     case 15: CaseBlocks(a); break;
     case 16: CasePipeline(a); break;
     case 17: CaseEvents(a); break;
+    case 18: CaseSyncAll(a, workspace); break;
     case 30: Dispatch(t.dt, [&](auto tag) { CaseScalarPath<decltype(tag)>(a); }); break;
     case 31: Dispatch(t.dt, [&](auto tag) { CaseMatmul<decltype(tag)>(a); }); break;
     default: Dispatch(t.dt, typed);
@@ -663,14 +682,16 @@ def _arr(a, dtype=np.float32, size=1):
     return np.zeros(size, dtype) if a is None else np.ascontiguousarray(a)
 
 
-def run(kernel, op, dtype=np.float32, n=0, x=None, y=None, z=None, o=None, a=(), f=(), block_dim=1):
-    """Run case `op`; returns the o array (after the run)."""
+def run(
+    kernel, op, dtype=np.float32, n=0, x=None, y=None, z=None, o=None, a=(), f=(), block_dim=1, ws=0
+):
+    """Run case `op` (`ws`: workspace bytes); returns the o array (after the run)."""
     x, z, o = _arr(x), _arr(z), _arr(o)
     y = np.zeros_like(x) if y is None else _arr(y)  # some cases load y even when unused
     ints = list(a) + [0] * (8 - len(a))
     floats = list(f) + [0.0] * (4 - len(f))
     tiling = struct.pack("<15i4f", op, DT[dtype], n, x.size, y.size, z.size, o.size, *ints, *floats)
-    kernel.run(block_dim, [x, y, z, o], tiling)
+    kernel.run(block_dim, [x, y, z, o], tiling, workspace_bytes=ws)
     return o
 
 
@@ -1408,6 +1429,22 @@ def test_kernel_error_names_block(kernel):
     assert "block 2 of 5" in str(info.value)
     np.testing.assert_array_equal(o.reshape(5, 8)[:2, 0], [0, 1])  # blocks 0, 1 ran
     assert (o.reshape(5, 8)[2:] == -1).all()
+
+
+def test_sync_all_orders_the_blocks_through_the_workspace(kernel):
+    """Every block reads every other block's workspace write after SyncAll(): the blocks wait
+    for each other (run one after another, block 0 would read zeros)."""
+    for blocks in (1, 3, 8):
+        o = run(kernel, 18, o=np.full(blocks * 8, -1, np.int32), block_dim=blocks, ws=blocks * 64)
+        want = np.full((blocks, 8), -1, np.int32)
+        want[:, :blocks] = 10 + np.arange(blocks)
+        np.testing.assert_array_equal(o.reshape(blocks, 8), want)
+
+
+def test_sync_all_without_a_workspace_is_refused(kernel):
+    """The documented hard form needs a nonzero workspace size."""
+    with pytest.raises(KernelError, match="workspace"):
+        run(kernel, 18, o=np.zeros(16, np.int32), a=[1], block_dim=2)
 
 
 def test_double_buffered_pipeline(kernel):

@@ -18,7 +18,8 @@ from pyasc_mlir import checks
 from pyasc_mlir import cube_tiling as ct
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.dialects import ascendc as ac
-from pyasc_mlir.emitter import emit_cpu_entry, emit_kernel_source, kernels, tiling_fields
+from pyasc_mlir.emit_host import emit_cpu_entry
+from pyasc_mlir.emitter import emit_kernel_source, kernels, tiling_fields
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.interpreter.ascendc_impls import AscendcInterpretationError
 from pyasc_mlir.interpreter.core import run_function

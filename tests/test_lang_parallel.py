@@ -65,14 +65,22 @@ def test_interpreter_and_cpu_build_agree_bit_for_bit():
     assert np.isnan(parallel_sum(special)[0]) and np.isnan(ref(special)[0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect: the Kahan compensation (t - acc) - y is "
-    "inf - inf = NaN once the sum is infinite; needs a non-finite guard",
-)
-def test_a_sum_with_an_infinity_is_infinite():
-    x = np.array([1.0, np.inf, 2.0] * 20, np.float32)
-    assert parallel_sum(x)[0] == np.inf
+def test_infinite_sums_stay_infinite():
+    """The compensated add drops its compensation once the sum is not finite (inf - inf
+    would otherwise make every later step NaN); the CPU build and the interpreter agree."""
+    ref = interp(parallel_sum)
+    cases = [
+        ([1.0, np.inf, 2.0] * 20, np.inf),
+        ([1.0, -np.inf, 2.0] * 20, -np.inf),
+        ([3e38] * 100, np.inf),  # overflow of finite terms
+        ([-3e38] * 100, -np.inf),
+    ]
+    for values, want in cases:
+        x = np.array(values, np.float32)
+        assert parallel_sum(x)[0] == want
+        assert ref(x)[0] == want
+    both = np.array([1.0, np.inf, 2.0, -np.inf] * 20, np.float32)
+    assert np.isnan(parallel_sum(both)[0]) and np.isnan(ref(both)[0])
 
 
 def test_the_emitted_kernel_synchronises_through_the_workspace():

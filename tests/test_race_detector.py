@@ -442,7 +442,8 @@ def test_a_tile_kernel_copying_out_of_a_tbuf_is_synchronised_when_lowered() -> N
     from test_checks import tile_kernel
     from xdsl.parser import Parser
 
-    from pyasc_mlir.emitter import emit_cpu_entry, emit_kernel_source
+    from pyasc_mlir.emit_host import emit_cpu_entry
+    from pyasc_mlir.emitter import emit_kernel_source
     from pyasc_mlir.passes.registry import PASSES
     from pyasc_mlir.pipeline import make_context
 

@@ -85,7 +85,8 @@ def lower_program(p: Program, fn: Callable[..., Any] | None = None) -> Lowered |
     lowering, a ``crash`` verdict for any other failure."""
     from pyasc_mlir.artifacts import describe
     from pyasc_mlir.compiled_op import CompiledOp
-    from pyasc_mlir.emitter import emit_cpu_entry, emit_host_source, emit_kernel_source, kernels
+    from pyasc_mlir.emit_host import emit_cpu_entry, emit_host_source
+    from pyasc_mlir.emitter import emit_kernel_source, kernels
     from pyasc_mlir.errors import PyAscCompileError
     from pyasc_mlir.pipeline import lower
     from pyasc_mlir.types import TensorDesc

@@ -26,6 +26,7 @@ from xdsl.interpreter import (
 from pyasc_mlir.dialects import ascendc_scalar as sc
 from pyasc_mlir.dialects import opset_numerics as num
 from pyasc_mlir.dialects import opset_special as special
+from pyasc_mlir.dialects.scalar_f32 import kahan_step
 from pyasc_mlir.interpreter.ascendc_state import GlobalTensor, LocalTensor, api_mem_fail
 from pyasc_mlir.interpreter.tile_state import as_int, block_state
 from pyasc_mlir.types import astype, np_dtype_of
@@ -153,6 +154,12 @@ class AscendcScalarFunctions(InterpreterFunctions):
         a, b = (np.asarray(x, dt) for x in args)
         with np.errstate(all="ignore"):
             return (_f32(BINARY64[kind](a, b)),)
+
+    @impl(sc.ScalarKahanOp)
+    def run_kahan(
+        self, interpreter: Interpreter, op: sc.ScalarKahanOp, args: PythonValues
+    ) -> PythonValues:
+        return kahan_step(*(np.float32(a) for a in args))
 
     @impl(sc.ScalarRoundOp)
     def run_round(

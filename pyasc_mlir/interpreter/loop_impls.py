@@ -37,6 +37,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import InterpretationError
 
 from pyasc_mlir.dialects import asc_loop
+from pyasc_mlir.dialects.scalar_f32 import kahan_step
 from pyasc_mlir.interpreter.tensor_impls import BINARY, UNARY
 from pyasc_mlir.types import astype, np_dtype_of
 
@@ -67,14 +68,6 @@ def _arg_inside(loop: asc_loop.ForOp, v: SSAValue) -> bool:
     block = getattr(v, "block", None)
     parent = block.parent_op() if block is not None else None
     return parent is not None and (parent is loop or loop.is_ancestor(parent))
-
-
-def _kahan(total: np.float32, comp: np.float32, e: np.float32) -> tuple[np.float32, np.float32]:
-    """One compensated add (the same f32 operations as the kernel's combine)."""
-    add, sub = BINARY["add"], BINARY["sub"]
-    y = np.float32(sub(e, comp))
-    t = np.float32(add(total, y))
-    return t, np.float32(sub(np.float32(sub(t, total)), y))
 
 
 @register_impls
@@ -142,8 +135,8 @@ class AscLoopFunctions(InterpreterFunctions):
         total, tcomp = np.float32(init), np.float32(0.0)
         if op.kind.data == "sum":
             for p, c in zip(parts, store[id(comp[0])], strict=True):
-                total, tcomp = _kahan(total, tcomp, p)
-                total, tcomp = _kahan(total, tcomp, np.float32(UNARY["neg"](c)))
+                total, tcomp = kahan_step(total, tcomp, p)
+                total, tcomp = kahan_step(total, tcomp, np.float32(UNARY["neg"](c)))
             return (total,)
         with np.errstate(all="ignore"):
             for p in parts:
@@ -193,6 +186,12 @@ class AscLoopFunctions(InterpreterFunctions):
         a, b = (np.asarray(x, np.float32) for x in args)
         with np.errstate(all="ignore"):
             return (np.float32(BINARY[op.kind.data](a, b)),)
+
+    @impl(asc_loop.KahanOp)
+    def run_kahan(
+        self, interpreter: Interpreter, op: asc_loop.KahanOp, args: PythonValues
+    ) -> PythonValues:
+        return kahan_step(*(np.float32(a) for a in args))
 
     @impl(asc_loop.RoundOp)
     def run_round(
