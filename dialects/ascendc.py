@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 
-from pyasc_mlir.dialects.ascendc_grid import GetBlockIdxOp, SyncAllOp, WorkspaceOp
+from pyasc_mlir.dialects.ascendc_grid import (
+    CACHE_LINES,
+    DataCacheCleanOp,
+    GetBlockIdxOp,
+    SyncAllOp,
+    WorkspaceOp,
+)
 from pyasc_mlir.dialects.ascendc_matmul import (
     KERNEL_TYPES,
     CubeTilingOp,
@@ -119,6 +125,8 @@ __all__ = [
     "SetSysWorkspaceOp",
     "SubviewOp",
     "SyncAllOp",
+    "DataCacheCleanOp",
+    "CACHE_LINES",
     "SyncOp",
     "TBufGetOp",
     "TBufType",
@@ -162,6 +170,7 @@ Ascendc = Dialect(
         TilingFieldOp,
         SyncOp,
         SyncAllOp,
+        DataCacheCleanOp,
         WorkspaceOp,
         CubeTilingOp,
         MatmulObjectOp,

@@ -7,13 +7,23 @@ and the cross-core barrier ``SyncAll()``.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, i64
-from xdsl.ir import Attribute
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, result_def
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    prop_def,
+    result_def,
+)
 
 from pyasc_mlir.dialects.ascendc_types import GlobalTensorType, elem
 from pyasc_mlir.dialects.bounds import check_sync_all_workspace, check_workspace_region
 
-__all__ = ["GetBlockIdxOp", "SyncAllOp", "WorkspaceOp"]
+__all__ = ["CACHE_LINES", "DataCacheCleanOp", "GetBlockIdxOp", "SyncAllOp", "WorkspaceOp"]
+
+CACHE_LINES = ("SINGLE_CACHE_LINE", "ENTIRE_DATA_CACHE")
+"""``CacheLine`` modes of ``DataCacheCleanAndInvalid``: with an index, without."""
 
 
 @irdl_op_definition
@@ -82,3 +92,23 @@ class SyncAllOp(IRDLOperation):
 
     def verify_(self) -> None:
         check_sync_all_workspace(self)
+
+
+@irdl_op_definition
+class DataCacheCleanOp(IRDLOperation):
+    """``DataCacheCleanAndInvalid<T, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(
+    tensor[index])`` (with ``index``: the one 64-byte line holding that element) or
+    ``DataCacheCleanAndInvalid<T, CacheLine::ENTIRE_DATA_CACHE, DcciDst::CACHELINE_OUT>(tensor)``
+    (without: the core's whole data cache): writes the core's scalar (``SetValue``) data of
+    those lines out to GM and invalidates them, so other cores and DMA see it and later
+    ``GetValue`` calls read GM (Ascend C API reference, "DataCacheCleanAndInvalid"). The
+    interpreter has no data cache (a no-op); the CPU runtime's memory-check builds model one
+    (``pyasc_cpu/dcache.h``)."""
+
+    name = "ascendc.dcache_clean"
+    tensor = operand_def(GlobalTensorType)
+    index = opt_operand_def(IndexType)
+    assembly_format = "$tensor (`[` $index^ `]`)? attr-dict `:` type($tensor)"
+
+    def __init__(self, tensor: SSAValue, index: SSAValue | None = None) -> None:
+        super().__init__(operands=[tensor, [index] if index is not None else []])

@@ -8,13 +8,17 @@ Semantics: ``dialects/asc_loop.py`` ("Parallel nests"). The kernel (``blockDim =
 - a result's alloc: each core writes the fill (or NaN) into its share of the result's elements;
 - a store into a result outside distributed loops: core 0 only (``if (GetBlockIdx() == 0)``);
 - ``asc_loop.allreduce``: the core writes its partial (and compensation) into its 64-byte slot
-  of the GM workspace (``ascendc.workspace``), ``SyncAll()`` (the hard form: the kernel
+  of the GM workspace (``ascendc.workspace``), writes that line out of its data cache
+  (``DataCacheCleanAndInvalid``, single line: scalar writes stay in the core's DCache until
+  written out, documented), ``SyncAll()`` (the hard form: the kernel
   declares a workspace), then reads the ``W`` slots in core order and combines them with the
   same f32 operations as the interpreter (a compensated add, ``scalar_f32.kahan_step``, of
   each partial and of its negated compensation for ``sum``, the op table's ``max``/``min``
   otherwise), unrolled;
 - after GM writes to results by several cores (fills, distributed loops), the next top-level
-  statement that touches a result (or an allreduce) is preceded by ``SyncAll()``.
+  statement that touches a result (or an allreduce) is preceded by a clean of the whole data
+  cache (``DataCacheCleanAndInvalid``, ``ENTIRE_DATA_CACHE``: the core's writes out, its stale
+  lines dropped) and ``SyncAll()``.
 
 Workspace: ``2 * W * 64`` bytes per sum, ``W * 64`` per max/min, one region per allreduce,
 recorded in the kernel's workspace attribute (at least 64 bytes when the kernel synchronises).
@@ -51,7 +55,8 @@ class ParallelLowering:
         self.k, self.workers = k, workers
         self.b = k.add(ac.GetBlockIdxOp()).results[0]
         self.in_dist = False
-        self.pending = False  # GM writes of several cores not yet separated by SyncAll
+        # a result several cores wrote with SetValue, not yet separated by SyncAll
+        self.pending: SSAValue | None = None
         self.ws_bytes = 0
         self.synced = False
 
@@ -96,8 +101,12 @@ class ParallelLowering:
         return a is not None and a.gm_out is not None
 
     def sync(self, dst: Block) -> None:
+        """``SyncAll()``; after multi-core result writes each core first writes its data cache
+        out (and invalidates it: no core keeps a stale line of another's share)."""
+        if self.pending is not None:
+            self.k.add(ac.DataCacheCleanOp(self.pending), dst)
         self.k.add(ac.SyncAllOp(), dst)
-        self.pending, self.synced = False, True
+        self.pending, self.synced = None, True
 
     def for_loop(self, lo: SSAValue, hi: SSAValue, dst: Block) -> Block:
         body = Block(arg_types=[IndexType()])
@@ -107,7 +116,7 @@ class ParallelLowering:
     # -- conversions ------------------------------------------------------------------------
     def before_top(self, op: Operation, dst: Block) -> None:
         """``SyncAll()`` before a top-level op that touches results after multi-core writes."""
-        if not self.pending:
+        if self.pending is None:
             return
         touches = any(
             isinstance(o, asc_loop.AllreduceOp)
@@ -144,8 +153,9 @@ class ParallelLowering:
         self.in_dist = True
         self.k.region(op.body.block, body)
         self.in_dist = False
-        if any(isinstance(o, asc_loop.StoreOp) and self.shared(o.array) for o in op.walk()):
-            self.pending = True
+        for o in op.walk():
+            if isinstance(o, asc_loop.StoreOp) and self.shared(o.array):
+                self.pending = self.k.arrays[o.array].tensor
 
     def fill(self, op: asc_loop.AllocOp, dst: Block) -> None:
         a = self.k.arrays[op.result]
@@ -156,7 +166,7 @@ class ParallelLowering:
         value = self.op(sc.ScalarConstOp(float("nan") if fill is None else fill), body)
         self.k.add(sc.ScalarSetOp(value, a.tensor, body.args[0]), body)
         self.k.add(scf.YieldOp(), body)
-        self.pending = True
+        self.pending = a.tensor
 
     def allreduce(self, op: asc_loop.AllreduceOp, dst: Block) -> None:
         w, v = self.workers, self.k.values
@@ -171,6 +181,7 @@ class ParallelLowering:
             val = self.op(sc.ScalarGetOp(local, self.c(0, dst)), dst)
             at = self.op(arith.AddiOp(mine, self.c(k * w * SLOT_FLOATS, dst)), dst)
             self.k.add(sc.ScalarSetOp(val, ws, at), dst)
+            self.k.add(ac.DataCacheCleanOp(ws, at), dst)  # the slot's line, out to GM
         self.sync(dst)
         total = v[op.init]
         if op.comp is None:

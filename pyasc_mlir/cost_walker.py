@@ -44,6 +44,10 @@ SCALAR_TILE_CYCLES = 200
 """Assumed scalar work per tile iteration: queue handling, address arithmetic (cycles)."""
 SCALAR_OP_CYCLES = 4
 """Assumed cost of one scalar read or one inner-loop iteration (cycles)."""
+DCACHE_ENTIRE_CYCLES = 500
+"""ASSUMED cost of one ``DataCacheCleanAndInvalid`` of the whole data cache (cycles): no published
+figure; the API reference only warns that it is slow. One cache line costs
+``SCALAR_OP_CYCLES``."""
 SYNC_ALL_CYCLES = 2000
 """ASSUMED cost of one hard ``SyncAll()`` on the scalar pipe (cycles; about 1.1 µs at 1.8 GHz).
 No published figure was found: ``shared/ASCEND_FACTS.md`` has none, the SyncAll page of the
@@ -248,6 +252,8 @@ class Walker:
             cost.s += SCALAR_OP_CYCLES  # GetValue, and the scalar-loop kernels' scalar ops
         elif isinstance(op, ac.SyncAllOp):
             cost.s += SYNC_ALL_CYCLES
+        elif isinstance(op, ac.DataCacheCleanOp):
+            cost.s += SCALAR_OP_CYCLES if op.index is not None else DCACHE_ENTIRE_CYCLES
         elif isinstance(op, scf.IfOp):
             taken = op.true_region if self._val(op.cond) else op.false_region
             if taken.blocks:  # the branch this core takes (the condition is index arithmetic)

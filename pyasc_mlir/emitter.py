@@ -312,6 +312,14 @@ class _KernelPrinter:
             )
         elif isinstance(op, ac.SyncAllOp):
             self.emit("SyncAll();  // every core of the launch arrives before any goes on")
+        elif isinstance(op, ac.DataCacheCleanOp):
+            ty = c_type(ac.elem(op.tensor.type))
+            cache_line = ac.CACHE_LINES[op.index is None]
+            at = f"[{n(op.index)}]" if op.index is not None else ""
+            self.emit(
+                f"DataCacheCleanAndInvalid<{ty}, CacheLine::{cache_line}, DcciDst::CACHELINE_OUT>"
+                f"({n(op.tensor)}{at});"
+            )
         elif isinstance(op, ac.TilingFieldOp):
             self.decl(op.result, f"tiling.{op.field.data}")
         elif isinstance(op, ac.SyncOp):

@@ -55,6 +55,7 @@ API_PLACEHOLDERS: dict[str, list[str]] = {
     "op.mode.data": sorted(ac.CMP.values()),
     "e": list(ac.EVENTS),
     "op.position.data": list(ac.POSITIONS),
+    "cache_line": list(ac.CACHE_LINES),
 }
 # Placeholders that print user-defined names (kernels, tiling structs), not APIs.
 NAME_PLACEHOLDERS = {"k.sym_name.data", "name", "sname", "struct_name(k)"}

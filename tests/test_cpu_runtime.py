@@ -411,7 +411,8 @@ void CaseBlocks(const Args& a) {
 
 // 18: the hard SyncAll: block b writes 10 + b into its 64-byte slot of the workspace, waits at
 // SyncAll(), then writes o[8*b..] = {every block's slot value in block order}; a block that
-// read before the others wrote would see 0 (the host zero-fills the workspace). a[0] = 1: only
+// read before the others wrote would see 0 (the host zero-fills the workspace); the writes leave
+// the data cache (DataCacheCleanAndInvalid). a[0] = 1: only
 // SyncAll() (the launch without a workspace that it must refuse).
 void CaseSyncAll(const Args& a, GM_ADDR workspace) {
   const Tiling& t = *a.t;
@@ -422,10 +423,14 @@ void CaseSyncAll(const Args& a, GM_ADDR workspace) {
   GlobalTensor<int32_t> ws;
   ws.SetGlobalBuffer((__gm__ int32_t*)workspace, GetBlockNum() * 16);
   ws.SetValue(GetBlockIdx() * 16, 10 + (int32_t)GetBlockIdx());
+  // the scalar write leaves this core's data cache before the others read it
+  DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(
+      ws[GetBlockIdx() * 16]);
   SyncAll();
   GlobalTensor<int32_t> o = G<int32_t>(a.o, t.so);
   for (int64_t c = 0; c < GetBlockNum(); ++c)
     o.SetValue(GetBlockIdx() * 8 + c, ws.GetValue(c * 16));
+  DataCacheCleanAndInvalid<int32_t, CacheLine::ENTIRE_DATA_CACHE, DcciDst::CACHELINE_OUT>(o);
 }
 
 // 16: the canonical double-buffered pipeline, o = x * 2 + 1 in tiles of a[0] floats; y (int32)

@@ -232,6 +232,13 @@ class AscendcBufferFunctions(AscendcFunctionsBase):
             )
         return (GlobalTensor(ws[start:end].view(dt), 0),)
 
+    @impl(ac.DataCacheCleanOp)
+    def run_dcache_clean(
+        self, interpreter: Interpreter, op: ac.DataCacheCleanOp, args: PythonValues
+    ) -> PythonValues:
+        """``DataCacheCleanAndInvalid``: the interpreter has no data cache (GM is coherent)."""
+        return ()
+
     @impl(ac.SyncAllOp)
     def run_sync_all(
         self, interpreter: Interpreter, op: ac.SyncAllOp, args: PythonValues

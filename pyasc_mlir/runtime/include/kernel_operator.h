@@ -423,6 +423,12 @@ class LocalTensor {
 // ---------------------------------------------------------------------------------------------
 // GlobalTensor: (host pointer, element count)
 // ---------------------------------------------------------------------------------------------
+namespace cpu {
+namespace dcache {
+inline void OnScalar(const char* api, const void* p, bool write);  // pyasc_cpu/dcache.h
+}  // namespace dcache
+}  // namespace cpu
+
 template <class T>
 class GlobalTensor {
  public:
@@ -454,10 +460,12 @@ class GlobalTensor {
 
   T GetValue(uint64_t i) const {
     Index("GlobalTensor::GetValue", i);
+    if constexpr (cpu::kMemcheck) cpu::dcache::OnScalar("GlobalTensor::GetValue", ptr_ + i, false);
     return ptr_[i];
   }
   void SetValue(uint64_t i, T v) const {
     Index("GlobalTensor::SetValue", i);
+    if constexpr (cpu::kMemcheck) cpu::dcache::OnScalar("GlobalTensor::SetValue", ptr_ + i, true);
     ptr_[i] = v;
   }
   uint64_t GetSize() const { return size_; }
@@ -478,6 +486,10 @@ class GlobalTensor {
   T* ptr_ = nullptr;
   uint64_t size_ = 0;
 };
+
+}  // namespace AscendC
+#include "pyasc_cpu/dcache.h"  // the cores' scalar data caches, DataCacheCleanAndInvalid
+namespace AscendC {
 
 // ---------------------------------------------------------------------------------------------
 // TPipe / TQue / TBuf
@@ -775,6 +787,7 @@ inline uint8_t* CheckGMBytes(const char* api, const char* role, const GlobalTens
     FailAccess(api, ": ", role, " GlobalTensor holds ", g.CpuSize() * sizeof(T),
                " bytes, access up to byte ", end, " exceeds it");
   RequireInHostAllocation(api, role, g.CpuPtr(), end);
+  if constexpr (kMemcheck) dcache::OnDma(api, g.CpuPtr(), end, role[0] == 'd');
   return reinterpret_cast<uint8_t*>(g.CpuPtr());
 }
 
@@ -1339,6 +1352,7 @@ inline int RunBlock(void (*kernel)(A...), int64_t block_idx, int64_t block_num, 
     if (nargs != static_cast<int64_t>(sizeof...(A)))
       Fail("pyasc_run_block: kernel takes ", sizeof...(A), " arguments, got ", nargs);
     SetBlock(block_idx, block_num);
+    if (block_idx == 0) dcache::Reset();  // a new launch
     ResetUB();
     ResetCoreState();
 #ifdef HAVE_WORKSPACE  // the framework sets the system workspace: the kernel's workspace
