@@ -6,6 +6,10 @@ its ``asc_loop.allreduce`` ops combine partials across them (``dialects/asc_loop
 whole as one nest, which ``asc-lower-loops`` turns into one kernel on ``W`` cores. The nest's
 inputs are the function's arguments, its results the local arrays the function returns.
 
+Each core runs its shares as scalar loops (``GetValue``/``SetValue``: about one scalar
+instruction per element access, not vectorised), which a located
+:class:`~pyasc_mlir.errors.PyAscPerformanceWarning` at the first distributed loop says.
+
 Errors (located :class:`PyAscCompileError`): a returned value that is not a local array
 (e.g. an argument returned as it is).
 """
@@ -18,8 +22,17 @@ from xdsl.ir import Block, SSAValue
 from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError
 from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.passes.raise_fallback import warn_slow
 
-__all__ = ["is_parallel", "parallel_nest"]
+__all__ = ["PARALLEL_HINT", "is_parallel", "parallel_nest"]
+
+PARALLEL_HINT = (
+    "keep @lang.parallel for work that needs several cores' scalar units (a cross-core "
+    "combine of partials through the GM workspace); an elementwise map or a row reduction "
+    "(s[i] += x[i, j], up to about 23k fp32 elements a row) written without "
+    "lang.distributed_range is raised to vector ops and tiled over the cores by the compiler"
+)
+"""The hint of the warning :func:`parallel_nest` gives."""
 
 
 def is_parallel(fop: func.FuncOp) -> bool:
@@ -28,7 +41,16 @@ def is_parallel(fop: func.FuncOp) -> bool:
 
 
 def parallel_nest(fop: func.FuncOp) -> None:
-    """Replace ``fop``'s body by one ``asc_loop.nest`` holding it, then the return."""
+    """Replace ``fop``'s body by one ``asc_loop.nest`` holding it, then the return; warn
+    (located at the first distributed loop) that the cores run their shares as scalar loops."""
+    first = next(o for o in fop.walk() if isinstance(o, asc_loop.ForOp) and o.num_workers)
+    warn_slow(
+        loc_of(first),
+        f"this distributed loop runs as scalar loops on each of the {first.num_workers} cores "
+        "(GetValue/SetValue, about one scalar instruction per element access: @lang.parallel "
+        "shares are not vectorised)",
+        PARALLEL_HINT,
+    )
     old = fop.body.block
     ret = old.last_op
     assert isinstance(ret, func.ReturnOp)

@@ -33,7 +33,15 @@ from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError, PyAscPerformanceWarning, SourceLoc
 from pyasc_mlir.passes.common import loc_of
 
-__all__ = ["FAST_HINT", "NOT_RAISED", "Fallback", "fallback_nest", "try_raise", "warn_fallback"]
+__all__ = [
+    "FAST_HINT",
+    "NOT_RAISED",
+    "Fallback",
+    "fallback_nest",
+    "try_raise",
+    "warn_fallback",
+    "warn_slow",
+]
 
 FAST_HINT = (
     "to get a fast vector kernel write the nest as an elementwise map (c[i, j] = f(a[i, j], "
@@ -223,7 +231,7 @@ def _copy_locs(nest: Operation, group: Operation) -> None:
         nest.attributes[asc.LOC_ATTR] = group.attributes[asc.LOC_ATTR]
 
 
-def warn_fallback(group: Operation, why: PyAscCompileError, outputs: int) -> None:
+def warn_fallback(group: Operation, why: PyAscCompileError) -> None:
     """The located :class:`PyAscPerformanceWarning` of a nest that runs as scalar loops:
     ``file:line:col: warning: ...``, the source line with a caret, the reason (``why``, with
     its own location when it is another line) and :data:`FAST_HINT`."""
@@ -231,25 +239,27 @@ def warn_fallback(group: Operation, why: PyAscCompileError, outputs: int) -> Non
     reason = why.message.split(": ", 1)[-1]
     if why.loc is not None and loc is not None and why.loc != loc:
         reason += f" (at {why.loc})"
-    text = _format(loc, reason, outputs)
-    if loc is None:
-        warnings.warn(text, PyAscPerformanceWarning, stacklevel=2)
-    else:
-        warnings.warn_explicit(text, PyAscPerformanceWarning, loc.file, loc.line)
-
-
-def _format(loc: SourceLoc | None, reason: str, outputs: int) -> str:
     head = (
         "this loop nest cannot be raised to vector ops, so it runs as scalar loops on one "
         f"core (GetValue/SetValue, slow): {reason}"
     )
+    warn_slow(loc, head, FAST_HINT)
+
+
+def warn_slow(loc: SourceLoc | None, head: str, hint: str) -> None:
+    """Warn (:class:`PyAscPerformanceWarning`) ``file:line:col: warning: <head>``, the source
+    line with a caret and ``hint: <hint>``."""
     lines = [f"{loc}: warning: {head}" if loc is not None else f"warning: {head}"]
     if loc is not None:
         src = linecache.getline(loc.file, loc.line).rstrip("\n")
         if src:
             lines += [f"    {src}", "    " + " " * loc.col + "^"]
-    lines.append(f"hint: {FAST_HINT}")
-    return "\n".join(lines)
+    lines.append(f"hint: {hint}")
+    text = "\n".join(lines)
+    if loc is None:
+        warnings.warn(text, PyAscPerformanceWarning, stacklevel=3)
+    else:
+        warnings.warn_explicit(text, PyAscPerformanceWarning, loc.file, loc.line)
 
 
 def try_raise(r: Fallback, op: Operation, raise_op: Callable[[], None]) -> None:
@@ -302,7 +312,7 @@ def _fall_back(r: Fallback, op: Operation, why: PyAscCompileError) -> None:
             r.state[a].value, r.state[a].zero = value, zero
         saved, groups = pending.saved, [*pending.groups, op]
     nest = fallback_nest(r, groups, why)
-    warn_fallback(op, why, len(nest.results))
+    warn_fallback(op, why)
     r.fallback_pending = _Pending(groups, saved, nest)
 
 

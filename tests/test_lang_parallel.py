@@ -12,6 +12,7 @@ located errors for what the parallel form refuses.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -21,7 +22,7 @@ from lang_kernels import parallel_sum
 import pyasc_mlir as pa
 import pyasc_mlir.language as lang
 from pyasc_mlir.dialects.asc_loop import SHARE_ALIGN, share
-from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.errors import PyAscCompileError, PyAscPerformanceWarning
 from pyasc_mlir.language import D, N
 
 SIZES = [1, 3, 7, 33, 513, 4097]
@@ -206,6 +207,17 @@ def test_pa_compile_and_load_op(tmp_path):
     assert op.info["block_dim"] == 4
     again = pa.load_op(tmp_path / "psum")
     np.testing.assert_array_equal(np.asarray(again(x)).reshape(-1), parallel_sum(x))
+
+
+def test_the_scalar_shares_are_a_located_performance_warning(tmp_path):
+    x = np.ones(40, np.float32)
+    with pytest.warns(PyAscPerformanceWarning) as rec:
+        pa.compile(parallel_sum, [pa.TensorDesc.of(x)], output_dir=tmp_path / "warned")
+    (w,) = [r for r in rec if "distributed loop" in str(r.message)]
+    text, src = str(w.message), inspect.getsourcefile(parallel_sum.fn)
+    line = next(i for i, t in enumerate(open(src), 1) if "lang.distributed_range(N)" in t)
+    assert text.startswith(f"{src}:{line}:5: warning: ") and "on each of the 4 cores" in text
+    assert "for i in lang.distributed_range(N):" in text and "\nhint: " in text
 
 
 def test_debug_mode_runs_it_as_python(monkeypatch):
