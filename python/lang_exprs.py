@@ -122,6 +122,11 @@ _MATH_UNARY = {
 _SAFE_BUILTINS = {len, int, float, bool, tuple, list, min, max, abs, round, sum, divmod, pow}
 RUNTIME = (Scal, Idx, Reg, Partial)
 
+_LOOP_IF_HINT = (
+    "loops are not unrolled, so a loop variable is a runtime value and Python control flow "
+    "runs at compile time; split the loop at the condition instead (for i in range(4): ...; "
+    "then for i in range(4, N): ...)"
+)
 _IF_HINT = (
     "Python control flow runs at compile time: conditions must be compile-time values; for a "
     "choice per element use lang.maximum/lang.minimum or arithmetic"
@@ -373,6 +378,8 @@ class ExprGen:
         left = self.expr(node.left)
         for op, comp in zip(node.ops, node.comparators, strict=True):
             right = self.expr(comp)
+            if isinstance(left, Idx) or isinstance(right, Idx):
+                raise self.error(node, "a comparison of a loop variable in a kernel", _LOOP_IF_HINT)
             if isinstance(left, RUNTIME) or isinstance(right, RUNTIME):
                 raise self.error(
                     node, "a comparison of runtime values (array elements) in a kernel", _IF_HINT

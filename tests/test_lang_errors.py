@@ -65,6 +65,13 @@ def test_dim_name_mismatch_is_located_at_the_annotation():
     _at(exc, add_rows)
 
 
+def test_an_empty_argument_is_located_at_its_annotation():
+    exc = _err(add_rows, np.zeros((3, 4), np.float32), np.zeros((3, 0), np.float32))
+    assert exc.message.startswith("add_rows(): argument 'b' is empty (shape [3, 0])")
+    assert "x.size == 0" in exc.hint
+    _at(exc, add_rows)
+
+
 def test_literal_dim_rank_and_dtype_are_checked():
     exc = _err(fixed, np.zeros((5, 3), np.float16))
     assert "axis 0 has size 5, declared 4 in lang.float16[4, N]" in exc.message
@@ -165,6 +172,16 @@ def k_if(x: lang.float32[N]) -> lang.float32[N]:
     return y
 
 
+def k_if_loop_var(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.empty_like(x)
+    for i in range(N):
+        if i < 4:  # ERR
+            y[i] = 0.0
+        else:
+            y[i] = x[i]
+    return y
+
+
 def k_retype(x: lang.float32[N]) -> lang.float32[N]:
     y = lang.empty_like(x)
     for i in range(N):
@@ -233,6 +250,7 @@ CASES = {
     k_eval: ("eval() cannot be called in a kernel", "eval, exec"),
     k_while: ("a while loop whose condition reads runtime values", "range(N)"),
     k_if: ("a comparison of runtime values (array elements)", "lang.maximum"),
+    k_if_loop_var: ("a comparison of a loop variable in a kernel", "split the loop"),
     k_retype: ("variable 't' changes type: it was a runtime scalar, now an array", "new name"),
     k_write_arg: ("kernel arguments are read-only", "lang.empty_like"),
     k_slice: ("expected a number, got a slice [2] (slices are read inside a whole-slice", ""),

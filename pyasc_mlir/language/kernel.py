@@ -42,8 +42,8 @@ def bind(sig: KernelSignature, args: Sequence[Any], fn_name: str) -> dict[str, i
 
     Raises:
         PyAscCompileError: at the parameter's annotation: an array where none is declared (or
-            the reverse), a wrong rank, dtype or literal dim, or a dim name whose size differs
-            from the one an earlier argument gave it (both named)."""
+            the reverse), an empty array, a wrong rank, dtype or literal dim, or a dim name
+            whose size differs from the one an earlier argument gave it (both named)."""
     dims: dict[str, tuple[int, str]] = {}
     for (pname, spec), a in zip(sig.params.items(), args, strict=False):
         got = _shape_dtype(a)
@@ -56,6 +56,13 @@ def bind(sig: KernelSignature, args: Sequence[Any], fn_name: str) -> dict[str, i
                     "pass a NumPy array or CPU torch tensor of that dtype",
                 )
             continue
+        if 0 in got[0]:
+            raise PyAscCompileError(
+                f"{fn_name}(): argument {pname!r} is empty (shape {list(got[0])}); "
+                "kernel-language kernels take arrays with at least one element per dim",
+                spec.loc,
+                "skip the call for empty inputs (if x.size == 0: ...)",
+            )
         if isinstance(spec, TensorSpec):
             _check_tensor(spec, pname, got, fn_name)
         else:
