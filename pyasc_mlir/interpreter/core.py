@@ -1,7 +1,8 @@
 """The IR interpreter (reference executor): xDSL's interpreter with our implementations.
 
 :func:`make_interpreter` registers xDSL's stock ``func``/``arith``/``scf``/``builtin``
-implementations, the tensor-level ``asc`` ops (:mod:`.tensor_impls`) and, where those modules
+implementations (the index arithmetic's hot ones replaced by the memoizing
+:mod:`.index_arith`), the tensor-level ``asc`` ops (:mod:`.tensor_impls`) and, where those modules
 exist, the tile-level ``asc`` ops (``tile_impls.AscTileFunctions``) and the ``ascendc`` ops
 (``ascendc_impls.AscendcFunctions``). :func:`run_function` calls one ``func.func`` on NumPy
 arrays.
@@ -23,6 +24,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 
 from pyasc_mlir.errors import PyAscUsageError
+from pyasc_mlir.interpreter.index_arith import IndexArithFunctions
 from pyasc_mlir.interpreter.tensor_impls import AscTensorFunctions
 from pyasc_mlir.types import np_dtype_of
 
@@ -55,10 +57,11 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     """An xDSL :class:`Interpreter` for ``module`` that runs every pyasc-mlir IR level.
 
     Registers the stock func/arith/scf/builtin implementations, then ours (which may
-    override stock ones)."""
+    override stock ones: :class:`IndexArithFunctions` the hot index arithmetic)."""
     interp = Interpreter(module)
     for impls in (FuncFunctions(), ArithFunctions(), ScfFunctions(), BuiltinFunctions()):
         interp.register_implementations(impls)
+    interp.register_implementations(IndexArithFunctions(), override=True)
     interp.register_implementations(AscTensorFunctions(), override=True)
     for optional in _optional_impls():
         interp.register_implementations(optional, override=True)
