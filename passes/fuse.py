@@ -22,7 +22,8 @@ from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc, attrs
 from pyasc_mlir.passes.cube_plan import TILE_N_MAX
-from pyasc_mlir.passes.iteration_space import ELEMENTWISE, element_type_of, shape_of
+from pyasc_mlir.passes.fuse_split import hoist_casts_over_views, split_unrelated_shapes
+from pyasc_mlir.passes.iteration_space import ELEMENTWISE, shape_of
 from pyasc_mlir.passes.views import VIEW_OPS, readable_in_place
 
 EPILOGUE_OPS = (
@@ -94,43 +95,32 @@ def _wrap_layout_ops(block: Block, per_op: bool) -> None:
         body.add_op(asc.YieldOp([last.results[0]]))
 
 
-def _hoist_casts_over_views(block: Block) -> None:
-    """Rewrite ``cast(view(x))`` as ``view(cast(x))`` for reshapes/transposes (elementwise casts
-    commute with them): the cast then runs in the kernel that computes ``x`` (e.g. a matmul's
-    epilogue rounds to f16 before its result is written through a head-merge view), and the
-    view moves the narrower dtype."""
-    changed = True
-    while changed:
-        changed = False
-        for op in list(block.ops):
-            view = op.operands[0].owner if isinstance(op, asc.CastOp) else None
-            if not isinstance(view, VIEW_OPS) or view.parent is not block:
-                continue
-            dtype = element_type_of(op.results[0])
-            cast = asc.CastOp(view.operands[0], dtype)
-            new_view: Operation = (
-                asc.TransposeOp(cast.result, view.permutation)
-                if isinstance(view, asc.TransposeOp)
-                else asc.ReshapeOp(cast.result, shape_of(view.results[0]))
-            )
-            for o in (cast, new_view):
-                if asc.LOC_ATTR in op.attributes:
-                    o.attributes[asc.LOC_ATTR] = op.attributes[asc.LOC_ATTR]
-            block.insert_op_before(cast, view)
-            block.insert_op_before(new_view, op)
-            op.results[0].replace_all_uses_with(new_view.results[0])
+def _sink_operand_views(block: Block) -> None:
+    """Move every operand view (:func:`_operand_views` over the whole block) to just before
+    its first user. A data-movement fusion (a concat: RoPE's halves) ends a run of tensor ops,
+    and ``_groups`` places views per run: a head split written before the concat
+    (``v = (h @ wv.T).view(...).transpose(1, 2)``) would otherwise stay in the projection's run,
+    away from the attention that reads it, and become a result view the Cube kernel cannot
+    write (a split of its output axis) or a transpose kernel. A view only re-indexes its
+    operand, which is defined earlier, so moving it later is always valid."""
+    ops: list[Operation] = [o for o in block.ops if isinstance(o, TENSOR_OPS)]
+    views = _operand_views(ops)
+    for op in reversed(ops):  # users first: a view's own users are in place when it moves
+        if op not in views:
+            continue
+        users = [u.operation for u in op.results[0].uses]
+        first = min(users, key=lambda u: block.get_operation_index(u))
+        if op.next_op is not first:
             op.detach()
-            op.erase()
-            if not view.results[0].uses:
-                view.detach()
-                view.erase()
-            changed = True
+            block.insert_op_before(op, first)
 
 
 def _fuse_block(block: Block, per_op: bool = False) -> None:
     if not per_op:
-        _hoist_casts_over_views(block)
+        hoist_casts_over_views(block)
     _wrap_layout_ops(block, per_op)
+    if not per_op:
+        _sink_operand_views(block)
     for ops in _runs(block):
         if per_op:
             for op in ops:
@@ -458,6 +448,7 @@ def _groups(ops: list[Operation], views: set[Operation]) -> list[list[Operation]
             cube, result_views, attention = None, set(), False
         groups[-1].append(op)
     _settle_row_views(groups)
+    split_unrelated_shapes(groups)
     _split_escaping_rows(groups)
     return [g for g in groups if g]
 
