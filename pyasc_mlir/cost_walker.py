@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.dialects import ascendc_scalar as sc
 from pyasc_mlir.dialects import opset
 from pyasc_mlir.emitter import tiling_fields
 from pyasc_mlir.platform import (
@@ -314,17 +315,49 @@ class Walker:
     def _loop(self, op: scf.ForOp, cost: TileCost) -> None:
         lb, ub, step = self._val(op.lb), self._val(op.ub), max(1, self._val(op.step))
         trips = max(0, ceil_div(ub - lb, step))
-        iv = op.body.block.args[0]
+        block = op.body.block
+        iv = block.args[0]
         if trips > MAX_UNROLL:
             self.env[iv] = lb
             body = TileCost()
-            self._block(op.body.block, body)
+            self._block(block, body)
             cost.add(body, trips)
-        else:
+        elif not _memoizable(block):
             for i in range(trips):
                 self.env[iv] = lb + i * step
-                self._block(op.body.block, cost)
+                self._block(block, cost)
+        else:
+            self._alike(block, [lb + i * step for i in range(trips)], cost)
         cost.s += SCALAR_OP_CYCLES * trips
+
+    def _alike(self, block: Block, ivs: list[int], cost: TileCost) -> None:
+        """Add the cost of the loop body ``block`` at each induction value of ``ivs``:
+        iterations alike (same :func:`cost_keys` values) cost alike, as tile iterations do,
+        so each distinct key is walked once, and a body whose keys are all defined before the
+        loop once (a scalar-loop kernel's body, walked per element, was most of the cost of
+        compiling one)."""
+        if block not in self.keys:
+            self.keys[block] = cost_keys(block)
+        keys = self.keys[block]
+        iv = block.args[0]
+        if not ivs:
+            return
+        if not any(_defined_in(v, block) for v in keys):
+            self.env[iv] = ivs[0]
+            body = TileCost()
+            self._block(block, body)
+            cost.add(body, len(ivs))
+            return
+        seen: dict[tuple[int, ...], TileCost] = {}
+        for i in ivs:
+            self.env[iv] = i
+            for inner in block.ops:
+                self._index(inner)
+            key = tuple(self._key(v) for v in keys)
+            if key not in seen:
+                seen[key] = TileCost()
+                self._block(block, seen[key])
+            cost.add(seen[key])
 
     def run(self, block_idx: int = 0) -> tuple[TileCost, list[TileCost]]:
         """Cost of the code before the tile loop, and of each tile iteration, on core
@@ -387,8 +420,24 @@ class Walker:
         return c
 
 
-_ADDRESSES: dict[type[Operation], str] = {ac.SubviewOp: "offset", ac.GetValueOp: "index"}
+_ADDRESSES: dict[type[Operation], str] = {
+    ac.SubviewOp: "offset",
+    ac.GetValueOp: "index",
+    sc.ScalarGetOp: "index",
+    sc.ScalarSetOp: "index",
+}
 """Operands that address memory: they do not change an op's cost."""
+_STATEFUL = (*_CUBE_OPS, ac.InitQueueOp)
+"""Ops whose walk changes the walker's state beyond index values (Matmul tails and sources,
+queue depth): a loop holding one is walked iteration by iteration."""
+
+
+def _memoizable(body: Block) -> bool:
+    """Whether a loop ``body``'s iterations may share the cost of an earlier one with the
+    same :func:`cost_keys` values (no op in it changes the walker's state)."""
+    return not any(isinstance(op, _STATEFUL) for op in body.walk())
+
+
 _INDEX_OPS = (ac.TilingFieldOp, ac.GetBlockIdxOp)
 
 
@@ -403,6 +452,12 @@ def _within(op: Operation, body: Block) -> bool:
         parent = blk.parent_op()
         blk = parent.parent_block() if parent is not None else None
     return blk is body
+
+
+def _defined_in(v: SSAValue, body: Block) -> bool:
+    """``v`` is an argument of ``body`` or the result of an op in it (at any depth)."""
+    owner = v.owner
+    return owner is body if isinstance(owner, Block) else _within(owner, body)
 
 
 def _nested(op: Operation, body: Block) -> bool:
