@@ -21,7 +21,8 @@ element access: slow, which the warning of ``asc-raise-loops`` says.
 
 A parallel nest (``@lang.parallel``: distributed loops with ``workers = W``, see
 ``dialects/asc_loop.py``, "Parallel nests") becomes one kernel on ``blockDim = W`` cores
-(``passes/lower_parallel.py``): its inputs and results stay in GM, its own arrays are each
+(``passes/lower_parallel.py``): its inputs and results stay in GM, so do its own arrays that
+a distributed loop writes and other code reads (in the GM workspace), the others are each
 core's in UB; a distributed loop runs the core's share (``GetBlockIdx()``); a result's fill
 is written share by share; a store to a result outside distributed loops is core 0's; an
 ``asc_loop.allreduce`` writes the core's partials to its slot of the GM workspace, then
@@ -133,6 +134,8 @@ class LoopKernel:
                 a.tensor = gms[a.gm_out]
             elif a.gm_in is not None:
                 a.tensor = gms[a.gm_in]
+        if self.par is not None:
+            self.par.place_shared()
         copied_in = False
         for a in self.ub():
             if a.gm_in is not None:
@@ -167,8 +170,10 @@ class LoopKernel:
         itself (no GM copy) must fit."""
         used = 0
         for a in sorted(self.arrays.values(), key=lambda a: a.nbytes):
-            if self.par is not None and (a.gm_in is not None or a.gm_out is not None):
-                continue  # a parallel kernel's inputs and results are shared: GM
+            if self.par is not None and (
+                a.gm_in is not None or a.gm_out is not None or a.value in self.par.cross
+            ):
+                continue  # a parallel kernel's inputs, results and cross-core arrays: GM
             size = round_up(a.nbytes, DATA_BLOCK_BYTES)
             if used + size <= self.budget:
                 a.ub_offset, used = used, used + size

@@ -15,13 +15,22 @@ Semantics: ``dialects/asc_loop.py`` ("Parallel nests"). The kernel (``blockDim =
   same f32 operations as the interpreter (a compensated add, ``scalar_f32.kahan_step``, of
   each partial and of its negated compensation for ``sum``, the op table's ``max``/``min``
   otherwise), unrolled;
-- after GM writes to results by several cores (fills, distributed loops), the next top-level
+- a local array a distributed loop writes and anything outside that loop accesses (another
+  distributed loop, a plain loop, a top-level statement) lives in the GM workspace, shared
+  like a result (each core writes only its share: other cores must read it from GM); the
+  kernel's other local arrays are each core's own, in UB;
+- after GM writes to results (or such shared arrays) by several cores (fills, distributed
+  loops, core 0's top-level stores), the next top-level
   statement that touches a result (or an allreduce) is preceded by a clean of the whole data
   cache (``DataCacheCleanAndInvalid``, ``ENTIRE_DATA_CACHE``: the core's writes out, its stale
   lines dropped) and ``SyncAll()``.
 
-Workspace: ``2 * W * 64`` bytes per sum, ``W * 64`` per max/min, one region per allreduce,
-recorded in the kernel's workspace attribute (at least 64 bytes when the kernel synchronises).
+Workspace: the shared local arrays first (each 64-byte aligned), then ``2 * W * 64`` bytes
+per sum, ``W * 64`` per max/min, one region per allreduce, recorded in the kernel's workspace
+attribute (at least 64 bytes when the kernel synchronises).
+
+Errors (located :class:`PyAscCompileError`): a distributed loop that reads an array it
+writes at another index than the one it writes (another core's share, written concurrently).
 """
 
 from __future__ import annotations
@@ -29,13 +38,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, f32
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pyasc_mlir.dialects import asc_loop, attrs
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dialects import ascendc_scalar as sc
-from pyasc_mlir.platform import DCACHE_LINE_BYTES, ceil_div
+from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.passes.common import loc_of
+from pyasc_mlir.platform import DCACHE_LINE_BYTES, ceil_div, round_up
+from pyasc_mlir.types import np_dtype_of
 
 if TYPE_CHECKING:
     from pyasc_mlir.passes.lower_loops import LoopKernel
@@ -59,6 +71,7 @@ class ParallelLowering:
         self.pending: SSAValue | None = None
         self.ws_bytes = 0
         self.synced = False
+        self.cross = cross_core_arrays(k.nest.body.block)
 
     @classmethod
     def of(cls, k: LoopKernel) -> ParallelLowering | None:
@@ -96,9 +109,19 @@ class ParallelLowering:
         return start, end
 
     def shared(self, array: SSAValue) -> bool:
-        """Whether ``array`` is a result (in GM, shared by the cores)."""
+        """Whether ``array`` is in GM, shared by the cores: a result, or a local array that
+        cores read outside the distributed loop that writes it."""
         a = self.k.arrays.get(array)
-        return a is not None and a.gm_out is not None
+        return a is not None and (a.gm_out is not None or array in self.cross)
+
+    def place_shared(self) -> None:
+        """A GM workspace view for each cross-core local array (64-byte aligned regions)."""
+        for v in self.cross:
+            a = self.k.arrays[v]
+            elem = a.mem.element_type
+            a.tensor = self.op(ac.WorkspaceOp(self.ws_bytes, a.count, elem), self.k.block)
+            size = a.count * np_dtype_of(elem).itemsize
+            self.ws_bytes += round_up(size, SLOT_BYTES)
 
     def sync(self, dst: Block) -> None:
         """``SyncAll()``; after multi-core result writes each core first writes its data cache
@@ -140,6 +163,7 @@ class ParallelLowering:
             self.k.convert(op, then)
             self.in_dist = False
             self.k.add(scf.YieldOp(), then)
+            self.pending = self.k.arrays[op.array].tensor  # other cores read it after a sync
         elif isinstance(op, asc_loop.AllreduceOp):
             self.allreduce(op, dst)
         else:
@@ -211,3 +235,53 @@ class ParallelLowering:
         need = max(self.ws_bytes, SLOT_BYTES if self.synced else 0)
         if need:
             kernel.attributes[attrs.WORKSPACE_BYTES_ATTR] = IntegerAttr(need, 64)
+
+
+def _inside(op: Operation, loop: Operation) -> bool:
+    p = op.parent_op()
+    while p is not None and p is not loop:
+        p = p.parent_op()
+    return p is loop
+
+
+def cross_core_arrays(body: Block) -> set[SSAValue]:
+    """The local arrays (``asc_loop.alloc``, rank >= 1) a distributed loop writes and some op
+    outside that loop accesses: each core writes only its share, so they must be shared.
+
+    Raises:
+        PyAscCompileError: a distributed loop reads an array it writes at an index it does not
+            write it at (located at the read)."""
+    cross: set[SSAValue] = set()
+    term = body.last_op
+    results = set(term.arrays) if isinstance(term, asc_loop.NestYieldOp) else set()
+    access = [o for o in body.walk() if isinstance(o, asc_loop.LoadOp | asc_loop.StoreOp)]
+    for loop in body.walk():
+        if not (isinstance(loop, asc_loop.ForOp) and loop.num_workers):
+            continue
+        inner = [o for o in access if _inside(o, loop)]
+        written = {o.array: set() for o in inner if isinstance(o, asc_loop.StoreOp)}
+        for o in inner:
+            if isinstance(o, asc_loop.StoreOp):
+                written[o.array].add(tuple(o.indices))
+        for o in inner:
+            if isinstance(o, asc_loop.LoadOp) and o.array in written:
+                if tuple(o.indices) not in written[o.array]:
+                    raise PyAscCompileError(
+                        "this distributed loop reads an element of an array it writes at "
+                        "another index: each core writes only its share, so the element may "
+                        "be another core's, not yet written",
+                        loc_of(o),
+                        "read it at the index the loop writes (y[i] after y[i] = ...), or "
+                        "write it in one distributed loop and read it in the next (a SyncAll "
+                        "separates them)",
+                    )
+        local = {
+            a
+            for a in written
+            if isinstance(a.owner, asc_loop.AllocOp)
+            and a not in results
+            and isinstance(a.type, MemRefType)
+            and a.type.get_shape()
+        }
+        cross |= {o.array for o in access if o.array in local and not _inside(o, loop)}
+    return cross

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import line_of
 from lang_kernels import parallel_sum
 
 import pyasc_mlir as pa
@@ -24,6 +25,9 @@ import pyasc_mlir.language as lang
 from pyasc_mlir.dialects.asc_loop import SHARE_ALIGN, share
 from pyasc_mlir.errors import PyAscCompileError, PyAscPerformanceWarning
 from pyasc_mlir.language import D, N
+
+# every kernel here warns that its shares run as scalar loops (one test checks the warning)
+pytestmark = pytest.mark.filterwarnings("ignore::pyasc_mlir.errors.PyAscPerformanceWarning")
 
 SIZES = [1, 3, 7, 33, 513, 4097]
 
@@ -199,6 +203,68 @@ def test_general_parallel_bodies(n):
         np.testing.assert_array_equal(interp(k)(*args), k(*args))
         info = k.compile(*args).info
         assert info["kernels"] == 1 and info["block_dim"] == k.num_workers
+
+
+@lang.parallel(num_workers=4)
+def reverse_twice(x: lang.float16[N]) -> lang.float16[N]:
+    """A local array written per share, read at other cores' indices in the next loop."""
+    y = lang.zeros((N,), lang.float32)
+    z = lang.empty_like(x)
+    for i in lang.distributed_range(N):
+        y[i] = x[i] * 2.0
+    for i in lang.distributed_range(N):
+        z[i] = y[N - 1 - i]
+    return z
+
+
+@lang.parallel(num_workers=3)
+def shared_total(x: lang.float32[N, D]) -> lang.float32[2]:
+    """Rows written per share into a local array; every core then reads all of it."""
+    y = lang.empty((N, D), lang.float32)
+    for i in lang.distributed_range(N):
+        for j in range(D):
+            y[i, j] = x[i, j] + 1.0
+    out = lang.zeros((2,), lang.float32)
+    t = 0.0
+    for i in range(N):
+        for j in range(D):
+            t += y[i, j]
+    out[0] = t
+    out[1] = y[N - 1, D - 1]
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 7, 33, 513])
+def test_local_arrays_written_per_share_are_shared(n):
+    r = np.random.default_rng(40 + n)
+    x = r.standard_normal(n).astype(np.float16)
+    want = (x.astype(np.float32) * 2).astype(np.float16)[::-1]
+    np.testing.assert_array_equal(reverse_twice(x), want)
+    m = r.standard_normal((n, 5)).astype(np.float32)
+    y = m + np.float32(1)
+    got = shared_total(m)
+    np.testing.assert_allclose(got[0], np.float64(y).sum(), rtol=1e-5, atol=1e-5)
+    assert got[1] == y[-1, -1]
+    for k, args in ((reverse_twice, (x,)), (shared_total, (m,))):
+        np.testing.assert_array_equal(interp(k)(*args), k(*args))
+        with lang.enable_memory_check():
+            np.testing.assert_array_equal(k(*args), k(*args))
+    assert "ascendc.workspace" in str(reverse_twice.compile(x).stages()["ascendc"])
+
+
+@lang.parallel(num_workers=2)
+def reads_a_neighbour(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.empty_like(x)
+    for i in lang.distributed_range(N):
+        y[i] = x[i]
+        y[i] = y[N - 1 - i] + 1.0  # ERR
+    return y
+
+
+def test_a_distributed_loop_reading_what_other_cores_write_is_refused():
+    e = _refused(reads_a_neighbour, (np.ones(40, np.float32),), "reads an element of an array")
+    assert e.loc.line == line_of(reads_a_neighbour, "# ERR")
+    assert "SyncAll" in e.hint
 
 
 def test_pa_compile_and_load_op(tmp_path):
