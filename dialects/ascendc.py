@@ -9,7 +9,8 @@ API reference, summarised in ``shared/ASCEND_FACTS.md``.
 
 This module is the import point: the definitions live in ``ascendc_types`` (types),
 ``ascendc_ops`` (buffers, copies, vector calls, sync), ``ascendc_grid`` (block index, GM
-workspace, ``SyncAll``) and ``ascendc_matmul`` (the Matmul API).
+workspace, ``SyncAll``), ``ascendc_rows`` (many-row level-0 calls: ``WholeReduceSum/Max``) and
+``ascendc_matmul`` (the Matmul API).
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ from pyasc_mlir.dialects.ascendc_ops import (
     VecScalarOp,
     VecUnaryOp,
 )
+from pyasc_mlir.dialects.ascendc_rows import WHOLE_REDUCE, WholeReduceOp
 from pyasc_mlir.dialects.ascendc_scalar import SCALAR_OPS
 from pyasc_mlir.dialects.ascendc_types import (
     CubeTilingType,
@@ -138,6 +140,8 @@ __all__ = [
     "VecBinaryOp",
     "VecScalarOp",
     "VecUnaryOp",
+    "WHOLE_REDUCE",
+    "WholeReduceOp",
     "WorkspaceOp",
     "elem",
 ]
@@ -166,6 +170,7 @@ Ascendc = Dialect(
         CompareOp,
         SelectOp,
         ReduceOp,
+        WholeReduceOp,
         GetBlockIdxOp,
         TilingFieldOp,
         SyncOp,

@@ -10,7 +10,8 @@ place, each by the Ascend C call(s) it stands for, so the op order is the kernel
   one vector call of the same kind (``Add``, ``Exp``, ``Adds``, ``Cast``, ``Compare``,
   ``Select``, ``DataCopy``); ``asc.vdup`` -> a scalar constant and ``Duplicate``;
 * ``asc.vreduce`` over the last axis -> one ``ReduceSum/Max/Min`` per row (results
-  ``LANE_ALIGN`` elements apart); over the middle axis -> a loop of UB->UB ``DataCopy`` and
+  ``LANE_ALIGN`` elements apart), or, marked :data:`MANY_ROWS`, ``WholeReduceSum/Max`` calls
+  over all rows at once; over the middle axis -> a loop of UB->UB ``DataCopy`` and
   ``Add/Max/Min``; ``asc.vbroadcast`` -> a loop of ``DataCopy`` rows, or of ``GetValue`` +
   ``Duplicate`` (after a V->S sync) when the source has no ``L`` extent.
 """
@@ -30,8 +31,9 @@ from xdsl.pattern_rewriter import (
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.dialects import ascendc as ac
+from pyasc_mlir.dialects.asc_attrs import element_bits
 from pyasc_mlir.passes.ir_builder import Index, IRBuilder
-from pyasc_mlir.platform import LANE_ALIGN
+from pyasc_mlir.platform import DATA_BLOCK_BYTES, LANE_ALIGN, VECTOR_REPEAT_BYTES
 
 
 def const_value(v: SSAValue) -> int | None:
@@ -187,6 +189,10 @@ class VReducePattern(RewritePattern):
         out = _at(op, rewriter)
         dst, src, work = op.dst, op.src, op.work
         kind = op.kind.data
+        if op.axis.data == "last" and MANY_ROWS in op.attributes and kind in ac.WHOLE_REDUCE:
+            _whole_reduce(op, out)
+            rewriter.erase(op)
+            return
         if op.axis.data == "last":
             total = out.muli(op.rows, op.m)
 
@@ -214,6 +220,41 @@ class VReducePattern(RewritePattern):
 
         out.loop(op.rows, outer)
         rewriter.erase(op)
+
+
+MANY_ROWS = "many_rows"
+"""Unit attribute of an ``asc.vreduce "last"`` (sum or max) whose row count ``rows * m`` is
+at most 255, whose ``ls`` is a constant of at most 255 DataBlocks and whose ``work`` holds
+``rows * m * LANE_ALIGN`` elements: it lowers to ``WholeReduceSum/Max`` calls over all rows at
+once (:func:`_whole_reduce`)."""
+
+
+def _whole_reduce(op: asc.VReduceOp, out: AscendcBuilder) -> None:
+    """``dst[i * 16] = reduce(src[i*ls : i*ls + length])`` for every row ``i < rows * m``: one
+    ``WholeReduceSum/Max`` per 256-byte chunk of the rows (all rows in one call, results 16
+    apart), chunks after the first into ``work`` and combined into ``dst`` by ``Add``/``Max``.
+    The same values, bit for bit, as one count-form ``ReduceSum/Max`` per row: that is a
+    pairwise tree per 256-byte repeat (the last one zero-padded: a masked lane is ``+0``) and
+    the repeats' results combined left to right."""
+    dst, src, work = op.dst, op.src, op.work
+    kind = op.kind.data
+    size = element_bits(ac.elem(src.type)) // 8
+    lanes = VECTOR_REPEAT_BYTES // size
+    ls = const_value(op.ls)
+    assert ls is not None and ls * size % DATA_BLOCK_BYTES == 0
+    strides = (LANE_ALIGN, 1, ls * size // DATA_BLOCK_BYTES)
+    api = ac.WHOLE_REDUCE[kind]
+    rows = out.muli(op.rows, op.m)
+    out.add(ac.WholeReduceOp(api, dst, src, out.mini(op.length, lanes), rows, strides))
+
+    def chunk(o: AscendcBuilder, c: SSAValue) -> None:
+        c0 = o.muli(c, lanes)
+        mask = o.mini(lanes, o.subi(op.length, c0))
+        o.add(ac.WholeReduceOp(api, work, o.view(src, c0), mask, rows, strides))
+        combine = {"sum": "Add", "max": "Max"}[kind]
+        o.add(ac.VecBinaryOp(combine, dst, dst, work, o.muli(rows, LANE_ALIGN)))
+
+    out.loop(out.divi(out.addi(op.length, lanes - 1), lanes), chunk, lower=1)
 
 
 class VBroadcastPattern(RewritePattern):

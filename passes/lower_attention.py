@@ -45,12 +45,21 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import (
+    Float32Type,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from pyasc_mlir.dialects import asc
 from pyasc_mlir.errors import PyAscCompileError
+from pyasc_mlir.passes.ascendc_patterns import MANY_ROWS
 from pyasc_mlir.passes.attention_causal import dealt_unit, diagonal_mask, key_ranges
 from pyasc_mlir.passes.attention_groups import fold_group_rows
 from pyasc_mlir.passes.buffer_alloc import live_ranges, pack
@@ -310,14 +319,15 @@ class AttentionKernelBuilder(CubeKernelBuilder):
             bx.add(asc.VCastOp(b.bc, self.diag, cs, "none"))
             bx.add(asc.VBinaryOp("add", b.s, b.s, b.bc, cs))
         red = [bx.value(rows), bx.c(1), kl, bx.c(lk)]
-        bx.add(asc.VReduceOp("max", "last", b.mb, b.s, b.work, red))
+        # MANY_ROWS partial results: in alpha (computed next) and m (l, alpha computed)
+        bx.add(_many_rows(asc.VReduceOp("max", "last", b.mb, b.s, b.alpha, red)))
         bx.add(asc.VBinaryOp("max", b.mn, b.m, b.mb, c16))
         bx.add(asc.VBinaryOp("sub", b.alpha, b.m, b.mn, c16))
         bx.add(asc.VUnaryOp("exp", b.alpha, b.alpha, c16))
         self._bcast(bx, b.bc, b.mn, rows, lk)
         bx.add(asc.VBinaryOp("sub", b.s, b.s, b.bc, cs))
         bx.add(asc.VUnaryOp("exp", b.s, b.s, cs))
-        bx.add(asc.VReduceOp("sum", "last", b.mb, b.s, b.work, red))
+        bx.add(_many_rows(asc.VReduceOp("sum", "last", b.mb, b.s, b.m, red)))
         bx.add(asc.VBinaryOp("mul", b.l, b.l, b.alpha, c16))
         bx.add(asc.VBinaryOp("add", b.l, b.l, b.mb, c16))
         self._bcast(bx, b.bc, b.alpha, rows, ldv)
@@ -437,6 +447,12 @@ class AttentionKernelBuilder(CubeKernelBuilder):
 
     cores = 1
     """Cube cores the kernel is launched on (set before :meth:`build`)."""
+
+
+def _many_rows(op: asc.VReduceOp) -> asc.VReduceOp:
+    """``op`` lowered to ``WholeReduceSum/Max`` over all rows (``MANY_ROWS``: ``bq <= 128``)."""
+    op.attributes[MANY_ROWS] = UnitAttr()
+    return op
 
 
 def check_fusion(fusion: asc.FusionOp, fa: asc.FlashAttentionOp) -> None:

@@ -249,6 +249,12 @@ class Walker:
             cost.v += self._vector(
                 self._val(op.count), sz, math.log2(VECTOR_REPEAT_BYTES // sz), call=op.api.data
             )
+        elif isinstance(op, ac.WholeReduceOp):  # as many repeats of a count-form Reduce*
+            sz = _elem_bytes(op.src.type)
+            lanes = VECTOR_REPEAT_BYTES // sz
+            call = op.api.data.replace("Whole", "")
+            n = self._val(op.repeat) * lanes
+            cost.v += self._vector(n, sz, math.log2(lanes), call=call)
         elif isinstance(op, ac.GetValueOp) or op.name.startswith("ascendc.scalar_"):
             cost.s += SCALAR_OP_CYCLES  # GetValue, and the scalar-loop kernels' scalar ops
         elif isinstance(op, ac.SyncAllOp):

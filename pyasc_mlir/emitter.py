@@ -300,6 +300,13 @@ class _KernelPrinter:
             self.emit(
                 f"{op.api.data}({n(op.dst)}, {n(op.src)}, {n(op.work)}, (int32_t){n(op.count)});"
             )
+        elif isinstance(op, ac.WholeReduceOp):
+            order = ", ReduceOrder::ORDER_ONLY_VALUE" if op.api.data == "WholeReduceMax" else ""
+            d, sb, sr = op.strides
+            self.emit(
+                f"{op.api.data}({n(op.dst)}, {n(op.src)}, (int32_t){n(op.mask)}, "
+                f"(int32_t){n(op.repeat)}, {d}, {sb}, {sr}{order});"
+            )
         elif isinstance(op, ac.GetBlockIdxOp):
             self.decl(op.result, "(int64_t)GetBlockIdx()")
         elif isinstance(op, ac.WorkspaceOp):

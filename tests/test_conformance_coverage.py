@@ -49,6 +49,7 @@ API_PLACEHOLDERS: dict[str, list[str]] = {
             *ac.VEC_UNARY.values(),
             *ac.VEC_SCALAR.values(),
             *ac.REDUCE.values(),
+            *ac.WHOLE_REDUCE.values(),
         }
     ),
     "op.round.data": sorted(ac.ROUND.values()),

@@ -246,7 +246,8 @@ void CaseCompareSelect(const Args& a) {
   }
 }
 
-// 13: reductions (a[0]: 0 Sum 1 Max 2 Min; a[1] calIndex); dst (32 B) pre-filled with f[0].
+// 13: reductions (a[0]: 0 Sum 1 Max 2 Min, 3 WholeReduceSum 4 WholeReduceMax; a[1]
+// calIndex); dst (32 B, or the o array's size) pre-filled with f[0].
 template <class T>
 void CaseReduce(const Args& a) {
   const Tiling& t = *a.t;
@@ -254,16 +255,19 @@ void CaseReduce(const Args& a) {
     const int32_t P = t.a[7];
     TPipe pipe;
     TBuf<TPosition::VECIN> bs, bd, bw;
+    const int32_t nd = t.so > int32_t(32 / sizeof(T)) ? t.so : int32_t(32 / sizeof(T));
     pipe.InitBuffer(bs, P * sizeof(T));
-    pipe.InitBuffer(bd, 32);
+    pipe.InitBuffer(bd, nd * sizeof(T));
     pipe.InitBuffer(bw, P * sizeof(T));
     LocalTensor<T> s = bs.Get<T>(), d = bd.Get<T>(), w = bw.Get<T>();
-    const int32_t nd = 32 / sizeof(T);
     DataCopy(s, G<T>(a.x, t.sx), P);
     Duplicate(d, (T)t.f[0], nd);
     if (t.a[0] == 0) ReduceSum(d, s, w, t.n);
     if (t.a[0] == 1) ReduceMax(d, s, w, t.n, t.a[1] != 0);
     if (t.a[0] == 2) ReduceMin(d, s, w, t.n, t.a[1] != 0);
+    // many rows: a[2] repeats of the first n lanes, src repeats a[3] DataBlocks apart
+    if (t.a[0] == 3) WholeReduceSum(d, s, t.n, t.a[2], 1, 1, t.a[3]);
+    if (t.a[0] == 4) WholeReduceMax(d, s, t.n, t.a[2], 1, 1, t.a[3], ReduceOrder::ORDER_ONLY_VALUE);
     DataCopy(G<T>(a.o, t.so), d, nd);
   }
 }
@@ -1350,6 +1354,30 @@ def test_reduce_max_min(kernel, dtype, which):
     assert int(o[1:2].view(idx_type)[0]) == int(
         np.argmax(x[:n]) if which == 1 else np.argmin(x[:n])
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("which,mask,reps,rep", [(3, 64, 8, 8), (3, 13, 5, 12), (4, 33, 8, 8)])
+def test_whole_reduce_agrees_with_interpreter(kernel, dtype, which, mask, reps, rep):
+    """WholeReduceSum/Max (ORDER_ONLY_VALUE) bit for bit as the interpreter's
+    ``ascendc.whole_reduce`` (tests/test_ascendc_rows.py checks both against the documented
+    model)."""
+    from test_ascendc_interp import run as interp
+    from test_ascendc_rows import API, _src
+
+    p = 1024
+    x = (rand(p, dtype) * 300).astype(dtype)
+    x[5] = -0.0
+    nd = 32 // np.dtype(dtype).itemsize
+    reps = min(reps, nd)
+    a = [which, 0, reps, rep, 0, 0, 0, p]
+    o = run(kernel, 13, dtype, mask, x=x, o=np.zeros(nd, dtype), a=a, f=[-7])
+    want = np.zeros(16, dtype)
+    api = API["sum" if which == 3 else "max"]
+    t = "f16" if dtype == np.float16 else "f32"
+    interp(_src(t, p, 16, api, mask, reps, (1, 1, rep)), x, want)
+    np.testing.assert_array_equal(o[:reps].view(np.uint8), want[:reps].view(np.uint8))
+    assert (o[reps:] == -7).all()
 
 
 # ----------------------------------------------------------------------------------- errors

@@ -64,6 +64,7 @@ from pyasc_mlir.interpreter.ascendc_buffers import AscendcBufferFunctions
 from pyasc_mlir.interpreter.ascendc_copy import AscendcCopyFunctions
 from pyasc_mlir.interpreter.ascendc_cube import AscendcCubeFunctions, MatmulObject
 from pyasc_mlir.interpreter.ascendc_math import reduce_sum
+from pyasc_mlir.interpreter.ascendc_rows import AscendcRowFunctions
 from pyasc_mlir.interpreter.ascendc_state import (
     PIPE_KEY,
     AscendcInterpretationError,
@@ -99,6 +100,10 @@ __all__ = [
 
 @register_impls
 class AscendcFunctions(
-    AscendcBufferFunctions, AscendcCopyFunctions, AscendcVectorFunctions, AscendcCubeFunctions
+    AscendcBufferFunctions,
+    AscendcCopyFunctions,
+    AscendcVectorFunctions,
+    AscendcRowFunctions,
+    AscendcCubeFunctions,
 ):
     """Numpy implementations of every ``ascendc`` op (see the module docstring)."""

@@ -1,0 +1,109 @@
+"""``ascendc`` ops that work on many rows in one call (level-0 forms: a mask, a repeat count
+and strides in 32-byte DataBlocks): ``WholeReduceSum`` / ``WholeReduceMax`` (one result per
+repeat).
+
+Semantics (public Ascend C API reference, Atlas A2, the WholeReduceSum and WholeReduceMax
+pages; the CPU runtime's ``pyasc_cpu/reduce.h`` and docs/CPU_RUNTIME.md "Reductions"): with
+``E = 32 / sizeof(T)`` elements per DataBlock, lane ``k < mask`` of repeat ``r < repeat`` reads
+``src[r*srcRepStride*E + (k/E)*srcBlkStride*E + k%E]``; ``WholeReduceSum`` writes the pairwise
+tree sum of the active lanes (masked-off lanes are ``+0``, every addition rounded to ``T``, a
+finite fp16 sum that overflows saturates to +-65504) to ``dst[r*dstRepStride]``;
+``WholeReduceMax`` (``ReduceOrder::ORDER_ONLY_VALUE``) writes the fold of the elementwise
+``Max`` of the active lanes there. The mask is the contiguous form (the first ``mask`` lanes,
+``1 <= mask <= 256 / sizeof(T)``); ``repeat <= 255``; strides at most 255.
+
+``pyasc_mlir.dialects.ascendc`` re-exports the public names; import them from there.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import Float16Type, Float32Type, IndexType, IntegerAttr, StringAttr, i64
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from pyasc_mlir.dialects.ascendc_types import LocalTensorType, elem
+from pyasc_mlir.dialects.bounds import check_not_negative
+
+__all__ = ["MAX_REPEAT", "WHOLE_REDUCE", "WholeReduceOp"]
+
+WHOLE_REDUCE = {"sum": "WholeReduceSum", "max": "WholeReduceMax"}
+"""Reduction kind -> the per-repeat reduction call."""
+MAX_REPEAT = 255
+"""Largest ``repeatTime`` of a level-0 call (uint8_t)."""
+MAX_STRIDE = 255
+"""Largest ``dstRepStride``/``srcBlkStride``/``srcRepStride`` this op emits (documented uint8_t
+and uint16_t ranges; 255 fits both)."""
+
+
+@irdl_op_definition
+class WholeReduceOp(IRDLOperation):
+    """``WholeReduceSum(dst, src, mask, repeat, dstRepStride, srcBlkStride, srcRepStride)`` or
+    ``WholeReduceMax(..., ReduceOrder::ORDER_ONLY_VALUE)`` (module doc): ``mask`` and
+    ``repeat`` are index values, the strides ``dst_rep``/``src_blk``/``src_rep`` properties."""
+
+    T: ClassVar = VarConstraint("T", base(LocalTensorType))
+    name = "ascendc.whole_reduce"
+    irdl_options = (ParsePropInAttrDict(),)
+    api = prop_def(StringAttr)
+    dst_rep = prop_def(IntegerAttr)
+    src_blk = prop_def(IntegerAttr)
+    src_rep = prop_def(IntegerAttr)
+    dst = operand_def(T)
+    src = operand_def(T)
+    mask = operand_def(IndexType)
+    repeat = operand_def(IndexType)
+    assembly_format = "$api $dst `,` $src `,` $mask `,` $repeat attr-dict `:` type($dst)"
+
+    def __init__(
+        self,
+        api: str,
+        dst: SSAValue,
+        src: SSAValue,
+        mask: SSAValue,
+        repeat: SSAValue,
+        strides: tuple[int, int, int],
+    ):
+        super().__init__(
+            operands=[dst, src, mask, repeat],
+            properties={
+                "api": StringAttr(api),
+                **{
+                    k: IntegerAttr(v, i64)
+                    for k, v in zip(("dst_rep", "src_blk", "src_rep"), strides, strict=True)
+                },
+            },
+        )
+
+    @property
+    def strides(self) -> tuple[int, int, int]:
+        """``(dstRepStride, srcBlkStride, srcRepStride)``."""
+        return self.dst_rep.value.data, self.src_blk.value.data, self.src_rep.value.data
+
+    def verify_(self) -> None:
+        if self.api.data not in WHOLE_REDUCE.values():
+            raise VerifyException(f"{self.name}: unknown API {self.api.data}")
+        if not isinstance(elem(self.dst.type), Float16Type | Float32Type):
+            raise VerifyException(f"{self.name}: operands must be half or float tensors")
+        for label, s in zip(
+            ("dstRepStride", "srcBlkStride", "srcRepStride"), self.strides, strict=True
+        ):
+            if not 0 <= s <= MAX_STRIDE:
+                raise VerifyException(f"{self.name}: {label} {s} is outside [0, {MAX_STRIDE}]")
+        known = check_not_negative(self, mask=self.mask, repeat=self.repeat)
+        lanes = 64 if isinstance(elem(self.dst.type), Float32Type) else 128
+        mask, repeat = known.get("mask"), known.get("repeat")
+        if mask is not None and not 1 <= mask <= lanes:
+            raise VerifyException(f"{self.name}: mask {mask} is outside [1, {lanes}]")
+        if repeat is not None and repeat > MAX_REPEAT:
+            raise VerifyException(f"{self.name}: repeat {repeat} exceeds {MAX_REPEAT}")
