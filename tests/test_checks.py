@@ -223,6 +223,29 @@ def test_computing_on_unwritten_lanes_is_fine_copying_them_out_is_not(backend: s
     run(ascendc_kernel(PADDED.format(n=48)), x, np.zeros(64, np.float32))
 
 
+def test_a_refused_call_is_a_located_pyasc_error() -> None:
+    """A C++ error that is no memory error (here a ``Cast`` the target refuses, as the CPU
+    build once gave ``lang.cast(x[i], lang.float32)``) is a :class:`PyAscError` located at the
+    user line the call was generated from, with a hint: never a raw ``RuntimeError``."""
+    x, o = gm_arrays()
+    body = f"""
+%a = ascendc.tbuf_get %b[0] : {LT}<f32>
+ascendc.data_copy %a, %gx, %c64 : {LT}<f32>, {GT}<f32>
+ascendc.cast "CAST_NONE" %a, %a, %c64 : {LT}<f32>, {LT}<f32>
+"""
+    with pytest.raises(PyAscError) as info:
+        run_cpu(ascendc_kernel(body), x, o)
+    exc = info.value
+    assert isinstance(exc, KernelError) and not isinstance(exc, pa.MemoryCheckError)
+    assert isinstance(exc, RuntimeError)  # still what the runtime documents
+    assert str(exc.loc) == f"{SRC}:3:5" and exc.block_idx == 0 and exc.block_num == 1
+    text = str(exc)
+    assert text.startswith(f"{SRC}:3:5: error: kernel failed in block 0 of 1: Cast: "), text
+    assert "CAST_NONE is not supported" in text, text
+    assert exc.hint is not None and "pyasc-mlir bug" in exc.hint and "backend='interp'" in exc.hint
+    assert exc.detail.endswith(f" at {SRC}:3:5")  # the C++ message, as it was
+
+
 REDUCE = f"""
 %a = ascendc.tbuf_get %b[0] : {LT}<f32>
 %d = ascendc.tbuf_get %b[64] : {LT}<f32>

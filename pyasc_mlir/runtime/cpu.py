@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from pyasc_mlir.checks import MemoryCheckError
-from pyasc_mlir.errors import CacheWarning
+from pyasc_mlir.errors import CacheWarning, PyAscError, SourceLoc
 from pyasc_mlir.platform import Platform, header_defines
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
@@ -55,8 +55,13 @@ class CompileError(RuntimeError):
         self.command = command or []
 
 
-class KernelError(RuntimeError):
+class KernelError(PyAscError, RuntimeError):
     """A block of a kernel threw ``AscendC::cpu::Error`` (or another C++ exception).
+
+    A :class:`~pyasc_mlir.errors.PyAscError`: when the C++ message ends with the
+    ``file:line:col`` of the user source the failing call was generated from (as every kernel
+    pyasc-mlir emits records), the error is located there and hints that the generated code,
+    not the user's, is at fault.
 
     Attributes:
         block_idx: the block that failed.
@@ -64,14 +69,33 @@ class KernelError(RuntimeError):
         detail: the C++ error message (``pyasc_last_error()``).
     """
 
-    def __init__(self, block_idx: int, block_num: int, detail: str):
-        super().__init__(f"kernel failed in block {block_idx} of {block_num}: {detail}")
+    def __init__(self, block_idx: int, block_num: int, detail: str, hint: str | None = None):
+        if not isinstance(block_idx, int) or not isinstance(detail, str):
+            raise TypeError("KernelError(block_idx, block_num, detail)")
+        tail = _detail_tail(detail)
+        loc = SourceLoc.parse(tail) if tail else None
+        if hint is None and loc is not None and type(self) is KernelError:
+            hint = GENERATED_CALL_HINT
+        super().__init__(f"kernel failed in block {block_idx} of {block_num}: {detail}", loc, hint)
         self.block_idx = block_idx
         self.block_num = block_num
         self.detail = detail
 
 
+GENERATED_CALL_HINT = (
+    "the Ascend C pyasc-mlir generated for this line makes a call the target refuses: a "
+    "pyasc-mlir bug, please report it with the kernel; backend='interp' (the IR interpreter) "
+    "runs the kernel meanwhile"
+)
+"""The hint of a located :class:`KernelError` (not a memory error)."""
+
 _LOC = re.compile(r"\S.*:\d+:\d+")
+
+
+def _detail_tail(detail: str) -> str | None:
+    """The ``file:line:col`` a C++ error message ends with (`` at file:line:col``), if any."""
+    tail = detail.rsplit(" at ", 1)[-1] if " at " in detail else ""
+    return tail if _LOC.fullmatch(tail) else None
 
 
 class GlobalBoundsWarning(UserWarning):
@@ -91,11 +115,8 @@ class KernelMemoryError(KernelError, MemoryCheckError):
 
     def __init__(self, block_idx: int, block_num: int, detail: str):
         super().__init__(block_idx, block_num, detail)
-        tail = detail.rsplit(" at ", 1)[-1] if " at " in detail else ""
         self.located(
-            detail,
-            detail.split(": ", 1)[0] if ": " in detail else None,
-            tail if _LOC.fullmatch(tail) else None,
+            detail, detail.split(": ", 1)[0] if ": " in detail else None, _detail_tail(detail)
         )
 
 
