@@ -525,11 +525,12 @@ class ExprGen:
             raise self.error(node, "lang.cast of a whole array", "cast elements inside a loop")
         if not isinstance(x, RUNTIME):
             return lb.cast(x, dt).item()
+        value = self.scalar(x, node)  # a variable is read here: the cast is its value now
+        if dt.name == "float32":
+            return Scal(value)  # kernel-language scalars are f32 values: nothing to round
         from pyasc_mlir.types import ir_type
 
-        return Scal(
-            self.add(asc_loop.RoundOp(self.scalar(x, node), ir_type(dt.name)), node).results[0]
-        )
+        return Scal(self.add(asc_loop.RoundOp(value, ir_type(dt.name)), node).results[0])
 
     def call_helper(
         self, fn: types.FunctionType, args: list[Any], kw: dict[str, Any], node: ast.AST
