@@ -467,6 +467,21 @@ class ExprGen:
     def make_range(self, args: list[Any], node: ast.AST) -> Any:
         from pyasc_mlir.frontend.lang_index import make_dyn_range
 
+        if not 1 <= len(args) <= 3:
+            raise self.error(
+                node,
+                f"range takes 1 to 3 arguments, got {len(args)}",
+                "range(stop), range(start, stop) or range(start, stop, step)",
+            )
+        step = args[2] if len(args) == 3 else 1
+        if isinstance(step, int) and not isinstance(step, bool) and step <= 0:
+            raise self.error(
+                node,
+                f"a kernel loop needs a positive step, got {step}",
+                "count upwards with a step >= 1 (a zero step never ends)"
+                if step == 0
+                else "count upwards with a step >= 1 and index from the end (a[N - 1 - i])",
+            )
         dyn = make_dyn_range(args)  # range(i + 1): a triangular loop, run as scalar loops
         if dyn is not None:
             return dyn
@@ -476,10 +491,7 @@ class ExprGen:
                 "loop bounds must be compile-time ints",
                 "loop over range(N) with N a dim of the signature or a constant",
             )
-        r = range(*args)
-        if r.step <= 0:
-            raise self.error(node, "a kernel loop needs a positive step", "count upwards")
-        return r
+        return range(*args)
 
     def alloc(self, kind: str, args: list[Any], kw: dict[str, Any], node: ast.AST) -> Arr:
         if kind == "empty_like":

@@ -245,6 +245,42 @@ def k_pa_call(x: lang.float32[N]) -> lang.float32[N]:
     return y
 
 
+def k_zero_step(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.zeros(N, lang.float32)
+    for i in lang.range(0, N, 0):  # ERR
+        y[i] = x[i]
+    return y
+
+
+def k_zero_step_builtin(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.zeros(N, lang.float32)
+    for i in range(0, N, 0):  # ERR
+        y[i] = x[i]
+    return y
+
+
+def k_zero_step_triangular(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.zeros(N, lang.float32)
+    for i in range(N):
+        for j in range(0, i + 1, 0):  # ERR
+            y[i] = x[j]
+    return y
+
+
+def k_negative_step(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.zeros(N, lang.float32)
+    for i in range(N - 1, -1, -1):  # ERR
+        y[i] = x[i]
+    return y
+
+
+def k_range_arity(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.zeros(N, lang.float32)
+    for i in range(0, N, 1, 2):  # ERR
+        y[i] = x[i]
+    return y
+
+
 CASES = {
     k_try: ("'Try' statements are not supported in a kernel", "exceptions do not exist"),
     k_eval: ("eval() cannot be called in a kernel", "eval, exec"),
@@ -260,6 +296,11 @@ CASES = {
     ),
     k_print: ("print() runs only in the debugger mode", "PYASC_DEBUG=1"),
     k_pa_call: ("exp() is not a kernel-language function", "lang.*"),
+    k_zero_step: ("a kernel loop needs a positive step, got 0", "a zero step never ends"),
+    k_zero_step_builtin: ("a kernel loop needs a positive step, got 0", "step >= 1"),
+    k_zero_step_triangular: ("a kernel loop needs a positive step, got 0", "step >= 1"),
+    k_negative_step: ("a kernel loop needs a positive step, got -1", "a[N - 1 - i]"),
+    k_range_arity: ("range takes 1 to 3 arguments, got 4", "range(start, stop, step)"),
 }
 
 
