@@ -137,3 +137,78 @@ def test_python_m_debugger_runs_print_inside_a_kernel(tmp_path):
         timeout=120,
     )
     assert proc.returncode == 2 and "no script" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@lang.parallel(num_workers=4)
+def psum_debug(x: lang.float32[N]) -> lang.float32[1]:  # noqa: F821
+    s = 0.0
+    for i in lang.distributed_range(N):  # noqa: F821
+        s += x[i]
+    return lang.allreduce(s)
+
+
+@lang.parallel(num_workers=2)
+def pmax_debug16(x: lang.float16[N]):  # noqa: F821
+    m = -60000.0
+    for i in lang.distributed_range(N):  # noqa: F821
+        m = lang.maximum(m, x[i])
+    return lang.allreduce(m, op="max")
+
+
+@lang.kernel
+def two_debug16(x: lang.float16[N]):  # noqa: F821
+    y = lang.empty_like(x)
+    z = lang.empty((N,), lang.float32)  # noqa: F821
+    for i in range(N):  # noqa: F821
+        y[i] = x[i] + 1.0
+        z[i] = x[i] * 2.0
+    return y, z
+
+
+@lang.kernel
+def identity_debug(x: lang.float32[N]) -> lang.float32[N]:  # noqa: F821
+    return x
+
+
+def _kind(r):
+    if isinstance(r, tuple):
+        return tuple(_kind(t) for t in r)
+    return type(r), tuple(r.shape), str(r.dtype)
+
+
+@pytest.mark.filterwarnings("ignore::pyasc_mlir.PyAscPerformanceWarning")
+@pytest.mark.parametrize("mode", ["1", "compare"])
+def test_debug_mode_returns_what_the_compiled_kernel_returns(monkeypatch, mode):
+    """Shapes, dtypes and kinds as the compiled kernel's: a ``lang.allreduce`` scalar is a
+    one-element float32 array (fp16 and fp32 kernels), torch tensors in give torch tensors
+    out, a returned argument is a copy; ``compare`` then finds no (shape) mismatch."""
+    torch = pytest.importorskip("torch")
+    n = 33
+    x32 = np.linspace(-2.0, 3.0, n, dtype=np.float32)
+    x16 = x32.astype(np.float16)
+    cases = [
+        (psum_debug, (x32,)),
+        (pmax_debug16, (x16,)),
+        (two_debug16, (x16,)),
+        (identity_debug, (x32,)),
+        (saxpy, (2.0, x16, x16)),
+        (psum_debug, (torch.from_numpy(x32),)),
+        (two_debug16, (torch.from_numpy(x16),)),
+        (pmax_debug16, (torch.from_numpy(x16),)),
+    ]
+    want = [k(*a) for k, a in cases]  # the compiled kernels
+    assert _kind(want[0]) == (np.ndarray, (1,), "float32")
+    assert _kind(want[1]) == (np.ndarray, (1,), "float32")
+    monkeypatch.setenv("PYASC_DEBUG", mode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DebugMismatchWarning)
+        got = [k(*a) for k, a in cases]
+    for (k, _), g, w in zip(cases, got, want, strict=True):
+        assert _kind(g) == _kind(w), (k.fn.__name__, _kind(g), _kind(w))
+        gs, ws = (g, w) if isinstance(g, tuple) else ((g,), (w,))
+        for gi, wi in zip(gs, ws, strict=True):
+            gi, wi = np.asarray(gi, np.float64), np.asarray(wi, np.float64)
+            assert_close(gi, wi, rtol=1e-2, atol=1e-2)
+    assert got[0][0] == pytest.approx(float(x32.astype(np.float64).sum()), rel=1e-6)
+    assert got[1][0] == x16.max()
+    assert not np.shares_memory(got[3], x32)  # a copy, as the compiled kernel's result

@@ -4,7 +4,9 @@
 ``@lang.kernel`` run its body in Python: the signature's dims are bound as ints, the
 ``lang.*`` functions compute with NumPy (:mod:`pyasc_mlir.language.builtins`), so ``print``
 and ``breakpoint()`` work inside the body. NumPy computes fp16 scalars in fp16, the compiled
-kernel in fp32 (rounding once per store): small differences are expected.
+kernel in fp32 (rounding once per store): small differences are expected. The results are
+returned as the compiled kernel returns them (a scalar as a one-element float32 array, torch
+tensors for torch inputs, a returned argument as a copy).
 ``PYASC_DEBUG=compare`` runs both and warns (:class:`DebugMismatchWarning`) when a result
 differs from the compiled one beyond the dtype's tolerance (fp16 1e-2, fp32 1e-4, relative
 and absolute). A ``@lang.vectorize`` function runs through ``numpy.vectorize``.
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pyasc_mlir.interop import torch_to_numpy
+from pyasc_mlir.interop import same_kind_as, torch_to_numpy
 
 if TYPE_CHECKING:
     from pyasc_mlir.language.kernel import LangKernel
@@ -60,6 +62,7 @@ def call(
         bound = inspect.signature(fn).bind(*args, **kwargs)
         bound.apply_defaults()
         args, kwargs = tuple(bound.arguments.values()), {}
+    given = args
     args = tuple(torch_to_numpy(a, f"argument {i}") for i, a in enumerate(args))
     if kern.kind == "vectorize":
         arrays = [np.asarray(a) for a in args if isinstance(a, np.ndarray)]
@@ -72,10 +75,26 @@ def call(
         env = dict(fn.__globals__)
         env.update(kern.dims(args))
         plain = types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__, fn.__closure__)
-        result = plain(*args, **kwargs)
+        result = _as_compiled(plain(*args, **kwargs), args)
     if how == "compare":
         _compare(fn.__name__, result, compiled())
-    return result
+    return same_kind_as(given, result)
+
+
+def _as_compiled(result: Any, args: tuple[Any, ...]) -> Any:
+    """The Python run's ``result`` as the compiled kernel returns it: a scalar (a
+    ``lang.allreduce``, a number) as a one-element float32 array, an array argument returned
+    as is as a copy, a tuple of results as a tuple (torch tensors in, torch tensors out: the
+    caller converts)."""
+
+    def one(r: Any) -> Any:
+        if isinstance(r, np.ndarray) and r.ndim > 0:
+            return r.copy() if any(r is a for a in args) else r
+        if isinstance(r, int | float | np.number | np.ndarray) and not isinstance(r, bool):
+            return np.asarray(r, np.float32).reshape(1)
+        return r  # not a result the compiled kernel has: left for the caller to see
+
+    return tuple(one(r) for r in result) if isinstance(result, tuple) else one(result)
 
 
 def _compare(name: str, got: Any, want: Any) -> None:
