@@ -306,8 +306,64 @@ def _refused(fn, args, match):
     return e.value
 
 
+BAD_WORKERS = [
+    (0, "num_workers = 0 is not a core count", "an int in 1..48"),
+    (-1, "num_workers = -1 is not a core count", "an int in 1..48"),
+    (64, "num_workers = 64 is more than the 48 AI Vector cores of the 910B2", "1..48"),
+    (2.0, "num_workers must be an int, got 2.0 (float)", "an int in 1..48"),
+    (True, "num_workers must be an int, got True (bool)", "an int in 1..48"),
+    (None, "@lang.parallel needs num_workers=N", "an int in 1..48"),
+]
+
+
+@pytest.mark.parametrize(("workers", "message", "hint"), BAD_WORKERS, ids=repr)
+def test_num_workers_is_checked_at_the_decorator(workers, message, hint):
+    """A located usage error (a ValueError) at the decorator line, naming the allowed range:
+    1 to the platform table's AI Vector cores (48 on the 910B2); a bool is no core count."""
+    with pytest.raises(pa.PyAscUsageError) as info:
+
+        @lang.parallel(num_workers=workers)  # ERR
+        def k(x: lang.float32[N]) -> lang.float32[1]:
+            return lang.allreduce(0.0)
+
+    exc = info.value
+    assert isinstance(exc, ValueError) and message in exc.message, str(exc)
+    assert exc.hint is not None and hint in exc.hint, exc.hint
+    line = line_of(test_num_workers_is_checked_at_the_decorator)
+    assert exc.loc is not None and (exc.loc.file, exc.loc.line) == (__file__, line), str(exc)
+    assert str(exc).startswith(f"{__file__}:{line}:") and "@lang.parallel(num_workers" in str(exc)
+
+
+def test_num_workers_bound_is_the_target_platforms_vector_cores():
+    """The bound comes from pyasc_mlir.platform: the wrapped @lang.kernel's platform (kept, as
+    its other options), or platform=."""
+    from pyasc_mlir.platform import get_platform
+
+    assert get_platform("910B2").vector_cores == 48
+    cores = get_platform("310P3").vector_cores
+    with pytest.raises(pa.PyAscUsageError, match=f"more than the {cores} AI Vector cores"):
+
+        @lang.parallel(num_workers=cores + 1)
+        @lang.kernel(platform="310P3")
+        def on_310p(x: lang.float32[N]) -> lang.float32[1]:
+            return lang.allreduce(0.0)
+
+    with pytest.raises(pa.PyAscUsageError, match=f"more than the {cores} AI Vector cores"):
+        lang.parallel(num_workers=cores + 1, platform="310P3")
+
+    @lang.parallel(num_workers=cores)
+    @lang.kernel(platform="310P3", backend="interp", double_buffer=False)
+    def fits(x: lang.float32[N]) -> lang.float32[1]:
+        return lang.allreduce(0.0)
+
+    assert (fits.platform, fits.backend, fits.double_buffer) == ("310P3", "interp", False)
+    assert lang.parallel(num_workers=48)(fits.fn).platform == "910B2"
+    with pytest.raises(pa.PyAscUsageError, match="unknown Ascend platform 'nope'"):
+        lang.parallel(num_workers=2, platform="nope")
+
+
 def test_errors_are_located():
-    with pytest.raises(ValueError, match="num_workers must be an int in 1..48"):
+    with pytest.raises(pa.PyAscUsageError, match="num_workers = 0 is not a core count"):
         lang.parallel(num_workers=0)
     ones = (np.ones(4, np.float32),)
 

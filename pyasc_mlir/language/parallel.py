@@ -32,9 +32,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from pyasc_mlir.errors import PyAscUsageError, SourceLoc, caller_loc, user_facing
 from pyasc_mlir.language.builtins import allreduce, distributed_range
 from pyasc_mlir.language.kernel import LangKernel
-from pyasc_mlir.platform import DEFAULT_PLATFORM, get_platform
+from pyasc_mlir.platform import DEFAULT_PLATFORM, get_platform, unknown_platform
 
 __all__ = ["ParallelKernel", "allreduce", "distributed_range", "parallel"]
 
@@ -55,32 +56,94 @@ class ParallelKernel(LangKernel):
         self.num_workers = num_workers
 
 
+@user_facing
 def parallel(
     fn: Callable[..., Any] | None = None,
     *,
-    num_workers: int = 0,
+    num_workers: int | None = None,
     backend: str | None = None,
-    platform: str = DEFAULT_PLATFORM,
+    platform: str | None = None,
 ) -> Any:
     """Decorator ``@lang.parallel(num_workers=N)`` (above or below ``@lang.kernel``, or alone):
     see :class:`ParallelKernel`. ``backend``: ``"cpu"`` (default; the kernel's own when it
-    wraps a ``@lang.kernel``) or ``"interp"`` (the IR interpreter).
+    wraps a ``@lang.kernel``) or ``"interp"`` (the IR interpreter). ``platform``: the target
+    (default: the wrapped ``@lang.kernel``'s, else ``910B2``); ``N`` is at most its AI Vector
+    core count (``pyasc_mlir.platform``: 48 on the 910B2). A wrapped ``@lang.kernel`` keeps its
+    ``double_buffer``, ``precision`` and ``dynamic_shape``.
 
     Raises:
-        ValueError: ``num_workers`` not in ``1..`` the platform's vector cores.
+        PyAscUsageError: (a ``ValueError``, at the decorator) ``num_workers`` missing, not an
+            int (a bool included) or not in ``1..`` the platform's vector cores; an unknown
+            platform; something other than a def function or a ``@lang.kernel`` decorated.
         PyAscCompileError: (at the first call) a body outside the parallel form (located)."""
-    cores = get_platform(platform).vector_cores
-    if not isinstance(num_workers, int) or not 1 <= num_workers <= cores:
-        raise ValueError(
-            f"@lang.parallel: num_workers must be an int in 1..{cores} (the vector cores of "
-            f"{platform}), got {num_workers!r}"
+    loc = caller_loc()
+    if num_workers is None or isinstance(num_workers, bool) or not isinstance(num_workers, int):
+        raise PyAscUsageError(
+            "@lang.parallel needs num_workers=N (an int)"
+            if num_workers is None
+            else f"@lang.parallel: num_workers must be an int, got {num_workers!r} "
+            f"({type(num_workers).__name__})",
+            loc,
+            _workers_hint(platform),
         )
+    if num_workers < 1:
+        raise PyAscUsageError(
+            f"@lang.parallel: num_workers = {num_workers} is not a core count",
+            loc,
+            _workers_hint(platform),
+        )
+    if platform is not None:
+        _check_workers(num_workers, platform, loc)
 
+    @user_facing
     def wrap(f: Any) -> ParallelKernel:
         inner = getattr(f, "fn", f)  # a @lang.kernel under it
         if not inspect.isfunction(inner):
-            raise TypeError("@lang.parallel decorates a def function or a @lang.kernel")
+            raise PyAscUsageError(
+                f"@lang.parallel decorates a def function or a @lang.kernel, not "
+                f"{type(f).__name__}",
+                loc,
+                "put @lang.parallel(num_workers=N) directly over def (or over @lang.kernel)",
+            )
+        under = f if isinstance(f, LangKernel) else None
+        target = platform or (under.platform if under is not None else DEFAULT_PLATFORM)
+        _check_workers(num_workers, target, loc)
         chosen = str(backend or getattr(f, "backend", "cpu"))
-        return ParallelKernel(inner, num_workers=num_workers, backend=chosen, platform=platform)
+        options: dict[str, Any] = {}
+        if under is not None:  # what else the @lang.kernel under it was given
+            options = {"double_buffer": under.double_buffer, "dynamic_shape": bool(under.dynamic)}
+            options |= {"precision": under.precision, "autotune": under.autotune}
+            options["tiling"] = under.tiling
+        return ParallelKernel(
+            inner, num_workers=num_workers, backend=chosen, platform=target, **options
+        )
 
     return wrap(fn) if fn is not None else wrap
+
+
+def _workers_hint(platform: str | None) -> str:
+    name = platform or DEFAULT_PLATFORM
+    try:
+        cores = get_platform(name).vector_cores
+    except PyAscUsageError:
+        return "num_workers is the number of cores the body runs on"
+    return (
+        f"num_workers is the number of cores the body runs on: an int in 1..{cores} (the AI "
+        f"Vector cores of the {name}{'' if platform else ', the default platform'}), e.g. "
+        "@lang.parallel(num_workers=4)"
+    )
+
+
+def _check_workers(num_workers: int, platform: str, loc: SourceLoc | None) -> None:
+    """``num_workers`` fits ``platform``'s vector cores (else a located usage error)."""
+    try:
+        cores = get_platform(platform).vector_cores
+    except PyAscUsageError as exc:
+        raise unknown_platform(platform, loc) from exc
+    if num_workers > cores:
+        raise PyAscUsageError(
+            f"@lang.parallel: num_workers = {num_workers} is more than the {cores} AI Vector "
+            f"cores of the {platform}",
+            loc,
+            f"use num_workers in 1..{cores} (pyasc_mlir.platform's vector_cores of {platform})",
+        )
