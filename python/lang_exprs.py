@@ -25,6 +25,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from pyasc_mlir.dialects import asc, asc_loop
 from pyasc_mlir.errors import PyAscCompileError, SourceLoc
 from pyasc_mlir.frontend.lang_dims import note_reads
+from pyasc_mlir.frontend.lang_names import missing_module_attribute
 from pyasc_mlir.language import builtins as lb
 from pyasc_mlir.language.tiles import TILE_FNS
 from pyasc_mlir.language.types import Dim, DType
@@ -251,6 +252,10 @@ class ExprGen:
         try:
             return getattr(base, node.attr)
         except AttributeError:
+            if isinstance(base, types.ModuleType):  # lang.exp2: the closest names
+                called = node is getattr(self, "callee", None)
+                said = missing_module_attribute(base, ast.unparse(node.value), node.attr, called)
+                raise self.error(node, *said) from None
             raise self.error(
                 node, f"{self.describe(base)} has no attribute {node.attr!r}", ""
             ) from None
@@ -411,6 +416,7 @@ class ExprGen:
         return bool(v)
 
     def expr_Call(self, node: ast.Call) -> Any:
+        self.callee = node.func  # an attribute missing here is a function (lang_names)
         fn = self.expr(node.func)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg is not None}

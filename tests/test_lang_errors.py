@@ -5,6 +5,8 @@ from the source)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from helpers import line_of
@@ -281,6 +283,34 @@ def k_range_arity(x: lang.float32[N]) -> lang.float32[N]:
     return y
 
 
+def k_unknown_lang(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.empty_like(x)
+    for i in range(N):
+        y[i] = lang.exp2(x[i])  # ERR
+    return y
+
+
+def k_unknown_lang_math(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.empty_like(x)
+    for i in range(N):
+        y[i] = lang.math.tanhh(x[i])  # ERR
+    return y
+
+
+def k_unknown_dtype(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.empty((N,), lang.float64)  # ERR
+    for i in range(N):
+        y[i] = x[i]
+    return y
+
+
+def k_unknown_math(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.empty_like(x)
+    for i in range(N):
+        y[i] = math.exp3(x[i])  # ERR
+    return y
+
+
 CASES = {
     k_try: ("'Try' statements are not supported in a kernel", "exceptions do not exist"),
     k_eval: ("eval() cannot be called in a kernel", "eval, exec"),
@@ -301,6 +331,10 @@ CASES = {
     k_zero_step_triangular: ("a kernel loop needs a positive step, got 0", "step >= 1"),
     k_negative_step: ("a kernel loop needs a positive step, got -1", "a[N - 1 - i]"),
     k_range_arity: ("range takes 1 to 3 arguments, got 4", "range(start, stop, step)"),
+    k_unknown_lang: ("lang has no function 'exp2'", "did you mean lang.exp? The element"),
+    k_unknown_lang_math: ("lang.math has no function 'tanhh'", "did you mean lang.tanh?"),
+    k_unknown_dtype: ("lang has no attribute 'float64'", "lang.float32"),
+    k_unknown_math: ("math has no function 'exp3'", "did you mean math.exp"),
 }
 
 
@@ -309,6 +343,6 @@ def test_unsupported_python_is_a_located_error(fn):
     message, hint = CASES[fn]
     kern = lang.kernel(fn)
     exc = _err(kern, np.ones(5, np.float32))
-    assert message in exc.message, exc.message
+    assert message in exc.message and "<module" not in exc.message, exc.message
     assert exc.hint is not None and hint in exc.hint, exc.hint
     _at(exc, fn)
