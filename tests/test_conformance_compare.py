@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cpu_run_helpers import shared_pch_cache
 
 from pyasc_mlir.platform import get_platform
 from pyasc_mlir.runtime.cpu import CpuKernel, KernelError, KernelMemoryError, build_library
@@ -33,7 +34,7 @@ ENTRY_CPP = "\n".join(
 
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("pyasc_cache")
+    cache = shared_pch_cache(tmp_path_factory.mktemp("pyasc_cache"))
     sources = {
         name: (HERE / name).read_text()
         for name in ("compare_select.cpp", "sample_compare_select.cpp")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cpu_run_helpers import shared_pch_cache
 
 from pyasc_mlir.platform import (
     MAX_BLOCK_COUNT,
@@ -52,7 +53,7 @@ RNG = np.random.default_rng(99)
 
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("pyasc_cache")
+    cache = shared_pch_cache(tmp_path_factory.mktemp("pyasc_cache"))
     sources = {name: (HERE / name).read_text() for name in KERNEL_FILES}
     sources["zz_entry.cpp"] = ENTRY_CPP
     return {

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import reduce_reference as ref
+from cpu_run_helpers import shared_pch_cache
 from reduce_reference import F16, F32, assert_bits
 
 from pyasc_mlir.platform import get_platform
@@ -32,7 +33,7 @@ PYASC_CPU_LAST_ERROR()
 
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("pyasc_cache")
+    cache = shared_pch_cache(tmp_path_factory.mktemp("pyasc_cache"))
     sources = {"gather_mask.cpp": (HERE / "gather_mask.cpp").read_text(), "zz_entry.cpp": ENTRY_CPP}
     return {
         mc: build_library(sources, PLATFORM, cache_dir=cache, memcheck=mc) for mc in (False, True)

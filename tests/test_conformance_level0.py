@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cpu_run_helpers import shared_pch_cache
 
 from pyasc_mlir.platform import get_platform
 from pyasc_mlir.runtime.cpu import (
@@ -58,7 +59,7 @@ def _sources() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("pyasc_cache")
+    cache = shared_pch_cache(tmp_path_factory.mktemp("pyasc_cache"))
     return {
         mc: build_library(_sources(), PLATFORM, cache_dir=cache, memcheck=mc)
         for mc in (False, True)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cpu_run_helpers import shared_pch_cache
 from helpers import tcube_fields
 from xdsl.dialects.builtin import StringAttr
 
@@ -86,7 +87,7 @@ TAILS = [1, 15, 17, 100, 513]
 
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("pyasc_cache")
+    cache = shared_pch_cache(tmp_path_factory.mktemp("pyasc_cache"))
     sources = {
         "matmul_samples.cpp": (HERE / "matmul_samples.cpp").read_text(),
         "zz_entry.cpp": ENTRY_CPP,

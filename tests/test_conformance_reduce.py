@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import reduce_reference as ref
+from cpu_run_helpers import shared_pch_cache
 from reduce_reference import F16, F32, assert_bits, lanes_of
 
 from pyasc_mlir.platform import get_platform
@@ -40,7 +41,7 @@ ENTRY_CPP = "\n".join(
 
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("pyasc_cache")
+    cache = shared_pch_cache(tmp_path_factory.mktemp("pyasc_cache"))
     sources = {name: (HERE / name).read_text() for name in KERNEL_FILES}
     sources["zz_entry.cpp"] = ENTRY_CPP
     return {

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cpu_run_helpers import shared_pch_cache
 
 from pyasc_mlir.platform import get_platform
 from pyasc_mlir.runtime.cpu import CpuKernel, KernelError, build_library
@@ -32,7 +33,7 @@ VALS = 8  # floats per block (one DataBlock)
 
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("pyasc_cache")
+    cache = shared_pch_cache(tmp_path_factory.mktemp("pyasc_cache"))
     sources = {"sync_all.cpp": (HERE / "sync_all.cpp").read_text(), "zz_entry.cpp": ENTRY_CPP}
     return {
         mc: build_library(sources, PLATFORM, cache_dir=cache, memcheck=mc) for mc in (False, True)

@@ -16,6 +16,7 @@ import struct
 
 import numpy as np
 import pytest
+from cpu_run_helpers import shared_pch_cache
 from lang_kernels import parallel_sum
 
 from pyasc_mlir import checks
@@ -94,7 +95,7 @@ PYASC_CPU_ENTRY(dcache)
 
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("pyasc_cache")
+    cache = shared_pch_cache(tmp_path_factory.mktemp("pyasc_cache"))
     sources = {"kernel.cpp": KERNEL_CPP, "cpu_entry.cpp": ENTRY_CPP}
     return {
         "memcheck": CpuKernel(build_library(sources, PLATFORM, cache_dir=cache, memcheck=True)),

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cpu_run_helpers import shared_pch_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -50,7 +51,7 @@ LOC = "race_sync.py"
 
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    cache = tmp_path_factory.mktemp("pyasc_cache")
+    cache = shared_pch_cache(tmp_path_factory.mktemp("pyasc_cache"))
     sources = {"race_sync.cpp": (HERE / "race_sync.cpp").read_text(), "zz_entry.cpp": ENTRY_CPP}
     return {
         "plain": build_library(sources, PLATFORM, cache_dir=cache),
