@@ -103,6 +103,46 @@ def not_cube(x: lang.float32[N]) -> lang.float32[N]:
     return y
 
 
+def registered(f):
+    """A user's own decorator (above @lang.cube_kernel)."""
+    return f
+
+
+@registered
+@lang.cube_kernel(backend="interp")  # ERR
+def not_cube_registered(x: lang.float32[N]) -> lang.float32[N]:
+    y = lang.empty_like(x)
+    for i in range(N):
+        y[i] = x[i] * 2.0
+    return y
+
+
+def test_not_cube_is_located_at_the_cube_kernel_decorator():
+    """At ``@lang.cube_kernel`` itself, not at the first decorator of the stack (a user's
+    own above it), also in a nested definition (indented source)."""
+    with pytest.raises(pa.PyAscCompileError) as info:
+        not_cube_registered(np.ones(7, np.float32))
+    exc = info.value
+    line = line_of(not_cube_registered.fn, "# ERR")
+    assert (exc.loc.file, exc.loc.line, exc.loc.col) == (HERE, line, 1), str(exc)
+    assert "@lang.cube_kernel(backend=" in str(exc).splitlines()[1]
+
+    @registered
+    @registered
+    @lang.cube_kernel  # HERE
+    def nested(x: lang.float32[N]) -> lang.float32[N]:
+        y = lang.empty_like(x)
+        for i in range(N):
+            y[i] = x[i] * 2.0
+        return y
+
+    with pytest.raises(pa.PyAscCompileError) as info:
+        nested(np.ones(3, np.float32))
+    exc = info.value
+    line = line_of(test_not_cube_is_located_at_the_cube_kernel_decorator, "# HERE")
+    assert (exc.loc.file, exc.loc.line, exc.loc.col) == (HERE, line, 5), str(exc)
+
+
 def test_cube_kernel_runs_on_the_cube_or_is_a_located_error():
     a, b = _rand((33, 16), "float16", "a"), _rand((16, 7), "float16", "b")
     assert_close(cube_mm(a, b), a.astype(np.float64) @ b, "float16", reduction=True)

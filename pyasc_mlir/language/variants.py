@@ -16,6 +16,9 @@ pipeline made of the body.
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 import warnings
 from typing import Any
 
@@ -41,9 +44,26 @@ class FusionWarning(UserWarning):
     """Part of a ``@lang.fused_kernel`` body runs in a kernel of its own."""
 
 
-def _decorator_loc(k: LangKernel) -> SourceLoc:
+def _decorator_loc(k: LangKernel, name: str) -> SourceLoc:
+    """Where ``@lang.<name>`` decorates ``k``'s function (another decorator may stand above
+    it): that decorator's line and column, else the ``def`` line."""
     code = k.fn.__code__
-    return SourceLoc(code.co_filename, code.co_firstlineno, 0)
+    first = code.co_firstlineno
+    try:
+        lines, _ = inspect.getsourcelines(k.fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return SourceLoc(code.co_filename, first, 0)
+    fdef = tree.body[0] if tree.body else None
+    if not isinstance(fdef, ast.FunctionDef | ast.AsyncFunctionDef):
+        return SourceLoc(code.co_filename, first, 0)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    for d in fdef.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        spelled = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if spelled == name:
+            return SourceLoc(code.co_filename, first + d.lineno - 1, d.col_offset + indent)
+    return SourceLoc(code.co_filename, first + fdef.lineno - 1, fdef.col_offset + indent)
 
 
 def _cube_launches(op: CompiledOp) -> list[str]:
@@ -61,7 +81,7 @@ class CubeKernel(LangKernel):
             raise PyAscCompileError(
                 f"{self.fn.__name__}() is a @lang.cube_kernel but compiled to no Cube matmul "
                 f"(its kernels: {', '.join(kinds) or 'none'})",
-                _decorator_loc(self),
+                _decorator_loc(self, "cube_kernel"),
                 "write the matmul as a contraction over full ranges (acc = 0.0; for k in "
                 "range(K): acc += a[i, k] * b[k, j]; c[i, j] = acc), or use @lang.kernel for "
                 "vector-only work",
@@ -133,7 +153,7 @@ class FusedKernel(LangKernel):
             lines = sorted({loc.line for loc in locs})
             report.append({"kernel": kname, "unit": unit, "ops": kinds, "lines": lines})
             if cube and unit == "vector":
-                where = locs[0] if locs else _decorator_loc(self)
+                where = locs[0] if locs else _decorator_loc(self, "fused_kernel")
                 warnings.warn_explicit(
                     f"{where}: {self.fn.__name__}(): this work did not fuse into a matmul's "
                     f"epilogue and runs as a vector kernel of its own ({kname}: "
