@@ -21,6 +21,7 @@ __all__ = [
     "SliceRef",
     "Tile",
     "blocked_names",
+    "capacity_hint",
     "copies",
     "has_slice",
     "is_copy",
@@ -149,3 +150,44 @@ def blocked_names(body: list[ast.stmt], target: str | None = None) -> set[str]:
 
 def has_slice(node: ast.Subscript) -> bool:
     return any(isinstance(e, ast.Slice) for e in slice_items(node))
+
+
+def _row_bytes(t: Tile) -> int:
+    """``t``'s bytes with each blocked axis (bound to a blocked loop variable) at 1."""
+    bind = t.bind or (None,) * len(t.shape)
+    return (
+        math.prod(1 if b else d for d, b in zip(t.shape, bind, strict=True)) * ITEM_BYTES[t.dtype]
+    )
+
+
+def capacity_hint(mine: list[Tile], cap: int, double_buffer: bool) -> str:
+    """The hint for buffers ``mine`` of one scope that exceed its ``cap`` bytes: a smaller
+    block when one along the blocked axes fits, else the dims that are not blocked (and must
+    shrink: one row of the buffers alone is too big), and the double buffering."""
+    factor = 2 if double_buffer else 1
+    db = ", or @lang.kernel(double_buffer=False)" if double_buffer else ""
+    least = sum(_row_bytes(t) for t in mine)
+    if least * factor <= cap:
+        return "use a smaller block (e.g. half of it)" + db
+    dims = []
+    for t in mine:
+        bind = t.bind or (None,) * len(t.shape)
+        free = [
+            f"axis {a} ({d} elements)"
+            for a, (d, b) in enumerate(zip(t.shape, bind, strict=True))
+            if not b
+        ]
+        if free:
+            dims.append(f"{t.name or '?'} {list(t.shape)}: {', '.join(free)}")
+    if least <= cap:  # fits single-buffered: one block row each
+        return (
+            f"even a block of 1 along the blocked axes needs {least * factor} bytes double-"
+            f"buffered: use @lang.kernel(double_buffer=False), or shrink the dims that are not "
+            f"blocked ({'; '.join(dims)})"
+        )
+    return (
+        f"no smaller block fits: with 1 element along the blocked axes the buffers still need "
+        f"{least * factor} bytes{' (x2: double-buffered)' if double_buffer else ''}, so the "
+        f"dims that are not blocked must shrink: {'; '.join(dims) or 'every axis'}; block them "
+        "too (a lang.range(0, N, BN) loop over that axis, buffers of BN elements there)"
+    )

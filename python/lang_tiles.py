@@ -53,6 +53,7 @@ from pyasc_mlir.frontend.lang_tile_types import (
     SliceRef,
     Tile,
     blocked_names,
+    capacity_hint,
     copies,
     slice_items,
 )
@@ -472,8 +473,7 @@ class TileGen(SliceGen):
                     + (" (x2: double-buffered)" if db else "")
                     + f": {parts}; total {full} > capacity {cap[scope]} bytes of {scope} "
                     f"on {plat.name} (buffer {t.name!r} crosses it)",
-                    "use a smaller block (e.g. half of it)"
-                    + (", or @lang.kernel(double_buffer=False)" if db else ""),
+                    capacity_hint(mine, cap[scope], db),
                 )
 
 

@@ -78,6 +78,34 @@ def test_ub_overflow_names_the_buffers():
     assert "smaller block" in msg
 
 
+@pytest.mark.parametrize(
+    ("width", "hint"),
+    [
+        (
+            40000,
+            "no smaller block fits: with 1 element along the blocked axes the buffers "
+            "still need 640000 bytes (x2: double-buffered), so the dims that are not blocked must "
+            "shrink: t [16, 40000]: axis 1 (40000 elements); u [16, 40000]: axis 1 (40000 "
+            "elements); block them too",
+        ),
+        (
+            16000,
+            "even a block of 1 along the blocked axes needs 256000 bytes double-buffered: "
+            "use @lang.kernel(double_buffer=False), or shrink the dims that are not blocked "
+            "(t [16, 16000]: axis 1 (16000 elements)",
+        ),
+        (4000, "use a smaller block (e.g. half of it), or @lang.kernel(double_buffer=False)"),
+    ],
+)
+def test_ub_overflow_hint_says_which_dim_must_shrink(width, hint):
+    """When one row of the buffers alone exceeds UB (blocks of rows, rows too wide), a
+    smaller block cannot help: the hint names the axis that is not blocked."""
+    with pytest.raises(PyAscCompileError) as e:
+        K.blocked_scale(np.zeros((64, width), np.float32), 0.5, 16)
+    assert e.value.hint is not None and hint in e.value.hint, e.value.hint
+    assert ("half of it" in e.value.hint) == (width == 4000)
+
+
 def test_slices_vs_numpy():
     x = _rand((7, 33), np.float32, "sl")
     ref = 2.0 * _f64(x) + _f64(x) * _f64(x)
