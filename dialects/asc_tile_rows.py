@@ -19,6 +19,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -89,7 +90,9 @@ class VBroadcastOp(IRDLOperation):
     """Expand a tile: ``dst`` is ``[rows, m, ls]``; ``src`` is the same with size-1 dims
     where ``src_rows``/``src_m``/``src_l`` are false (a missing trailing dim is stored as 16
     elements, value at index 0). Lowers to UB->UB ``DataCopy`` (rows, m) and ``Duplicate``
-    (lanes)."""
+    (lanes); per-row scalars with a ``work`` buffer (scratch of ``round_up(rows, 8)``
+    elements; ``m = 1``, ``rows <= 255``, ``ls`` a constant number of DataBlocks, ``dst``
+    holding ``round_up(rows, 8)`` rows) to ``WholeReduceMax`` + ``Brcb`` over all rows."""
 
     name = "asc.vbroadcast"
     irdl_options = (ParsePropInAttrDict(),)
@@ -101,15 +104,22 @@ class VBroadcastOp(IRDLOperation):
     rows = operand_def(IndexType)
     m = operand_def(IndexType)
     ls = operand_def(IndexType)
+    work = opt_operand_def(MemRefType)
     assembly_format = (
-        "$dst `,` $src `rows` $rows `m` $m `ls` $ls attr-dict `:` type($dst) `,` type($src)"
+        "$dst `,` $src `rows` $rows `m` $m `ls` $ls (`work` $work^)? attr-dict `:` type($dst) "
+        "`,` type($src) (`,` type($work)^)?"
     )
 
     def __init__(
-        self, dst: SSAValue, src: SSAValue, sizes: Sequence[SSAValue], has: Sequence[bool]
+        self,
+        dst: SSAValue,
+        src: SSAValue,
+        sizes: Sequence[SSAValue],
+        has: Sequence[bool],
+        work: SSAValue | None = None,
     ):
         super().__init__(
-            operands=[dst, src, *sizes],
+            operands=[dst, src, *sizes, [] if work is None else [work]],
             properties={
                 "src_rows": BoolAttr.from_bool(has[0]),
                 "src_m": BoolAttr.from_bool(has[1]),
@@ -128,7 +138,8 @@ class VBroadcastOp(IRDLOperation):
     def verify_(self) -> None:
         d = ub_buffer(self, self.dst, "destination")
         s = ub_buffer(self, self.src, "source")
-        if d.element_type != s.element_type:
+        w = s if self.work is None else ub_buffer(self, self.work, "work")
+        if not d.element_type == s.element_type == w.element_type:
             raise VerifyException(f"{self.name}: dtypes differ")
         known = check_not_negative(self, rows=self.rows, m=self.m, ls=self.ls)
         if len(known) == 3:

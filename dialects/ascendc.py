@@ -9,8 +9,8 @@ API reference, summarised in ``shared/ASCEND_FACTS.md``.
 
 This module is the import point: the definitions live in ``ascendc_types`` (types),
 ``ascendc_ops`` (buffers, copies, vector calls, sync), ``ascendc_grid`` (block index, GM
-workspace, ``SyncAll``), ``ascendc_rows`` (many-row level-0 calls: ``WholeReduceSum/Max``) and
-``ascendc_matmul`` (the Matmul API).
+workspace, ``SyncAll``), ``ascendc_rows`` (many-row level-0 calls: ``WholeReduceSum/Max``,
+``Brcb``) and ``ascendc_matmul`` (the Matmul API).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ from pyasc_mlir.dialects.ascendc_ops import (
     VecScalarOp,
     VecUnaryOp,
 )
-from pyasc_mlir.dialects.ascendc_rows import WHOLE_REDUCE, WholeReduceOp
+from pyasc_mlir.dialects.ascendc_rows import WHOLE_REDUCE, BrcbOp, WholeReduceOp
 from pyasc_mlir.dialects.ascendc_scalar import SCALAR_OPS
 from pyasc_mlir.dialects.ascendc_types import (
     CubeTilingType,
@@ -87,6 +87,7 @@ from pyasc_mlir.dialects.ascendc_types import (
 __all__ = [
     "AllocTensorOp",
     "Ascendc",
+    "BrcbOp",
     "CMP",
     "CastOp",
     "CompareOp",
@@ -171,6 +172,7 @@ Ascendc = Dialect(
         SelectOp,
         ReduceOp,
         WholeReduceOp,
+        BrcbOp,
         GetBlockIdxOp,
         TilingFieldOp,
         SyncOp,

@@ -1,6 +1,6 @@
 """``ascendc`` ops that work on many rows in one call (level-0 forms: a mask, a repeat count
 and strides in 32-byte DataBlocks): ``WholeReduceSum`` / ``WholeReduceMax`` (one result per
-repeat).
+repeat) and ``Brcb`` (one DataBlock per element).
 
 Semantics (public Ascend C API reference, Atlas A2, the WholeReduceSum and WholeReduceMax
 pages; the CPU runtime's ``pyasc_cpu/reduce.h`` and docs/CPU_RUNTIME.md "Reductions"): with
@@ -11,6 +11,10 @@ finite fp16 sum that overflows saturates to +-65504) to ``dst[r*dstRepStride]``;
 ``WholeReduceMax`` (``ReduceOrder::ORDER_ONLY_VALUE``) writes the fold of the elementwise
 ``Max`` of the active lanes there. The mask is the contiguous form (the first ``mask`` lanes,
 ``1 <= mask <= 256 / sizeof(T)``); ``repeat <= 255``; strides at most 255.
+
+``Brcb(dst, src0, repeat, BrcbRepeatParams(dstBlkStride, dstRepStride))`` (the Brcb page of the
+same reference; ``pyasc_cpu/brcb.h``): repeat ``r`` fills DataBlock ``r*dstRepStride +
+j*dstBlkStride`` of ``dst`` (all ``E`` elements) with ``src0[8r + j]``, ``j < 8``.
 
 ``pyasc_mlir.dialects.ascendc`` re-exports the public names; import them from there.
 """
@@ -35,7 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 from pyasc_mlir.dialects.ascendc_types import LocalTensorType, elem
 from pyasc_mlir.dialects.bounds import check_not_negative
 
-__all__ = ["MAX_REPEAT", "WHOLE_REDUCE", "WholeReduceOp"]
+__all__ = ["MAX_REPEAT", "WHOLE_REDUCE", "BrcbOp", "WholeReduceOp"]
 
 WHOLE_REDUCE = {"sum": "WholeReduceSum", "max": "WholeReduceMax"}
 """Reduction kind -> the per-repeat reduction call."""
@@ -105,5 +109,44 @@ class WholeReduceOp(IRDLOperation):
         mask, repeat = known.get("mask"), known.get("repeat")
         if mask is not None and not 1 <= mask <= lanes:
             raise VerifyException(f"{self.name}: mask {mask} is outside [1, {lanes}]")
+        if repeat is not None and repeat > MAX_REPEAT:
+            raise VerifyException(f"{self.name}: repeat {repeat} exceeds {MAX_REPEAT}")
+
+
+@irdl_op_definition
+class BrcbOp(IRDLOperation):
+    """``Brcb(dst, src0, repeat, BrcbRepeatParams(dst_blk, dst_rep))`` (module doc)."""
+
+    T: ClassVar = VarConstraint("T", base(LocalTensorType))
+    name = "ascendc.brcb"
+    irdl_options = (ParsePropInAttrDict(),)
+    dst_blk = prop_def(IntegerAttr)
+    dst_rep = prop_def(IntegerAttr)
+    dst = operand_def(T)
+    src = operand_def(T)
+    repeat = operand_def(IndexType)
+    assembly_format = "$dst `,` $src `,` $repeat attr-dict `:` type($dst)"
+
+    def __init__(self, dst: SSAValue, src: SSAValue, repeat: SSAValue, strides: tuple[int, int]):
+        super().__init__(
+            operands=[dst, src, repeat],
+            properties={
+                "dst_blk": IntegerAttr(strides[0], i64),
+                "dst_rep": IntegerAttr(strides[1], i64),
+            },
+        )
+
+    @property
+    def strides(self) -> tuple[int, int]:
+        """``(dstBlkStride, dstRepStride)``."""
+        return self.dst_blk.value.data, self.dst_rep.value.data
+
+    def verify_(self) -> None:
+        if not isinstance(elem(self.dst.type), Float16Type | Float32Type):
+            raise VerifyException(f"{self.name}: operands must be half or float tensors")
+        for label, s in zip(("dstBlkStride", "dstRepStride"), self.strides, strict=True):
+            if not 0 <= s <= 65535:
+                raise VerifyException(f"{self.name}: {label} {s} is outside [0, 65535]")
+        repeat = check_not_negative(self, repeat=self.repeat).get("repeat")
         if repeat is not None and repeat > MAX_REPEAT:
             raise VerifyException(f"{self.name}: repeat {repeat} exceeds {MAX_REPEAT}")

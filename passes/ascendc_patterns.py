@@ -12,7 +12,8 @@ place, each by the Ascend C call(s) it stands for, so the op order is the kernel
 * ``asc.vreduce`` over the last axis -> one ``ReduceSum/Max/Min`` per row (results
   ``LANE_ALIGN`` elements apart), or, marked :data:`MANY_ROWS`, ``WholeReduceSum/Max`` calls
   over all rows at once; over the middle axis -> a loop of UB->UB ``DataCopy`` and
-  ``Add/Max/Min``; ``asc.vbroadcast`` -> a loop of ``DataCopy`` rows, or of ``GetValue`` +
+  ``Add/Max/Min``; ``asc.vbroadcast`` -> ``WholeReduceMax`` + ``Brcb`` (per-row scalars, with
+  a ``work`` buffer), a loop of ``DataCopy`` rows, or of ``GetValue`` +
   ``Duplicate`` (after a V->S sync) when the source has no ``L`` extent.
 """
 
@@ -257,6 +258,26 @@ def _whole_reduce(op: asc.VReduceOp, out: AscendcBuilder) -> None:
     out.loop(out.divi(out.addi(op.length, lanes - 1), lanes), chunk, lower=1)
 
 
+def _brcb_rows(op: asc.VBroadcastOp, out: AscendcBuilder) -> bool:
+    """Per-row scalars (``src[r * 16]``) over ``[rows, ls]`` with ``work`` (the op's doc):
+    ``WholeReduceMax`` of one lane per row packs them into ``work[r]`` (the value itself,
+    NaN and signed zeros kept), then one ``Brcb`` per DataBlock ``b`` of a row fills block
+    ``b`` of 8 rows per repeat. ``False`` (nothing emitted) when the shape does not allow it."""
+    assert op.work is not None
+    size = element_bits(ac.elem(op.src.type)) // 8
+    per_block = DATA_BLOCK_BYTES // size
+    ls = const_value(op.ls)
+    if const_value(op.m) != 1 or ls is None or ls % per_block or ls // per_block * 8 > 65535:
+        return False
+    blocks = ls // per_block
+    slot = (LANE_ALIGN * size // DATA_BLOCK_BYTES,)
+    out.add(ac.WholeReduceOp("WholeReduceMax", op.work, op.src, out.c(1), op.rows, (1, 1, *slot)))
+    reps = out.divi(out.addi(op.rows, 7), 8)
+    for b in range(blocks):
+        out.add(ac.BrcbOp(out.view(op.dst, b * per_block), op.work, reps, (blocks, 8 * blocks)))
+    return True
+
+
 class VBroadcastPattern(RewritePattern):
     """``asc.vbroadcast`` -> a loop of row copies or ``GetValue`` + ``Duplicate``."""
 
@@ -265,6 +286,9 @@ class VBroadcastPattern(RewritePattern):
         out = _at(op, rewriter)
         dst, src = op.dst, op.src
         has_rows, has_m, has_l = op.src_has
+        if op.work is not None and op.src_has == (True, False, False) and _brcb_rows(op, out):
+            rewriter.erase(op)
+            return
         total = out.muli(op.rows, op.m)
         if not has_l:
             out.add(ac.SyncOp("V_S"))

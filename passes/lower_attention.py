@@ -153,6 +153,10 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         self.bufs: _Bufs | None = None
         """The per-unit buffers when allocated once per kernel (causal), else ``None``."""
         """The causal diagonal block's additive mask (``attention_causal``), built per core."""
+        self.work: SSAValue | None = None
+        self.many = min(plan.tile, plan.rows) >= 8
+        """Row max/sum and broadcasts over all rows at once (``WholeReduce*``, ``Brcb``; with
+        fewer than 8 rows a unit's per-row calls issue fewer cycles)."""
 
     @property
     def dtype(self) -> Attribute:
@@ -183,7 +187,7 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         assert isinstance(o_alloc, asc.AllocOp)
         self.o_alloc = o_alloc
         st = [self._buf(ix, bq * STAT_SLOT, f32) for _ in range(5)]
-        work = self._buf(ix, lk, f32)
+        work = self.work = self._buf(ix, max(lk, bq), f32)  # row broadcasts' packed stats
         p = b[0] if isinstance(self.dtype, Float32Type) else self._buf(ix, bq * lk, self.dtype)
         mask, mask32 = self._mask_bufs(ix, b[1], p)
         return _Bufs(b[0], b[1], b[2], st[0], st[1], st[2], st[3], st[4], work, p, mask, mask32)
@@ -275,11 +279,11 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         bx.add(scf.YieldOp())
         ix.add(scf.ForOp(ix.c(0), trips, ix.c(1), [], body))
 
-    @staticmethod
-    def _bcast(ix: IRBuilder, dst: SSAValue, stat: SSAValue, rows: Index, ls: int) -> None:
-        ix.add(
-            asc.VBroadcastOp(dst, stat, [ix.value(rows), ix.c(1), ix.c(ls)], (True, False, False))
-        )
+    def _bcast(self, ix: IRBuilder, dst: SSAValue, stat: SSAValue, rows: Index, ls: int) -> None:
+        """``dst[r, :ls] = stat[r * 16]`` (``many``: ``Brcb`` over all rows, packed in ``work``)."""
+        sizes = [ix.value(rows), ix.c(1), ix.c(ls)]
+        work = self.work if self.many else None
+        ix.add(asc.VBroadcastOp(dst, stat, sizes, (True, False, False), work))
 
     def _key_block(
         self,
@@ -320,14 +324,14 @@ class AttentionKernelBuilder(CubeKernelBuilder):
             bx.add(asc.VBinaryOp("add", b.s, b.s, b.bc, cs))
         red = [bx.value(rows), bx.c(1), kl, bx.c(lk)]
         # MANY_ROWS partial results: in alpha (computed next) and m (l, alpha computed)
-        bx.add(_many_rows(asc.VReduceOp("max", "last", b.mb, b.s, b.alpha, red)))
+        bx.add(self._rows(asc.VReduceOp("max", "last", b.mb, b.s, b.alpha, red)))
         bx.add(asc.VBinaryOp("max", b.mn, b.m, b.mb, c16))
         bx.add(asc.VBinaryOp("sub", b.alpha, b.m, b.mn, c16))
         bx.add(asc.VUnaryOp("exp", b.alpha, b.alpha, c16))
         self._bcast(bx, b.bc, b.mn, rows, lk)
         bx.add(asc.VBinaryOp("sub", b.s, b.s, b.bc, cs))
         bx.add(asc.VUnaryOp("exp", b.s, b.s, cs))
-        bx.add(_many_rows(asc.VReduceOp("sum", "last", b.mb, b.s, b.m, red)))
+        bx.add(self._rows(asc.VReduceOp("sum", "last", b.mb, b.s, b.m, red)))
         bx.add(asc.VBinaryOp("mul", b.l, b.l, b.alpha, c16))
         bx.add(asc.VBinaryOp("add", b.l, b.l, b.mb, c16))
         self._bcast(bx, b.bc, b.alpha, rows, ldv)
@@ -351,6 +355,12 @@ class AttentionKernelBuilder(CubeKernelBuilder):
         )
         bx.add(asc.VBinaryOp("add", b.o, b.o, b.bc, co))
         bx.add(asc.VCopyOp(b.m, b.mn, c16))
+
+    def _rows(self, op: asc.VReduceOp) -> asc.VReduceOp:
+        """``op``, as ``WholeReduceSum/Max`` over all rows if ``many`` (``bq <= 128``)."""
+        if self.many:
+            op.attributes[MANY_ROWS] = UnitAttr()
+        return op
 
     def _cube(
         self,
@@ -447,12 +457,6 @@ class AttentionKernelBuilder(CubeKernelBuilder):
 
     cores = 1
     """Cube cores the kernel is launched on (set before :meth:`build`)."""
-
-
-def _many_rows(op: asc.VReduceOp) -> asc.VReduceOp:
-    """``op`` lowered to ``WholeReduceSum/Max`` over all rows (``MANY_ROWS``: ``bq <= 128``)."""
-    op.attributes[MANY_ROWS] = UnitAttr()
-    return op
 
 
 def check_fusion(fusion: asc.FusionOp, fa: asc.FlashAttentionOp) -> None:

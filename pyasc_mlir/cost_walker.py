@@ -255,6 +255,9 @@ class Walker:
             call = op.api.data.replace("Whole", "")
             n = self._val(op.repeat) * lanes
             cost.v += self._vector(n, sz, math.log2(lanes), call=call)
+        elif isinstance(op, ac.BrcbOp):  # one repeat writes 8 DataBlocks (256 bytes)
+            sz = _elem_bytes(op.dst.type)
+            cost.v += self._vector(self._val(op.repeat) * VECTOR_REPEAT_BYTES // sz, sz)
         elif isinstance(op, ac.GetValueOp) or op.name.startswith("ascendc.scalar_"):
             cost.s += SCALAR_OP_CYCLES  # GetValue, and the scalar-loop kernels' scalar ops
         elif isinstance(op, ac.SyncAllOp):

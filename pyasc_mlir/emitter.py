@@ -307,6 +307,12 @@ class _KernelPrinter:
                 f"{op.api.data}({n(op.dst)}, {n(op.src)}, (int32_t){n(op.mask)}, "
                 f"(int32_t){n(op.repeat)}, {d}, {sb}, {sr}{order});"
             )
+        elif isinstance(op, ac.BrcbOp):
+            b, r = op.strides
+            self.emit(
+                f"Brcb({n(op.dst)}, {n(op.src)}, (uint8_t){n(op.repeat)}, "
+                f"BrcbRepeatParams({b}, {r}));"
+            )
         elif isinstance(op, ac.GetBlockIdxOp):
             self.decl(op.result, "(int64_t)GetBlockIdx()")
         elif isinstance(op, ac.WorkspaceOp):

@@ -1,4 +1,5 @@
-"""``ascendc.whole_reduce`` (``WholeReduceSum`` / ``WholeReduceMax`` ``ORDER_ONLY_VALUE``):
+"""``ascendc.whole_reduce`` (``WholeReduceSum`` / ``WholeReduceMax`` ``ORDER_ONLY_VALUE``) and
+``ascendc.brcb`` (``Brcb``; CPU build: ``tests/test_cpu_runtime.py``, its model below):
 the interpreter against the numpy model of the documented semantics that
 ``tests/test_conformance_reduce.py`` checks the CPU runtime (``pyasc_cpu/reduce.h``) against
 (``tests/reduce_reference.py``): so interpreter and CPU build agree bit for bit (also checked
@@ -115,3 +116,68 @@ def test_cost():
     walker._op(op, cost)
     # 16 repeats of one cycle (the op table's ReduceMax), the issue cost, log2(64) tree levels
     assert cost.v == 16 + cost_walker.VECTOR_ISSUE_CYCLES + 6
+
+
+def brcb_model(x, base, reps, strides, e):
+    """The documented Brcb: DataBlock ``r*dstRepStride + j*dstBlkStride`` = ``x[8r + j]``."""
+    out = base.copy()
+    blk, rep = strides
+    for r in range(reps):
+        for j in range(8):
+            at = (r * rep + j * blk) * e
+            out[at : at + e] = x[8 * r + j]
+    return out
+
+
+def run_brcb(dtype, x, base, reps, strides):
+    """``ascendc.brcb`` in the interpreter: ``x`` (1024 elements) to a copy of ``base``."""
+    t = "f16" if dtype is F16 else "f32"
+    n, out = x.size, base.size
+    props = f"dst_blk = {strides[0]} : i64, dst_rep = {strides[1]} : i64"
+    src = kernel(
+        f"%x: {gm(n, t)}, %b: {gm(out, t)}, %o: {gm(out, t)}",
+        f"""
+    %gx = ascendc.global_buffer %x : {gm(n, t)} -> {GT}<{t}>
+    %gb = ascendc.global_buffer %b : {gm(out, t)} -> {GT}<{t}>
+    %go = ascendc.global_buffer %o : {gm(out, t)} -> {GT}<{t}>
+    %cn = arith.constant {n} : index
+    %co = arith.constant {out} : index
+    %cr = arith.constant {reps} : index
+    %buf = ascendc.init_tbuf {(n + out) * 4 + 64} {{position = "VECIN"}}
+    %a = ascendc.tbuf_get %buf[0] : {LT}<{t}>
+    %d = ascendc.tbuf_get %buf[{n}] : {LT}<{t}>
+    ascendc.data_copy %a, %gx, %cn : {LT}<{t}>, {GT}<{t}>
+    ascendc.data_copy %d, %gb, %co : {LT}<{t}>, {GT}<{t}>
+    ascendc.brcb %d, %a, %cr {{{props}}} : {LT}<{t}>
+    ascendc.data_copy %go, %d, %co : {GT}<{t}>, {LT}<{t}>
+    """,
+    )
+    o = np.zeros_like(base)
+    run(src, x, base, o)
+    return o
+
+
+@pytest.mark.parametrize("dtype", [F16, F32])
+@pytest.mark.parametrize("reps,strides", [(2, (1, 8)), (3, (2, 16)), (8, (16, 128)), (1, (0, 8))])
+def test_brcb_matches_documented_model(dtype, reps, strides):
+    e = ref.block_of(dtype)
+    x = RNG.standard_normal(1024).astype(dtype)
+    x[1] = np.nan
+    need = (reps - 1) * strides[1] * e + 7 * strides[0] * e + e
+    base = np.full(max(1024, -(-need // 16) * 16), 3.0, dtype)
+    got = run_brcb(dtype, x, base, reps, strides)
+    assert_bits(got, brcb_model(x, base, reps, strides, e))
+
+
+def test_brcb_verifier():
+    bad = kernel(
+        f"%x: {gm(64, 'f32')}",
+        f"""
+    %buf = ascendc.init_tbuf 512 {{position = "VECIN"}}
+    %a = ascendc.tbuf_get %buf[0] : {LT}<f32>
+    %c = arith.constant 256 : index
+    ascendc.brcb %a, %a, %c {{dst_blk = 1 : i64, dst_rep = 8 : i64}} : {LT}<f32>
+    """,
+    )
+    with pytest.raises(VerifyException, match="repeat 256 exceeds 255"):
+        parse(bad, CTX).verify()

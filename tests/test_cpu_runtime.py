@@ -246,7 +246,7 @@ void CaseCompareSelect(const Args& a) {
   }
 }
 
-// 13: reductions (a[0]: 0 Sum 1 Max 2 Min, 3 WholeReduceSum 4 WholeReduceMax; a[1]
+// 13: reductions (a[0]: 0 Sum 1 Max 2 Min, 3 WholeReduceSum 4 WholeReduceMax, 5/6 Brcb; a[1]
 // calIndex); dst (32 B, or the o array's size) pre-filled with f[0].
 template <class T>
 void CaseReduce(const Args& a) {
@@ -268,6 +268,9 @@ void CaseReduce(const Args& a) {
     // many rows: a[2] repeats of the first n lanes, src repeats a[3] DataBlocks apart
     if (t.a[0] == 3) WholeReduceSum(d, s, t.n, t.a[2], 1, 1, t.a[3]);
     if (t.a[0] == 4) WholeReduceMax(d, s, t.n, t.a[2], 1, 1, t.a[3], ReduceOrder::ORDER_ONLY_VALUE);
+    // 5: Brcb of a[2] repeats, dstBlkStride a[3], dstRepStride a[4]; 6: default strides
+    if (t.a[0] == 5) Brcb(d, s, (uint8_t)t.a[2], BrcbRepeatParams(t.a[3], t.a[4]));
+    if (t.a[0] == 6) Brcb(d, s, (uint8_t)t.a[2], BrcbRepeatParams());
     DataCopy(G<T>(a.o, t.so), d, nd);
   }
 }
@@ -1378,6 +1381,30 @@ def test_whole_reduce_agrees_with_interpreter(kernel, dtype, which, mask, reps, 
     interp(_src(t, p, 16, api, mask, reps, (1, 1, rep)), x, want)
     np.testing.assert_array_equal(o[:reps].view(np.uint8), want[:reps].view(np.uint8))
     assert (o[reps:] == -7).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("reps,blk,rep", [(2, 1, 8), (3, 2, 16), (1, 0, 8), (2, 16, 1)])
+def test_brcb_agrees_with_interpreter(kernel, dtype, reps, blk, rep):
+    """Brcb bit for bit as the interpreter's ``ascendc.brcb`` (and as documented: block
+    ``r*rep + j*blk`` of dst holds src[8r + j]; blocks never written keep the fill)."""
+    from test_ascendc_rows import brcb_model, run_brcb
+
+    e = 32 // np.dtype(dtype).itemsize
+    out = 2048
+    x = rand(1024, dtype)
+    x[2] = -0.0
+    a = [5, 0, reps, blk, rep, 0, 0, 1024]
+    o = run(kernel, 13, dtype, 0, x=x, o=np.zeros(out, dtype), a=a, f=[-7])
+    want = run_brcb(dtype, x, np.full(out, -7, dtype), reps, (blk, rep))
+    np.testing.assert_array_equal(o.view(np.uint8), want.view(np.uint8))
+    ref = brcb_model(x, np.full(out, -7, dtype), reps, (blk, rep), e)
+    np.testing.assert_array_equal(o.view(np.uint8), ref.view(np.uint8))
+    o = run(
+        kernel, 13, dtype, 0, x=x, o=np.zeros(out, dtype), a=[6, 0, 2, 0, 0, 0, 0, 1024], f=[-7]
+    )
+    ref = brcb_model(x, np.full(out, -7, dtype), 2, (1, 8), e)
+    np.testing.assert_array_equal(o.view(np.uint8), ref.view(np.uint8))
 
 
 # ----------------------------------------------------------------------------------- errors

@@ -1,9 +1,10 @@
 """``ascendc`` many-row level-0 calls: ``WholeReduceSum`` / ``WholeReduceMax``
-(``ORDER_ONLY_VALUE``), as the CPU runtime computes them (``pyasc_cpu/reduce.h``; semantics in
-:mod:`pyasc_mlir.dialects.ascendc_rows`): the lanes of each repeat gathered by the DataBlock
-strides, the sum a pairwise tree over all ``256 / sizeof(T)`` lanes (masked-off lanes ``+0``,
-every addition rounded to ``T``, a finite fp16 sum that overflows saturated to +-65504), the
-max the fold of the elementwise ``Max`` (NaN if any lane is NaN, ``+0`` over ``-0``)."""
+(``ORDER_ONLY_VALUE``) and ``Brcb``, as the CPU runtime computes them (``pyasc_cpu/reduce.h``,
+``pyasc_cpu/brcb.h``; semantics in :mod:`pyasc_mlir.dialects.ascendc_rows`): the lanes of each
+repeat gathered by the DataBlock strides, the sum a pairwise tree over all ``256 / sizeof(T)``
+lanes (masked-off lanes ``+0``, every addition rounded to ``T``, a finite fp16 sum that
+overflows saturated to +-65504), the max the fold of the elementwise ``Max`` (NaN if any lane
+is NaN, ``+0`` over ``-0``); ``Brcb`` copies each of 8 elements per repeat into a DataBlock."""
 
 from __future__ import annotations
 
@@ -39,7 +40,31 @@ def whole_sum(v: np.ndarray) -> np.ndarray:
 
 
 class AscendcRowFunctions(AscendcFunctionsBase):
-    """``WholeReduceSum`` / ``WholeReduceMax``."""
+    """``WholeReduceSum`` / ``WholeReduceMax`` and ``Brcb``."""
+
+    @impl(ac.BrcbOp)
+    def run_brcb(self, interpreter: Interpreter, op: ac.BrcbOp, args: PythonValues) -> PythonValues:
+        """DataBlock ``r*dstRepStride + j*dstBlkStride`` of ``dst`` = ``src[8r + j]``."""
+        dst, src, repeat = args
+        repeat = as_int(repeat)
+        if not 0 <= repeat <= MAX_REPEAT:
+            raise api_fail(op, "Brcb", f"repeatTime {repeat} is outside [0, {MAX_REPEAT}]")
+        if repeat == 0:
+            return ()
+        bs, rs = op.strides
+        per_block = DATA_BLOCK_BYTES // src.dtype.itemsize
+        state = block_state(interpreter)
+        s = local_view(op, "Brcb", "src0", src, repeat * 8, state.ub)
+        blocks = (np.arange(repeat)[:, None] * rs + np.arange(8)[None, :] * bs).ravel()
+        at = (blocks[:, None] * per_block + np.arange(per_block)[None, :]).ravel()
+        d = local_view(op, "Brcb", "dst", dst, int(at.max()) + 1, state.ub)
+        vals = np.repeat(s.copy(), per_block)  # reads all of src0 before writing
+        ok = lanes_defined(state, src, repeat * 8) if state.shadow is not None else None
+        d[at] = vals
+        if ok is not None:
+            sh = shadow_lanes(state, dst, int(at.max()) + 1)
+            sh[at] = np.where(np.repeat(ok, per_block), np.iinfo(sh.dtype).max, 0)
+        return ()
 
     @impl(ac.WholeReduceOp)
     def run_whole_reduce(

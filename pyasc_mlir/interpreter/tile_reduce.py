@@ -212,7 +212,7 @@ class TileReduceFunctions(TileFunctionsBase):
     ) -> PythonValues:
         """Expand ``src`` (size-1 dims where ``src_rows``/``src_m``/``src_l`` are false; a
         missing trailing dim is 16 elements with the value at index 0) to ``[rows, m, ls]``."""
-        dst, src, rows, m, ls = args
+        dst, src, rows, m, ls = args[:5]  # args[5]: the optional work buffer (scratch)
         rows, m, ls = as_int(rows), as_int(m), as_int(ls)
         state = block_state(interpreter)
         if state.shadow is not None:

@@ -1315,6 +1315,7 @@ inline void CreateVecIndex(const LocalTensor<T>& dst, const typename cpu::detail
 #include "pyasc_cpu/qualifiers.h"
 #include "pyasc_cpu/cast.h"
 #include "pyasc_cpu/vector_level0.h"
+#include "pyasc_cpu/brcb.h"  // Brcb (BrcbRepeatParams)
 // Compare, Compares, GetCmpMask/SetCmpMask, Select (pyasc_cpu/compare_select.h).
 #include "pyasc_cpu/compare_select.h"
 
