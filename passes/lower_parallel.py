@@ -259,10 +259,10 @@ def cross_core_arrays(body: Block) -> set[SSAValue]:
         if not (isinstance(loop, asc_loop.ForOp) and loop.num_workers):
             continue
         inner = [o for o in access if _inside(o, loop)]
-        written = {o.array: set() for o in inner if isinstance(o, asc_loop.StoreOp)}
+        written: dict[SSAValue, set[tuple[SSAValue, ...]]] = {}
         for o in inner:
             if isinstance(o, asc_loop.StoreOp):
-                written[o.array].add(tuple(o.indices))
+                written.setdefault(o.array, set()).add(tuple(o.indices))
         for o in inner:
             if isinstance(o, asc_loop.LoadOp) and o.array in written:
                 if tuple(o.indices) not in written[o.array]:
