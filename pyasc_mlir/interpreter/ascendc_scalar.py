@@ -11,6 +11,7 @@ function of the op table's reference on the widened operands, rounded once to fl
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -68,6 +69,17 @@ BINARY64: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
 def _f32(x: Any) -> np.float32:
     with np.errstate(all="ignore"):
         return np.float32(np.asarray(x, np.float64).astype(np.float32))
+
+
+_F32_MAX = float(np.finfo(np.float32).max)
+_PY_BINARY: dict[str, Callable[[float, float], float]] = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": operator.truediv,
+}
+"""The float64 arithmetic of :data:`BINARY64` on Python floats (IEEE doubles: the same
+results, without NumPy's per-call cost; a division by zero goes the NumPy way)."""
 
 
 @register_impls
@@ -150,6 +162,14 @@ class AscendcScalarFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: sc.ScalarBinaryOp, args: PythonValues
     ) -> PythonValues:
         kind = op.kind.data
+        py = _PY_BINARY.get(kind)
+        if py is not None:
+            try:
+                r = py(float(args[0]), float(args[1]))
+            except ZeroDivisionError:
+                pass
+            else:  # finite and in range: rounds to float32 without overflow
+                return (np.float32(r) if -_F32_MAX <= r <= _F32_MAX else _f32(r),)
         dt = np.float32 if kind in ("max", "min") else np.float64
         a, b = (np.asarray(x, dt) for x in args)
         with np.errstate(all="ignore"):
