@@ -83,3 +83,21 @@ def test_demo_runs_the_named_examples(capsys: pytest.CaptureFixture) -> None:
     assert "parallel_sum" in out and "vector_add" in out
     assert run_demo([*argv, "--lang", "no_such_example"]) == 2
     assert "unknown kernel-language example" in capsys.readouterr().err
+
+
+def test_demo_lang_alone_runs_only_the_kernel_language_examples(
+    capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pyasc demo --lang NAMES`` (no ``--only``) prints the kernel-language rows alone: no
+    operator table, no whole-model demo (36 kernels, minutes), no training line."""
+    from pyasc_mlir.tools import demo
+
+    def no_model(*args: object) -> None:
+        raise AssertionError("the model demo ran")
+
+    monkeypatch.setattr(demo, "build_rows", no_model)
+    monkeypatch.setattr(demo, "_model_demo", no_model)
+    assert demo.run_demo(["--lang", "vector_add", "--repeats", "1", "--no-interp"]) == 0
+    out = capsys.readouterr().out
+    assert "kernel language (examples/kernel_language.py): 1/1" in out, out
+    assert "kernels within tolerance" not in out and "train" not in out.lower(), out
