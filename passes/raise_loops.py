@@ -18,7 +18,8 @@ as one of:
 - a **reduction**: the index leaves out loops ``R`` and the value is ``s[idx] <op> f`` with
   ``op`` in ``add sub max min``: ``state = state <op> asc.reduce(op, f, axes R)`` (``sub``
   reduces with ``sum``). A scalar variable outside every loop (``s = 0.0; for i: s +=
-  x[i]``) is a one-element tensor.
+  x[i]``) is a one-element tensor, and so is a store outside every loop at index 0 of a
+  one-element local array (``out[0] = s / n``): it writes the whole array.
 - a **contraction**: an ``add`` reduction over one loop ``k`` whose ``f`` is ``x[i, k] * y[k,
   j]`` (``x[k, i]``/``y[j, k]`` give the transpose flags): ``asc.matmul(x, y)`` (Cube; f32
   accumulation), added to the initial state unless that is a zero fill. The textbook form
@@ -348,6 +349,14 @@ class _Raiser:
     # -- stores -----------------------------------------------------------------------------
     def store(self, op: asc_loop.StoreOp, ctx: tuple[Loop, ...]) -> None:
         st = self.state[op.array]
+        if not ctx and not st.expand and _whole_one_element(op):  # out[0] = s: all of out
+            t = op.array.type
+            assert isinstance(t, MemRefType)
+            value = self.tensor(op.value, ())  # one element
+            if list(t.get_shape()) != [1]:
+                value = self.add(asc.ReshapeOp(value, list(t.get_shape())))
+            st.value, st.zero = self.cast(value, t.element_type), False
+            return
         full = self.full_index(op, op.array, op.indices)
         self.check_access(op, op.array, full)
         t = op.array.type
@@ -472,6 +481,17 @@ def _index_parts(v: SSAValue) -> tuple[SSAValue, int] | None:
         if c is not None:
             return op.lhs, c if isinstance(op, arith.AddiOp) else -c
     return None
+
+
+def _whole_one_element(op: asc_loop.StoreOp) -> bool:
+    """``op`` stores index 0 of every axis of a one-element local array: all of it."""
+    t = op.array.type
+    return (
+        isinstance(t, MemRefType)
+        and len(op.indices) == len(t.get_shape()) > 0
+        and all(d == 1 for d in t.get_shape())
+        and all(_const_index(v) == 0 for v in op.indices)
+    )
 
 
 def _const_index(v: SSAValue) -> int | None:

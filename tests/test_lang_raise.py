@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import lang_kernels as K
 import numpy as np
@@ -14,7 +15,9 @@ from helpers import assert_close, seed_of
 from lang_kernels import lowered
 
 import pyasc_mlir as pa
+import pyasc_mlir.language as lang
 from pyasc_mlir.interpreter.core import run_function
+from pyasc_mlir.language import N
 from pyasc_mlir.language.kernel import build_kernel_module
 from pyasc_mlir.passes.raise_loops import AscRaiseLoopsPass
 from pyasc_mlir.pipeline import make_context
@@ -202,3 +205,68 @@ def test_matmul_1024_cube_on_the_cpu_build():
     assert_close(out, ref, "float16", rtol=2e-3, atol=2e-3 * np.abs(ref).max())
     print(f"1024^3 fp16 matmul on the CPU build: {seconds:.2f} s")
     assert seconds < 60  # "a few seconds" on an idle machine (about 1 s measured)
+
+
+def _total_body(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x[i]
+    out = lang.empty((1,), lang.float32)
+    out[0] = s
+    return out
+
+
+@lang.kernel
+def total16(x: lang.float16[N]) -> lang.float32[1]:
+    return _total_body(x, N)
+
+
+@lang.kernel
+def total32(x: lang.float32[N]) -> lang.float32[1]:
+    return _total_body(x, N)
+
+
+def _mean_plus_max_body(x, n, dtype):
+    s = 0.0
+    m = -60000.0
+    for i in range(n):
+        s += x[i]
+        m = lang.maximum(m, x[i])
+    out = lang.empty((1, 1), dtype)
+    out[0, 0] = s / n + m
+    return out
+
+
+@lang.kernel
+def mean_plus_max16(x: lang.float16[N]) -> lang.float16[1, 1]:
+    return _mean_plus_max_body(x, N, lang.float16)
+
+
+@lang.kernel
+def mean_plus_max32(x: lang.float32[N]) -> lang.float32[1, 1]:
+    return _mean_plus_max_body(x, N, lang.float32)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("n", [1, 7, 33, 513, 4097])
+def test_a_top_level_store_of_a_scalar_reduction_is_raised(n, dtype):
+    """``out[0] = s`` outside every loop (what the hint for ``return s`` recommends) writes
+    the whole one-element array: one vector kernel, no PyAscPerformanceWarning (it ran as
+    scalar loops: 'an index is a constant')."""
+    x = _rand((n,), dtype, "total")
+    x64 = x.astype(np.float64)
+    kerns = {"float16": (total16, mean_plus_max16), "float32": (total32, mean_plus_max32)}
+    total, mpm = kerns[dtype]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pa.PyAscPerformanceWarning)
+        for kern, ref, out_dtype in [
+            (total, [x64.sum()], "float32"),
+            (mpm, [[x64.mean() + x64.max()]], dtype),
+        ]:
+            stages, info = lowered(kern, x)
+            assert info["kernels"] == 1 and info["kernel_type"] == "AIV_ONLY", info
+            assert not any(op.name == "asc_loop.nest" for op in stages["tensor"].walk())
+            (out,) = run_function(stages["tile"], kern.fn.__name__, [x])
+            assert_close(out, np.asarray(ref), out_dtype, reduction=True)
+            if n in (7, 4097):  # the CPU build too
+                assert_close(kern(x), np.asarray(ref), out_dtype, reduction=True)
