@@ -437,10 +437,15 @@ class CompiledOp:
         )
 
     @user_facing
-    def use_cpu_kernel(self, kernel: cpu.CpuKernel) -> None:
-        """Run the CPU build through ``kernel`` (an entry of a library built elsewhere, e.g. the
-        fuzzer's batched library) instead of loading ``info["library"]``."""
-        self._cpu = kernel
+    def use_cpu_kernels(self, kernels: dict[str, cpu.CpuKernel]) -> None:
+        """Run the CPU build through ``kernels`` (kernel name -> its entry in a library built
+        elsewhere, e.g. the fuzzer's batched library: one entry, or one per kernel of the
+        launch plan) instead of loading ``info["library"]`` (memory-check runs still build
+        their own)."""
+        if len(kernels) == 1:
+            (self._cpu,) = kernels.values()
+        else:
+            self._cpu_multi[False] = dict(kernels)
 
     def run_cpu(self, *arrays: Any) -> list[np.ndarray]:
         """Run the CPU build of the emitted Ascend C, block by block (several kernels: one

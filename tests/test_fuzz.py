@@ -27,6 +27,7 @@ import pytest
 
 from pyasc_mlir import fuzzing as fuzz
 from pyasc_mlir.fuzzing import EV, Input, Node, Program
+from pyasc_mlir.fuzzing.runner import lower_program
 
 CI_SEED = 20240
 CI_PROGRAMS = 120
@@ -293,6 +294,31 @@ def test_special_value_programs_are_generated_and_valid() -> None:
         fuzz.generate_one(fuzz.Spec(11, i, "910B2", 15, False)).key for i in range(4)
     ]
     assert '"special"' not in plain[0].to_json()  # keys of programs without specials kept
+
+
+def test_a_program_of_several_kernels_is_checked_on_the_cpu_build() -> None:
+    """Two unrelated results (a layernorm over 16 elements, |x| over rows of 513) compile to
+    two kernels since asc-fuse splits unrelated row lengths; the batch builds both entries
+    and the CPU build runs the launch plan (the runner assumed one kernel: a crash)."""
+    p = Program(
+        (
+            Input((1, 2, 16, 513), "float32", -15.0, 15.0),
+            Input((16, 1), "float32", -10000.0, 10000.0, "normal", "nan"),
+        ),
+        (
+            Node("unary", (("v", 0),), (("c", 0.0), ("fn", "abs"), ("form", 2), ("guard", "none"))),
+            Node("reshape", (("v", 1),), (("form", 1), ("shape", (16,)))),
+            Node("layernorm", (("v", 3),), (("eps", 0.001),)),
+        ),
+        (4, 2),
+        "910B4",
+        True,
+        423,
+    )
+    lowered = lower_program(p)
+    assert not isinstance(lowered, fuzz.Verdict) and len(lowered.kernel_names) == 2
+    (v,) = fuzz.check_programs([p])
+    assert v.status == "ok", v  # every stage and the CPU build match the reference
 
 
 def test_special_value_program_is_judged_by_class() -> None:

@@ -9,7 +9,7 @@ of programs costs one library build. The CPU builds run in a forked child
 
 A program's lowered op is a ``CompiledOp`` built from its stages (``pyasc_mlir.pipeline.lower``,
 ``pyasc_mlir.artifacts.describe``) without a compile cache or a library of its own; its CPU
-kernel is an entry of the batch library (``CompiledOp.use_cpu_kernel``).
+kernel is an entry of the batch library (``CompiledOp.use_cpu_kernels``).
 """
 
 from __future__ import annotations
@@ -70,12 +70,13 @@ def load_function(p: Program, source: str | None = None) -> Callable[..., Any]:
 
 @dataclass
 class Lowered:
-    """A program lowered and emitted: its op (a ``CompiledOp`` without a library), kernel
-    function name and kernel source."""
+    """A program lowered and emitted: its op (a ``CompiledOp`` without a library), the names
+    of its kernel functions (one, or several when the operator does not fuse into one) and
+    the kernel source holding them."""
 
     prog: Program
     op: Any  # CompiledOp
-    kernel_name: str
+    kernel_names: tuple[str, ...]
     kernel_src: str
 
 
@@ -102,7 +103,7 @@ def lower_program(p: Program, fn: Callable[..., Any] | None = None) -> Lowered |
         emit_host_source(module, [list(d.static_shape) for d in descs])
         emit_cpu_entry(module)
         info = describe(stages, p.name, descs, p.platform)
-        (k,) = kernels(module)
+        names = tuple(k.sym_name.data for k in kernels(module))
     except PyAscCompileError as exc:
         if where == "lower":
             return Verdict("rejected", "lower", exc.message)
@@ -111,7 +112,7 @@ def lower_program(p: Program, fn: Callable[..., Any] | None = None) -> Lowered |
         return Verdict("crash", where, exc_text(exc))
     info["library"] = ""
     op = CompiledOp(_module_dir(), info, lambda: stages, stages=stages)
-    return Lowered(p, op, k.sym_name.data, kernel_src)
+    return Lowered(p, op, names, kernel_src)
 
 
 def lower_only(p: Program) -> Verdict:
@@ -160,7 +161,9 @@ def _build(lowered: Sequence[Lowered], platform: str) -> tuple[Path | None, dict
     from pyasc_mlir.runtime.cpu import build_library
 
     plat = get_platform(platform)
-    src = batch_source([x.kernel_src for x in lowered], [x.kernel_name for x in lowered])
+    src = batch_source(
+        [x.kernel_src for x in lowered], [n for x in lowered for n in x.kernel_names]
+    )
     try:
         return build_library({"kernels.cpp": src}, plat, cache_dir=_fuzz_cache()), {}
     except Exception as exc:  # noqa: BLE001
@@ -199,7 +202,9 @@ def _cpu_outputs(items: Sequence[tuple[Lowered, Path]]) -> dict[str, Any]:
         res: dict[str, Any] = {}
         for x, lib in todo:
             try:
-                x.op.use_cpu_kernel(CpuKernel(lib, entry=f"pyasc_run_block_{x.kernel_name}"))
+                x.op.use_cpu_kernels(
+                    {n: CpuKernel(lib, entry=f"pyasc_run_block_{n}") for n in x.kernel_names}
+                )
                 res[x.prog.key] = x.op.run_cpu(*make_inputs(x.prog))
             except Exception as exc:  # noqa: BLE001
                 res[x.prog.key] = exc_text(exc)
