@@ -38,14 +38,15 @@ from xdsl.utils.exceptions import VerifyException
 
 from pyasc_mlir.dialects.ascendc_types import LocalTensorType, elem
 from pyasc_mlir.dialects.bounds import check_not_negative
+from pyasc_mlir.platform import MAX_BLOCK_STRIDE, MAX_REPEAT_STRIDE, MAX_REPEAT_TIMES
 
 __all__ = ["MAX_REPEAT", "WHOLE_REDUCE", "BrcbOp", "WholeReduceOp"]
 
 WHOLE_REDUCE = {"sum": "WholeReduceSum", "max": "WholeReduceMax"}
 """Reduction kind -> the per-repeat reduction call."""
-MAX_REPEAT = 255
+MAX_REPEAT = MAX_REPEAT_TIMES
 """Largest ``repeatTime`` of a level-0 call (uint8_t)."""
-MAX_STRIDE = 255
+MAX_STRIDE = MAX_REPEAT_STRIDE
 """Largest ``dstRepStride``/``srcBlkStride``/``srcRepStride`` this op emits (documented uint8_t
 and uint16_t ranges; 255 fits both)."""
 
@@ -145,8 +146,10 @@ class BrcbOp(IRDLOperation):
         if not isinstance(elem(self.dst.type), Float16Type | Float32Type):
             raise VerifyException(f"{self.name}: operands must be half or float tensors")
         for label, s in zip(("dstBlkStride", "dstRepStride"), self.strides, strict=True):
-            if not 0 <= s <= 65535:
-                raise VerifyException(f"{self.name}: {label} {s} is outside [0, 65535]")
+            if not 0 <= s <= MAX_BLOCK_STRIDE:  # uint16 fields of BrcbRepeatParams
+                raise VerifyException(
+                    f"{self.name}: {label} {s} is outside [0, {MAX_BLOCK_STRIDE}]"
+                )
         repeat = check_not_negative(self, repeat=self.repeat).get("repeat")
         if repeat is not None and repeat > MAX_REPEAT:
             raise VerifyException(f"{self.name}: repeat {repeat} exceeds {MAX_REPEAT}")

@@ -34,7 +34,12 @@ from pyasc_mlir.dialects import asc
 from pyasc_mlir.dialects import ascendc as ac
 from pyasc_mlir.dialects.asc_attrs import element_bits
 from pyasc_mlir.passes.ir_builder import Index, IRBuilder
-from pyasc_mlir.platform import DATA_BLOCK_BYTES, LANE_ALIGN, VECTOR_REPEAT_BYTES
+from pyasc_mlir.platform import (
+    DATA_BLOCK_BYTES,
+    LANE_ALIGN,
+    MAX_BLOCK_STRIDE,
+    VECTOR_REPEAT_BYTES,
+)
 
 
 def const_value(v: SSAValue) -> int | None:
@@ -267,7 +272,9 @@ def _brcb_rows(op: asc.VBroadcastOp, out: AscendcBuilder) -> bool:
     size = element_bits(ac.elem(op.src.type)) // 8
     per_block = DATA_BLOCK_BYTES // size
     ls = const_value(op.ls)
-    if const_value(op.m) != 1 or ls is None or ls % per_block or ls // per_block * 8 > 65535:
+    if const_value(op.m) != 1 or ls is None or ls % per_block:
+        return False
+    if ls // per_block * 8 > MAX_BLOCK_STRIDE:  # Brcb's dstRepStride (uint16)
         return False
     blocks = ls // per_block
     slot = (LANE_ALIGN * size // DATA_BLOCK_BYTES,)

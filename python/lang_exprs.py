@@ -254,8 +254,10 @@ class ExprGen:
         except AttributeError:
             if isinstance(base, types.ModuleType):  # lang.exp2: the closest names
                 called = node is getattr(self, "callee", None)
-                said = missing_module_attribute(base, ast.unparse(node.value), node.attr, called)
-                raise self.error(node, *said) from None
+                msg, hint = missing_module_attribute(
+                    base, ast.unparse(node.value), node.attr, called
+                )
+                raise self.error(node, msg, hint) from None
             raise self.error(
                 node, f"{self.describe(base)} has no attribute {node.attr!r}", ""
             ) from None

@@ -153,8 +153,7 @@ def test_reserved_forms_are_refused(libs, op, what):
 def test_the_parallel_kernel_writes_its_scalar_data_out():
     x = np.random.default_rng(3).standard_normal(300).astype(np.float32)
     want = parallel_sum(x)
-    src = parallel_sum.compile(x).info["library"].rsplit("/", 1)[0] + "/kernel.cpp"
-    text = open(src).read()
+    text = (parallel_sum.compile(x).directory / "kernel.cpp").read_text()
     assert "CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT" in text
     with checks.enable_memory_check(True):
         np.testing.assert_array_equal(parallel_sum(x), want)
