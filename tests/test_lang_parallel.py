@@ -267,6 +267,24 @@ def test_a_distributed_loop_reading_what_other_cores_write_is_refused():
     assert "SyncAll" in e.hint
 
 
+def test_kernel_options_over_parallel_are_refused_not_dropped():
+    @lang.kernel
+    @lang.parallel(num_workers=2)
+    def plain(x: lang.float32[N]) -> lang.float32[1]:
+        s = 0.0
+        for i in lang.distributed_range(N):
+            s += x[i]
+        return lang.allreduce(s)
+
+    assert plain(np.arange(5, dtype=np.float32))[0] == 10.0
+    with pytest.raises(pa.PyAscUsageError, match="its options would be ignored") as e:
+        lang.kernel(backend="interp")(plain)  # ERR
+    assert e.value.loc is not None and e.value.loc.line == line_of(
+        test_kernel_options_over_parallel_are_refused_not_dropped
+    )
+    assert "under @lang.parallel" in e.value.hint
+
+
 def test_pa_compile_and_load_op(tmp_path):
     x = np.random.default_rng(2).random(300).astype(np.float32)
     op = pa.compile(parallel_sum, [pa.TensorDesc.of(x)], output_dir=tmp_path / "psum")

@@ -255,18 +255,30 @@ def kernel(
     ``cls``: the kernel class (``lang.cube_kernel``/``lang.fused_kernel`` pass theirs).
 
     Raises:
+        PyAscUsageError: options given over a ``@lang.parallel`` kernel (at the decorator:
+            they belong under it).
         PyAscCompileError: an unknown ``precision`` (at the decorator); at the first call a
             malformed annotation, a signature mismatch, an unsupported construct in the body
             (located)."""
-    from pyasc_mlir.errors import caller_loc
+    from pyasc_mlir.errors import PyAscUsageError, caller_loc
     from pyasc_mlir.frontend.lang_precision import check_precision
 
-    check_precision(precision, caller_loc())
+    loc = caller_loc()
+    check_precision(precision, loc)
+    options = (backend, platform, double_buffer, precision, dynamic_shape, autotune, tiling)
+    defaults = ("cpu", DEFAULT_PLATFORM, True, "default", False, False, None)
 
     def wrap(f: Callable[..., Any]) -> Any:
         from pyasc_mlir.language.parallel import ParallelKernel
 
         if isinstance(f, ParallelKernel):  # @lang.kernel over @lang.parallel: already one
+            if options != defaults or cls is not None:
+                raise PyAscUsageError(
+                    "@lang.kernel(...) over @lang.parallel: its options would be ignored",
+                    loc,
+                    "put @lang.kernel(...) under @lang.parallel (next to the def): "
+                    "@lang.parallel keeps the options of the kernel it decorates",
+                )
             return f
         if not inspect.isfunction(f):
             raise TypeError("@lang.kernel decorates a def function")
