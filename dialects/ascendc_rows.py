@@ -36,9 +36,15 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from pyasc_mlir.dialects.asc_attrs import element_bits
 from pyasc_mlir.dialects.ascendc_types import LocalTensorType, elem
 from pyasc_mlir.dialects.bounds import check_not_negative
-from pyasc_mlir.platform import MAX_BLOCK_STRIDE, MAX_REPEAT_STRIDE, MAX_REPEAT_TIMES
+from pyasc_mlir.platform import (
+    MAX_BLOCK_STRIDE,
+    MAX_REPEAT_STRIDE,
+    MAX_REPEAT_TIMES,
+    VECTOR_REPEAT_BYTES,
+)
 
 __all__ = ["MAX_REPEAT", "WHOLE_REDUCE", "BrcbOp", "WholeReduceOp"]
 
@@ -98,20 +104,14 @@ class WholeReduceOp(IRDLOperation):
     def verify_(self) -> None:
         if self.api.data not in WHOLE_REDUCE.values():
             raise VerifyException(f"{self.name}: unknown API {self.api.data}")
-        if not isinstance(elem(self.dst.type), Float16Type | Float32Type):
-            raise VerifyException(f"{self.name}: operands must be half or float tensors")
-        for label, s in zip(
-            ("dstRepStride", "srcBlkStride", "srcRepStride"), self.strides, strict=True
-        ):
-            if not 0 <= s <= MAX_STRIDE:
-                raise VerifyException(f"{self.name}: {label} {s} is outside [0, {MAX_STRIDE}]")
+        labels = ("dstRepStride", "srcBlkStride", "srcRepStride")
+        _check_level0(self, self.dst, dict(zip(labels, self.strides, strict=True)), MAX_STRIDE)
         known = check_not_negative(self, mask=self.mask, repeat=self.repeat)
-        lanes = 64 if isinstance(elem(self.dst.type), Float32Type) else 128
+        lanes = VECTOR_REPEAT_BYTES // (element_bits(elem(self.dst.type)) // 8)
         mask, repeat = known.get("mask"), known.get("repeat")
         if mask is not None and not 1 <= mask <= lanes:
             raise VerifyException(f"{self.name}: mask {mask} is outside [1, {lanes}]")
-        if repeat is not None and repeat > MAX_REPEAT:
-            raise VerifyException(f"{self.name}: repeat {repeat} exceeds {MAX_REPEAT}")
+        _check_repeat(self, repeat)
 
 
 @irdl_op_definition
@@ -143,13 +143,22 @@ class BrcbOp(IRDLOperation):
         return self.dst_blk.value.data, self.dst_rep.value.data
 
     def verify_(self) -> None:
-        if not isinstance(elem(self.dst.type), Float16Type | Float32Type):
-            raise VerifyException(f"{self.name}: operands must be half or float tensors")
-        for label, s in zip(("dstBlkStride", "dstRepStride"), self.strides, strict=True):
-            if not 0 <= s <= MAX_BLOCK_STRIDE:  # uint16 fields of BrcbRepeatParams
-                raise VerifyException(
-                    f"{self.name}: {label} {s} is outside [0, {MAX_BLOCK_STRIDE}]"
-                )
-        repeat = check_not_negative(self, repeat=self.repeat).get("repeat")
-        if repeat is not None and repeat > MAX_REPEAT:
-            raise VerifyException(f"{self.name}: repeat {repeat} exceeds {MAX_REPEAT}")
+        labels = ("dstBlkStride", "dstRepStride")  # uint16 fields of BrcbRepeatParams
+        _check_level0(
+            self, self.dst, dict(zip(labels, self.strides, strict=True)), MAX_BLOCK_STRIDE
+        )
+        _check_repeat(self, check_not_negative(self, repeat=self.repeat).get("repeat"))
+
+
+def _check_level0(op: IRDLOperation, dst: SSAValue, strides: dict[str, int], limit: int) -> None:
+    """A half or float operand and every stride in ``[0, limit]``."""
+    if not isinstance(elem(dst.type), Float16Type | Float32Type):
+        raise VerifyException(f"{op.name}: operands must be half or float tensors")
+    for label, s in strides.items():
+        if not 0 <= s <= limit:
+            raise VerifyException(f"{op.name}: {label} {s} is outside [0, {limit}]")
+
+
+def _check_repeat(op: IRDLOperation, repeat: int | None) -> None:
+    if repeat is not None and repeat > MAX_REPEAT:
+        raise VerifyException(f"{op.name}: repeat {repeat} exceeds {MAX_REPEAT}")
